@@ -1,0 +1,1 @@
+"""One module per `gpuplan` sub-command; each exposes `register(app)`."""
