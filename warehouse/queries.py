@@ -1,0 +1,32 @@
+"""Named queries: one `.sql` file per question in `warehouse/queries/`, named for its answer.
+
+Values are always bound parameters (`$name` in the SQL), never formatted in.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+
+@cache
+def sql(name: str) -> str:
+    """The text of `warehouse/queries/<name>.sql`."""
+    path = resources.files("warehouse").joinpath("queries", f"{name}.sql")
+    if not path.is_file():
+        raise KeyError(f"no named query {name!r} in warehouse/queries/")
+    return path.read_text(encoding="utf-8")
+
+
+def frame(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pd.DataFrame:
+    """Run a named query with bound parameters and return its rows as a DataFrame."""
+    return con.execute(sql(name), params or None).df()
+
+
+def execute(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
+    """Run a named statement (no result) with bound parameters."""
+    con.execute(sql(name), params or None)
