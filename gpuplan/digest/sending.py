@@ -1,0 +1,168 @@
+"""The digest goes out once per day and is never lost: the one function the Dagster asset and the CLI call.
+
+Rules (state in the writer's `digest_sends` table, one row per digest day):
+- a day already 'sent' (or 'skipped' as quiet) is not sent again, however often the run repeats;
+- a failed attempt is recorded ('failed', attempts + 1, the error without secrets) and retried on
+  the next run, and so is a day left 'sending' by a crash mid-send;
+- each run first retries every earlier day still failed, oldest first, then sends `today`. A day
+  that never got an attempt (no run that day) is not invented later: only recorded days retry.
+Delivery is at least once: a crash after the server accepted the mail but before 'sent' was
+recorded sends that day again, with the same Message-ID so mail clients can drop the copy.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import smtplib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from email.utils import getaddresses
+
+import duckdb
+
+from gpuplan.digest import mailer
+from gpuplan.digest.content import build_digest
+from gpuplan.digest.render import render
+from gpuplan.settings import Settings
+from warehouse import queries
+
+log = logging.getLogger(__name__)
+
+# Enough for the server's reply and our context; the whole traceback goes to the log instead.
+MAX_ERROR_CHARS = 1000
+FINAL_STATUSES = ("sent", "skipped")
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """What happened to one digest day in this run.
+
+    status: 'sent' | 'failed' | 'skipped' (quiet day, GPUPLAN_DIGEST_SKIP_EMPTY) as recorded, or
+    'no_plans' (the day has no cheapest plans: nothing recorded, nothing sent).
+    attempted: False when the day was already final ('sent'/'skipped') and nothing was done now.
+    """
+
+    digest_date: date
+    status: str
+    attempted: bool
+    attempts: int
+    subject: str | None = None
+    message_id: str | None = None
+    recipients: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def send_pending(settings: Settings, con: duckdb.DuckDBPyConnection, today: date) -> list[SendResult]:
+    """Retry earlier failed digest days, then send `today`'s, each at most once; one result per day.
+
+    `con` is the writer connection (warehouse.connect.writer): the send records live there.
+    Delivery failures are recorded and returned, never raised; the caller decides how loud to be.
+    """
+    retries = con.execute(queries.sql("digest_send_retries"), {"today": today}).fetchall()
+    return [_send_day(settings, con, day) for day in [*(row[0] for row in retries), today]]
+
+
+def _send_day(settings: Settings, con: duckdb.DuckDBPyConnection, day: date) -> SendResult:
+    state = con.execute(queries.sql("digest_send_state"), {"digest_date": day}).fetchall()
+    status, attempts, message_id = state[0] if state else (None, 0, None)
+    if status in FINAL_STATUSES:
+        return SendResult(day, status, attempted=False, attempts=attempts, message_id=message_id)
+    digest = build_digest(con, day, price_move_pct=settings.price_move_pct)
+    if not digest.plans:
+        return SendResult(
+            day, "no_plans", attempted=False, attempts=attempts, error=f"no cheapest plans for {day}"
+        )
+    if digest.is_quiet and settings.digest_skip_empty:
+        _record(
+            con,
+            day,
+            "skipped",
+            attempts,
+            message_id or _new_message_id(settings, day),
+            settings.smtp.recipients,
+        )
+        log.info("digest %s: no changes, not sent (GPUPLAN_DIGEST_SKIP_EMPTY)", day)
+        return SendResult(day, "skipped", attempted=True, attempts=attempts)
+
+    attempts += 1
+    message_id = message_id or _new_message_id(settings, day)
+    addressed = settings.smtp.recipients
+    # Written before the SMTP conversation: a crash from here on leaves a row the next run retries.
+    _record(con, day, "sending", attempts, message_id, addressed)
+    subject = None
+    try:
+        rendered = render(digest)
+        subject = rendered.subject
+        delivery = mailer.deliver(mailer.build_message(rendered, settings.smtp, message_id), settings.smtp)
+    except Exception as exc:  # any failure (render, network, server) is recorded and retried, never lost
+        error = mailer.describe(exc, settings.smtp)[:MAX_ERROR_CHARS]
+        _record(con, day, "failed", attempts, message_id, addressed, subject=subject, error=error)
+        log.warning(
+            "digest %s: send failed (attempt %d), will retry on the next run: %s",
+            day,
+            attempts,
+            error,
+            # A traceback for our own bugs; not for SMTP/network errors, whose unscrubbed text
+            # could echo what the server was sent.
+            exc_info=not isinstance(exc, smtplib.SMTPException | OSError),
+        )
+        return SendResult(day, "failed", True, attempts, subject, message_id, addressed, error=error)
+    _record(
+        con,
+        day,
+        "sent",
+        attempts,
+        message_id,
+        delivery.accepted,
+        subject=subject,
+        refused=delivery.refused,
+        sent_at=_now_utc(),
+    )
+    if delivery.refused:
+        log.warning("digest %s: sent, but the server refused %s", day, "; ".join(delivery.refused))
+    log.info("digest %s: sent to %d recipients as %s", day, len(delivery.accepted), message_id)
+    return SendResult(day, "sent", True, attempts, subject, message_id, delivery.accepted, delivery.refused)
+
+
+def _record(
+    con: duckdb.DuckDBPyConnection,
+    day: date,
+    status: str,
+    attempts: int,
+    message_id: str,
+    recipients: tuple[str, ...],
+    *,
+    subject: str | None = None,
+    refused: tuple[str, ...] = (),
+    error: str | None = None,
+    sent_at: datetime | None = None,
+) -> None:
+    queries.execute(
+        con,
+        "digest_send_record",
+        digest_date=day,
+        status=status,
+        attempts=attempts,
+        last_error=error,
+        attempted_at=_now_utc(),
+        sent_at=sent_at,
+        message_id=message_id,
+        subject=subject,
+        recipients=list(recipients),
+        refused_recipients=list(refused),
+    )
+
+
+def _new_message_id(settings: Settings, day: date) -> str:
+    """'<2026-12-01.<16 hex>.gpuplan-digest@sender.domain>': unique, and short enough that the
+    header is not folded (make_msgid's are; some clients then mis-thread)."""
+    addresses = getaddresses([settings.smtp.sender or ""])
+    domain = addresses[0][1].rpartition("@")[2] if addresses else ""
+    return f"<{day.isoformat()}.{secrets.token_hex(8)}.gpuplan-digest@{domain or 'gpuplan.invalid'}>"
+
+
+def _now_utc() -> datetime:
+    """UTC wall time without zone, as the warehouse stores timestamps."""
+    return datetime.now(UTC).replace(tzinfo=None)

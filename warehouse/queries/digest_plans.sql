@@ -1,0 +1,21 @@
+-- The cheapest plans of one day, every (model, method, ranking) row including 'no_offer_fits',
+-- smallest model first, 'lowest_rent' before 'lowest_cost_per_btoken'.
+SELECT
+    model,
+    method,
+    ranking,
+    status,
+    platform,
+    gpu_model,
+    gpu_count,
+    pricing_type,
+    stock_known,
+    rent_usd_per_month,
+    rent_cny_per_month,
+    commitment_hours,
+    commitment_usd,
+    cost_usd_per_billion_tokens,
+    cost_cny_per_billion_tokens
+FROM cheapest_plans
+WHERE plan_date = $plan_date
+ORDER BY params NULLS LAST, model, method, ranking DESC
