@@ -1,0 +1,282 @@
+"""`gpuplan size`: memory, GPU count and throughput for training a model with a method."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sizing import article, assumptions, planner
+from sizing.planner import Estimate, Requirement
+
+
+class Method(StrEnum):
+    full = "full"
+    full_bf16 = "full-bf16"
+    lora = "lora"
+    qlora = "qlora"
+    freeze = "freeze"
+
+
+class Checkpointing(StrEnum):
+    none = "none"
+    selective = "selective"
+    full = "full"
+
+
+class Offload(StrEnum):
+    none = "none"
+    optimizer = "optimizer"
+    all = "all"
+
+
+class Optimizer(StrEnum):
+    adamw = "adamw"
+    adamw_8bit = "adamw-8bit"
+    sgd = "sgd"
+
+
+class Accounting(StrEnum):
+    zero = "zero"
+    deepspeed = "deepspeed"
+
+
+def _breakdown_json(breakdown: planner.Breakdown) -> dict[str, float]:
+    return {name: round(gb, 3) for name, gb in breakdown.as_dict().items()}
+
+
+def _plan_json(row: Requirement) -> dict[str, Any]:
+    return {
+        "gpu": row.gpu_model,
+        "gpu_count": row.gpu_count,
+        "fits": row.fits,
+        "zero_stage": row.zero_stage,
+        "per_gpu_memory_gb": round(row.per_gpu_memory_gb, 3),
+        "usable_memory_gb": round(row.usable_memory_gb, 3),
+        "tokens_per_second": round(row.tokens_per_second, 1),
+        "tokens_per_day": round(row.tokens_per_day),
+        "mfu": round(row.mfu, 4),
+        "nodes": row.nodes,
+        "multi_node": row.multi_node,
+    }
+
+
+def _single_json(single: Estimate) -> dict[str, Any]:
+    row = single.requirement
+    return {
+        "gpu": row.gpu_model if row else None,
+        "gpu_count": single.gpu_count,
+        "zero_stage": single.zero_stage,
+        "per_gpu_memory_gb": round(single.per_gpu.total, 3),
+        "per_gpu_breakdown_gb": _breakdown_json(single.per_gpu),
+        "usable_memory_gb": round(row.usable_memory_gb, 3) if row else None,
+        "fits": row.fits if row else None,
+        "tokens_per_second": round(row.tokens_per_second, 1) if row else None,
+        "tokens_per_day": round(row.tokens_per_day) if row else None,
+        "mfu": round(row.mfu, 4) if row else None,
+        "cpu_memory_gb": round(single.sizing.cpu_memory_gb(), 3),
+    }
+
+
+def _article_json(comparison: article.Comparison) -> dict[str, Any]:
+    claim = comparison.size_claim
+    return {
+        "source": article.ARTICLE_TITLE,
+        "rule_gb": [round(gb, 1) for gb in comparison.rule_gb] if comparison.rule_gb else None,
+        "size_class_gb": [claim.memory_gb_low, claim.memory_gb_high] if claim else None,
+        "ours_gb": round(comparison.ours_gb, 3),
+        "gpu_checks": [
+            {
+                "gpu": check.gpu_model,
+                "article_gpu_count": check.article_gpu_count,
+                "fits": check.fits,
+                "per_gpu_memory_gb": round(check.per_gpu_memory_gb, 3),
+                "our_gpu_count": check.our_gpu_count,
+            }
+            for check in comparison.gpu_checks
+        ],
+        "explanation": list(comparison.explanation),
+    }
+
+
+def _print_tables(
+    console: Console,
+    sizing: planner.Sizing,
+    single: Estimate | None,
+    plans: list[Requirement],
+    comparison: article.Comparison | None,
+) -> None:
+    spec = sizing.spec
+    console.print(
+        f"[bold]{sizing.model}[/bold] ({spec.preset}, {spec.params / 1e9:.2f}B parameters), "
+        f"method [bold]{sizing.method}[/bold]"
+    )
+    memory = Table(title="Memory, one unsharded replica (GB = 1e9 bytes)")
+    memory.add_column("component")
+    memory.add_column("GB", justify="right")
+    for name, gb in sizing.replica.as_dict().items():
+        memory.add_row(name, f"{gb:.1f}")
+    memory.add_row("[bold]total[/bold]", f"[bold]{sizing.replica.total:.1f}[/bold]")
+    console.print(memory)
+    console.print("[bold]Assumptions[/bold]")
+    for line in assumptions.describe(sizing):
+        console.print(f"  - {line}", highlight=False)
+    if single is not None:
+        row = single.requirement
+        where = f"{single.gpu_count} x {row.gpu_model}" if row else f"{single.gpu_count} GPU(s)"
+        console.print(
+            f"[bold]{where}[/bold], ZeRO-{single.zero_stage}: {single.per_gpu.total:.1f} GB per GPU",
+            highlight=False,
+        )
+        if row:
+            verdict = "[green]fits[/green]" if row.fits else "[red]does not fit[/red]"
+            console.print(
+                f"  {verdict} in {row.usable_memory_gb:.1f} GB usable; {row.tokens_per_second:,.0f} tokens/s "
+                f"({row.tokens_per_day / 1e6:,.0f}M tokens/day), MFU {row.mfu:.0%}",
+                highlight=False,
+            )
+    table = Table(title="Per GPU type: the smallest count that fits")
+    for column in ("GPU", "count", "ZeRO", "nodes", "GB per GPU", "usable GB", "M tokens/day", "MFU"):
+        table.add_column(column, justify="left" if column == "GPU" else "right")
+    for row in plans:
+        if row.fits:
+            table.add_row(
+                row.gpu_model,
+                str(row.gpu_count),
+                str(row.zero_stage),
+                str(row.nodes),
+                f"{row.per_gpu_memory_gb:.1f}",
+                f"{row.usable_memory_gb:.1f}",
+                f"{row.tokens_per_day / 1e6:,.0f}",
+                f"{row.mfu:.0%}",
+            )
+        else:
+            table.add_row(
+                row.gpu_model,
+                f">{row.gpu_count}",
+                "-",
+                "-",
+                f"{row.per_gpu_memory_gb:.1f}",
+                f"{row.usable_memory_gb:.1f}",
+                "-",
+                "-",
+            )
+    console.print(table)
+    if comparison is not None:
+        console.print(f"[bold]The article beside us[/bold] ({article.ARTICLE_TITLE})")
+        for line in comparison.explanation:
+            console.print(f"  - {line}", highlight=False)
+
+
+def size(
+    model: Annotated[
+        str, typer.Argument(help="A preset (llama-3.1-8b, qwen2.5-72b...) or a size such as 7B.")
+    ],
+    method: Annotated[Method, typer.Option("--method", "-m", help="Training method.")],
+    seq_len: Annotated[int, typer.Option("--seq-len", help="Tokens per sequence.")] = 2048,
+    batch: Annotated[int, typer.Option("--batch", help="Micro-batch (sequences) per GPU.")] = 1,
+    grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = 8,
+    checkpointing: Annotated[
+        Checkpointing, typer.Option("--checkpointing", help="Activation recompute.")
+    ] = Checkpointing.full,
+    flash_attention: Annotated[
+        bool, typer.Option("--flash-attention/--no-flash-attention", help="Flash/SDPA attention kernels.")
+    ] = True,
+    optimizer: Annotated[Optimizer, typer.Option("--optimizer", help="Optimizer.")] = Optimizer.adamw,
+    lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank (lora, qlora).")] = 8,
+    lora_targets: Annotated[
+        str, typer.Option("--lora-targets", help="'all' or modules, e.g. q_proj,v_proj (lora, qlora).")
+    ] = "all",
+    freeze_layers: Annotated[
+        int, typer.Option("--freeze-layers", help="Last layers freeze-tuning trains.")
+    ] = 2,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Size one configuration on this GPU.")] = None,
+    gpus: Annotated[
+        int | None, typer.Option("--gpus", help="GPU count (default: smallest that fits).")
+    ] = None,
+    zero: Annotated[
+        int | None,
+        typer.Option("--zero", min=0, max=3, help="ZeRO/FSDP stage (default: smallest that fits)."),
+    ] = None,
+    offload: Annotated[Offload, typer.Option("--offload", help="CPU offload.")] = Offload.none,
+    mfu: Annotated[
+        float | None, typer.Option("--mfu", help="Use this MFU (0-1) instead of the prior.")
+    ] = None,
+    accounting: Annotated[
+        Accounting,
+        typer.Option("--accounting", help="Model-state convention: ZeRO paper or DeepSpeed estimators."),
+    ] = Accounting.zero,
+    vs_article: Annotated[
+        bool, typer.Option("--vs-article", help="Show the seed article's rule beside this estimate.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (schema in docs/sizing.md).")] = False,
+) -> None:
+    """Memory per GPU, GPU count and throughput for training MODEL with a method."""
+    options: dict[str, object] = {
+        "seq_len": seq_len,
+        "micro_batch": batch,
+        "grad_accum": grad_accum,
+        "checkpointing": checkpointing.value,
+        "flash_attention": flash_attention,
+        "optimizer": optimizer.value,
+        "lora_rank": lora_rank,
+        "lora_targets": lora_targets,
+        "freeze_trainable_layers": freeze_layers,
+        "offload": offload.value,
+        "zero_stage": zero,
+        "mfu": mfu,
+        "state_accounting": accounting.value,
+    }
+    try:
+        sizing = planner.prepare(model, method.value, **options)
+        counts = (gpus,) if gpus is not None else planner.DEFAULT_GPU_COUNTS
+        plans = planner.plan(model, method.value, gpu_counts=counts, **options)
+        single = None
+        if gpu is not None or gpus is not None or zero is not None:
+            single = planner.estimate(model, method.value, gpu=gpu, gpu_count=gpus, **options)
+        comparison = article.compare(model, method.value, **options) if vs_article else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+    if not as_json:
+        _print_tables(Console(), sizing, single, plans, comparison)
+        return
+    setup = sizing.setup
+    result: dict[str, Any] = {
+        "model": model,
+        "model_preset": sizing.spec.preset,
+        "params": sizing.spec.params,
+        "method": method.value,
+        "settings": {
+            "seq_len": setup.seq_len,
+            "micro_batch": setup.micro_batch,
+            "grad_accum": setup.grad_accum,
+            "checkpointing": setup.checkpointing,
+            "flash_attention": setup.flash_attention,
+            "optimizer": setup.optimizer,
+            "lora_rank": setup.lora_rank,
+            "lora_targets": list(setup.lora_targets),
+            "freeze_trainable_layers": setup.freeze_trainable_layers,
+            "offload": setup.offload,
+            "zero_stage": setup.zero_stage,
+            "mfu": setup.mfu,
+            "state_accounting": setup.state_accounting,
+        },
+        "assumptions": assumptions.describe(sizing),
+        "total_memory_gb": round(sizing.replica.total, 3),
+        "breakdown_gb": _breakdown_json(sizing.replica),
+    }
+    if single is not None:
+        result.update(_single_json(single))
+    result["plans"] = [_plan_json(row) for row in plans]
+    if comparison is not None:
+        result["article"] = _article_json(comparison)
+    typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("size")(size)

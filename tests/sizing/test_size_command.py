@@ -1,0 +1,91 @@
+"""gpuplan/commands/size.py: the `gpuplan size` table and its --json contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from gpuplan.commands import size
+
+BREAKDOWN_KEYS = {"weights", "gradients", "optimizer", "activations", "overhead"}
+PLAN_KEYS = {"gpu", "gpu_count", "per_gpu_memory_gb", "tokens_per_second"}
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Only the size command, as gpuplan.cli registers it."""
+
+    size.register(app)
+    return app
+
+
+def run(app: typer.Typer, *args: str) -> typer.testing.Result:
+    # wide enough that rich does not wrap GPU names
+    return CliRunner(env={"COLUMNS": "200"}).invoke(app, ["size", *args])
+
+
+def test_json_contract(app):
+    result = run(app, "7B", "--method", "full", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["params"] == 6_738_415_616
+    assert set(data["breakdown_gb"]) == BREAKDOWN_KEYS
+    assert data["total_memory_gb"] == pytest.approx(sum(data["breakdown_gb"].values()), abs=0.01)
+    assert data["model_preset"] == "llama-2-7b"
+    assert any("sequence 2048 tokens" in line for line in data["assumptions"])
+    assert data["plans"] and all(set(plan) >= PLAN_KEYS for plan in data["plans"])
+    assert "per_gpu_memory_gb" not in data  # only with --gpu/--gpus/--zero
+
+
+def test_json_single_configuration(app):
+    result = run(
+        app, "llama-3.1-8b", "-m", "full", "--gpu", "h100-sxm-80gb", "--gpus", "2", "--zero", "3", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["gpu"] == "H100 SXM 80GB" and data["gpu_count"] == 2 and data["zero_stage"] == 3
+    assert data["fits"] is True and data["tokens_per_second"] > 0
+    assert data["per_gpu_memory_gb"] < data["total_memory_gb"]
+    assert all(plan["gpu_count"] == 2 for plan in data["plans"])
+
+
+def test_json_count_without_a_gpu_has_no_verdict(app):
+    data = json.loads(run(app, "7B", "-m", "lora", "--gpus", "4", "--json").output)
+    assert data["per_gpu_memory_gb"] > 0
+    assert data["fits"] is None and data["tokens_per_second"] is None
+
+
+def test_mfu_override_and_article(app):
+    data = json.loads(run(app, "7B", "-m", "full", "--mfu", "0.5", "--vs-article", "--json").output)
+    assert {plan["mfu"] for plan in data["plans"]} == {0.5}
+    assert data["article"]["rule_gb"] == pytest.approx([20.2, 27.0], abs=0.1)
+    assert data["article"]["explanation"]
+
+
+def test_table_shows_breakdown_assumptions_and_plans(app):
+    result = run(app, "70B", "--method", "qlora", "--vs-article")
+    assert result.exit_code == 0, result.output
+    for text in ("weights", "Assumptions", "flash attention on", "A100 SXM 80GB", "The article beside us"):
+        assert text in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("gpt-9", "-m", "full"), "unknown model"),
+        (("7B", "-m", "full", "--gpu", "TPU v4"), "unknown GPU"),
+        (("7B", "-m", "dpo"), "dpo"),
+        (("7B", "-m", "full", "--zero", "0", "--offload", "optimizer"), "needs ZeRO stage 1"),
+    ],
+)
+def test_bad_input_exits_non_zero_with_a_message(app, args, message):
+    result = run(app, *args)
+    assert result.exit_code != 0
+    assert message in result.output
