@@ -1,1 +1,1 @@
-"""Scrapy project: pulls GPU rental quotes from platforms into offer items (JSONL). No database, no Dagster."""
+"""Scrapy project: GPU rental quotes from the platforms into offer items (JSONL). No database, no Dagster."""

@@ -1,0 +1,104 @@
+"""Middlewares: polite retries (backoff, Retry-After); unusable responses become recorded failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.retry import RetryMiddleware
+from scrapy.http import Request, Response
+from scrapy.utils.response import response_status_message
+
+from scrapers import parsing
+from scrapers.platform import PlatformSpider
+
+
+class BackoffRetryMiddleware(RetryMiddleware):
+    """Scrapy's RetryMiddleware, but waiting before each retry.
+
+    Scrapy retries at once. We wait `RETRY_BACKOFF_BASE_S * 2**n` seconds (capped
+    at `RETRY_BACKOFF_MAX_S`), or exactly what a 429/503 `Retry-After` header
+    asks. A server asking for more than `RETRY_AFTER_MAX_S` is not retried: the
+    crawl fails now with that reason rather than hanging for an hour.
+    """
+
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings)
+        self.backoff_base_s = settings.getfloat("RETRY_BACKOFF_BASE_S")
+        self.backoff_max_s = settings.getfloat("RETRY_BACKOFF_MAX_S")
+        self.retry_after_max_s = settings.getfloat("RETRY_AFTER_MAX_S")
+
+    async def process_response(self, request: Request, response: Response) -> Request | Response:
+        if request.meta.get("dont_retry", False) or response.status not in self.retry_http_codes:
+            return response
+        retry_after_s = retry_after_seconds(response)
+        if retry_after_s is not None and retry_after_s > self.retry_after_max_s:
+            self._record_refusal(request, response, retry_after_s)
+            return response
+        retry = self._retry(request, response_status_message(response.status))
+        if retry is None:
+            return response
+        await asyncio.sleep(retry_after_s if retry_after_s is not None else self._backoff_s(request))
+        return retry
+
+    async def process_exception(self, request: Request, exception: Exception) -> Request | Response | None:
+        if request.meta.get("dont_retry", False) or not isinstance(exception, self.exceptions_to_retry):
+            return None
+        retry = self._retry(request, exception)
+        if retry is not None:
+            await asyncio.sleep(self._backoff_s(request))
+        return retry
+
+    def _backoff_s(self, request: Request) -> float:
+        return min(self.backoff_base_s * 2 ** request.meta.get("retry_times", 0), self.backoff_max_s)
+
+    def _record_refusal(self, request: Request, response: Response, retry_after_s: float) -> None:
+        spider = self.crawler.spider
+        url = request.meta.get("source_url", request.url)
+        message = (
+            f"rate limited: HTTP {response.status} from {url} asks to retry after "
+            f"{retry_after_s:g} s, more than the {self.retry_after_max_s:g} s we wait"
+        )
+        if isinstance(spider, PlatformSpider):
+            spider.record_failure(message)
+
+
+def retry_after_seconds(response: Response, now: datetime | None = None) -> float | None:
+    """The `Retry-After` header in seconds (delta-seconds or an HTTP date); None if absent or unreadable."""
+    value = response.headers.get(b"Retry-After")
+    if not value:
+        return None
+    text = value.decode("latin-1").strip()
+    if text.isdigit():
+        return float(text)
+    moment = parsing.http_date(text)
+    if moment is None:
+        return None
+    return max((moment - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+class CrawlErrorMiddleware:
+    """Spider middleware: a callback raising `CrawlError` (error envelope, HTML instead of JSON,
+    layout change) becomes a recorded failure with its message, not a traceback and not
+    "zero offers". Any other exception is recorded too, then left to Scrapy to log."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlErrorMiddleware:
+        return cls(crawler)
+
+    def process_spider_exception(self, response: Response, exception: Exception) -> Iterable[Any] | None:
+        spider = self.crawler.spider
+        if not isinstance(spider, PlatformSpider):
+            return None
+        url = PlatformSpider.source_url(response)
+        if isinstance(exception, parsing.CrawlError):
+            spider.record_failure(f"{exception} (from {url})")
+            return []
+        spider.record_failure(f"spider bug: {type(exception).__name__}: {exception} (from {url})")
+        return None

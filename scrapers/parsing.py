@@ -1,0 +1,328 @@
+"""What every spider needs to read a platform's answer: money units, prices, stock, time, response checks.
+
+Spiders call these instead of copying conversions; each helper states its unit.
+A response that cannot be trusted raises `CrawlError` (or a subclass) with a
+message meant for the crawl summary: the crawl records it as a failure instead
+of reporting "zero offers".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from scrapy.http import Response
+
+from scrapers.items import BillingPeriod, PricePer
+
+
+class CrawlError(Exception):
+    """The response cannot be used. The message says why, for the crawl summary."""
+
+
+class NotJson(CrawlError):
+    """JSON was expected; the platform sent HTML, text or a cut-off body."""
+
+
+class ErrorEnvelope(CrawlError):
+    """HTTP 200, but the body is the platform's error answer."""
+
+
+class LayoutChanged(CrawlError):
+    """The answer no longer has the shape the spider reads: a layout change, not "no offers"."""
+
+
+class EmptyResult(CrawlError):
+    """The platform answered with an empty list where a market always has offers."""
+
+
+# --- money -------------------------------------------------------------------
+
+# Minor units some platforms quote in: divide by these to get the currency unit.
+CENTS = 100  # Lambda `price_cents_per_hour`: US cents
+LI = 1_000  # AutoDL `payg_price`: 1/1000 CNY (厘)
+HUNDRED_THOUSANDTHS = 100_000  # matpool `price`, PPIO/Novita: 1/100000 CNY
+
+HOURS_PER_PERIOD: dict[str, float] = {
+    "hour": 1.0,
+    "day": 24.0,
+    "week": 168.0,
+    "month": 730.0,  # 8760 h / 12, the convention the warehouse uses too
+}
+
+# The most one GPU-hour can plausibly cost, in each currency. The dearest public
+# on-demand GPU in 2026 is a B200 at about $6-$10/GPU-hour (Lambda, RunPod); a
+# hundred dollars is ten times that, so anything above is a unit or typing error.
+# CNY: the same bound at ~7 CNY/USD. EUR: as USD.
+MAX_PRICE_PER_GPU_HOUR: dict[str, float] = {"USD": 100.0, "EUR": 100.0, "CNY": 700.0}
+
+_NUMBER_TEXT = re.compile(r"^[^\d\-+.]*([-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+)\s*[^\d]*$")
+
+
+def number(value: Any) -> float | None:
+    """A price or count as a float: accepts numbers and numeric text ("5.00", "$2.49", "¥1,088").
+
+    None, "" and non-numeric text ("—", "N/A") give None; NaN and infinities give None.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        result = float(value)
+    elif isinstance(value, str):
+        match = _NUMBER_TEXT.match(value.strip())
+        if match is None:
+            return None
+        result = float(match.group(1).replace(",", ""))
+    else:
+        return None
+    return result if math.isfinite(result) else None
+
+
+def from_minor_units(value: Any, per_unit: int) -> float | None:
+    """An amount quoted in minor units (`CENTS`, `LI`, `HUNDRED_THOUSANDTHS`) in the currency unit."""
+    amount = number(value)
+    return None if amount is None else amount / per_unit
+
+
+def price_per_gpu_hour(
+    amount: float, price_per: PricePer, gpu_count: int, billing_period: BillingPeriod
+) -> float:
+    """The quoted amount per GPU per hour, in the quote's own currency."""
+    per_gpu = amount / gpu_count if price_per == "instance" else amount
+    return per_gpu / HOURS_PER_PERIOD[billing_period]
+
+
+def price_problem(
+    amount: float | None,
+    currency: str,
+    price_per: PricePer,
+    gpu_count: int,
+    billing_period: BillingPeriod,
+) -> str | None:
+    """Why a quote is not a usable price, as a short reason code; None when it is plausible."""
+    if amount is None or not math.isfinite(amount):
+        return "price_missing"
+    if amount <= 0:
+        return "price_not_positive"
+    if currency not in MAX_PRICE_PER_GPU_HOUR:
+        return "currency_unknown"
+    if gpu_count < 1:
+        return "gpu_count_not_positive"
+    if price_per_gpu_hour(amount, price_per, gpu_count, billing_period) > MAX_PRICE_PER_GPU_HOUR[currency]:
+        return "price_absurd"
+    return None
+
+
+# --- stock -------------------------------------------------------------------
+# Every helper returns GPUs available now, or None when the platform does not say:
+# unknown is not zero.
+
+
+def stock_from_slot(rentable: bool | None, gpu_count: int) -> int | None:
+    """A listing that is itself one rentable unit (a Vast offer): all its GPUs, or none."""
+    if rentable is None:
+        return None
+    return gpu_count if rentable else 0
+
+
+def stock_from_count(value: Any) -> int | None:
+    """An explicit count of free GPUs (AutoDL `idle_gpu_num`, matpool `max_available_units`)."""
+    count = number(value)
+    if count is None:
+        return None
+    if count < 0 or count != int(count):
+        raise LayoutChanged(f"stock count {value!r} is not a whole number >= 0")
+    return int(count)
+
+
+def stock_from_free(total: Any, used: Any) -> int | None:
+    """Free = total - used (恒源云 `gpuNum - gpuUsed`); None if either is missing."""
+    total_count, used_count = stock_from_count(total), stock_from_count(used)
+    if total_count is None or used_count is None:
+        return None
+    return max(total_count - used_count, 0)
+
+
+_SOLD_OUT_WORDS = frozenset({"soldout", "sold out", "sold_out", "none", "售罄", "无", "已售罄"})
+_AT_LEAST = re.compile(r"^(\d+)\s*\+$")
+
+
+def stock_from_text(text: Any) -> int | None:
+    """Stock written as text: "12" -> 12, "200+" -> 200 (a lower bound), "Soldout"/"售罄" -> 0."""
+    if text is None:
+        return None
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return stock_from_count(text)
+    value = str(text).strip()
+    if value.lower() in _SOLD_OUT_WORDS:
+        return 0
+    at_least = _AT_LEAST.match(value)
+    if at_least:
+        return int(at_least.group(1))
+    if value.isdigit():
+        return int(value)
+    return None
+
+
+# --- time --------------------------------------------------------------------
+
+
+def utc_iso(moment: datetime) -> str:
+    """ISO-8601 UTC with a Z, to the second: "2026-11-30T06:00:00Z"."""
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime: give a timezone-aware one")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def http_date(value: str | bytes | None) -> datetime | None:
+    """An HTTP date header ("Mon, 30 Nov 2026 06:00:00 GMT") as aware UTC, or None."""
+    if not value:
+        return None
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    try:
+        moment = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def observed_at(response: Response) -> str:
+    """When the platform quoted: the response's HTTP Date header (the platform's own clock).
+
+    A replayed snapshot carries its recorded Date, so offline runs are stable and
+    match what the live crawl wrote. Without the header: the crawler's clock now.
+    """
+    moment = http_date(response.headers.get(b"Date"))
+    return utc_iso(moment or datetime.now(UTC))
+
+
+# --- response checks ---------------------------------------------------------
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+def json_body(response: Response) -> Any:
+    """The response body as JSON, or NotJson saying what came instead (HTML page, cut-off body)."""
+    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1").lower()
+    text = response.body.decode("utf-8", errors="replace")
+    if "html" in content_type or text.lstrip().startswith("<"):
+        label = content_type or "no content type"
+        raise NotJson(f"expected JSON, got an HTML page ({label}): {_excerpt(text)!r}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        cut_off = exc.msg.startswith("Unterminated") or exc.pos >= len(text.rstrip()) - 1
+        cut = " (the body looks cut off)" if cut_off else ""
+        raise NotJson(f"invalid JSON{cut}: {exc.msg} (char {exc.pos} of {len(text)})") from None
+
+
+def error_message(payload: Any) -> str | None:
+    """The message of a generic error envelope, or None when the payload is not one.
+
+    Recognises {"error": "..."} / {"error": {"message": ...}} (Vast, Lambda),
+    {"errors": [{"message": ...}]} (GraphQL) and {"success": false, "msg": ...}.
+    """
+    if not isinstance(payload, Mapping):
+        return None
+    errors = payload.get("errors")
+    if isinstance(errors, Sequence) and not isinstance(errors, str) and errors:
+        return "; ".join(_message_of(error) for error in errors)
+    error = payload.get("error")
+    if error:
+        return _message_of(error, payload)
+    if payload.get("success") is False:
+        return _message_of(payload)
+    return None
+
+
+def _message_of(error: Any, envelope: Mapping[str, Any] | None = None) -> str:
+    if isinstance(error, Mapping):
+        parts = [str(error[key]) for key in ("code", "message", "msg") if error.get(key)]
+        return ": ".join(parts) or json.dumps(error, ensure_ascii=False)[:200]
+    text = str(error)
+    if envelope is not None and envelope.get("msg") and str(envelope["msg"]) != text:
+        text = f"{text}: {envelope['msg']}"
+    return text
+
+
+def check_error_envelope(payload: Any) -> None:
+    """Raise ErrorEnvelope when `payload` is a generic error answer (see `error_message`)."""
+    message = error_message(payload)
+    if message is not None:
+        raise ErrorEnvelope(f"the platform answered with an error: {message}")
+
+
+def check_code(
+    payload: Any,
+    ok_codes: tuple[Any, ...],
+    code_key: str = "code",
+    message_keys: tuple[str, ...] = ("msg", "message"),
+) -> None:
+    """Raise ErrorEnvelope when a `{"code": ..., "msg": ...}` envelope carries a code not in `ok_codes`.
+
+    A missing code is fine (matpool omits it on success); the caller then reads the data.
+    """
+    if not isinstance(payload, Mapping) or code_key not in payload:
+        return
+    code = payload[code_key]
+    if code in ok_codes:
+        return
+    message = next((str(payload[key]) for key in message_keys if payload.get(key)), "no message")
+    raise ErrorEnvelope(f"the platform answered with error code {code!r}: {message}")
+
+
+def dig(payload: Any, *path: str | int, expect: type = list) -> Any:
+    """payload[path[0]][path[1]]... checked to be an `expect`; LayoutChanged names what is missing."""
+    node = payload
+    for depth, key in enumerate(path):
+        where = "".join(f"[{k!r}]" for k in path[:depth]) or "the top level"
+        if isinstance(key, int):
+            if not isinstance(node, list) or not -len(node) <= key < len(node):
+                raise LayoutChanged(f"no item {key} at {where}")
+        elif not isinstance(node, Mapping) or key not in node:
+            keys = (
+                ", ".join(sorted(map(str, node))[:12]) if isinstance(node, Mapping) else type(node).__name__
+            )
+            raise LayoutChanged(f"no {key!r} at {where} (found: {keys})")
+        node = node[key]
+    if not isinstance(node, expect):
+        where = "".join(f"[{k!r}]" for k in path) or "the top level"
+        raise LayoutChanged(f"expected a {expect.__name__} at {where}, got {type(node).__name__}")
+    return node
+
+
+def split_complete(
+    rows: Sequence[Any], fields: tuple[str, ...], what: str
+) -> tuple[list[Mapping[str, Any]], list[Any]]:
+    """Rows that carry every field in `fields`, and the others (to be rejected, not dropped).
+
+    Raises EmptyResult for no rows, and LayoutChanged when there are rows but none
+    is complete: that is a changed layout, not a market with zero offers.
+    """
+    if not rows:
+        raise EmptyResult(f"the platform answered with no {what}")
+    complete: list[Mapping[str, Any]] = []
+    incomplete: list[Any] = []
+    for row in rows:
+        if isinstance(row, Mapping) and all(row.get(f) is not None for f in fields):
+            complete.append(row)
+        else:
+            incomplete.append(row)
+    if not complete:
+        first = rows[0]
+        found = (
+            ", ".join(sorted(map(str, first))[:15]) if isinstance(first, Mapping) else type(first).__name__
+        )
+        raise LayoutChanged(
+            f"none of the {len(rows)} {what} has the fields the spider reads ({', '.join(fields)}); "
+            f"the first has: {found}"
+        )
+    return complete, incomplete

@@ -1,0 +1,204 @@
+"""The base every platform spider stands on: requests, tokens, failures, and building items.
+
+A spider subclasses `PlatformSpider`, sets `name` (= file name = platform slug),
+writes `first_requests()` and its callbacks, and yields `OfferItem`s made with
+`offer()` (or `RejectedOffer`s made with `reject()`). Everything a crawl needs
+to fail loudly instead of reporting "zero offers" lives here and in
+`scrapers.middlewares`: failed requests, error envelopes and layout changes are
+recorded in the crawl stats, which the runner turns into the summary status.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+import scrapy
+from scrapy.http import Request, Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
+
+from gpuplan.settings import Settings
+from scrapers import parsing
+from scrapers.gpus import GpuIdentity
+from scrapers.items import OfferItem
+from scrapers.rejects import RejectedOffer
+
+# Crawl stats keys the runner reads (scrapers.runner.summarize).
+STAT_SKIPPED = "gpuplan/skipped"
+STAT_ERRORS = "gpuplan/errors"  # list of messages, the first MAX_ERRORS_KEPT
+STAT_FAILURES = "gpuplan/failures"  # count of failed requests and unusable responses
+STAT_PARTIAL = "gpuplan/partial"  # why the result is known to be incomplete
+MAX_ERRORS_KEPT = 10  # enough to diagnose; a summary is not a log
+
+# A setting, for tests and recording proxies: send every request to this origin
+# (e.g. "http://127.0.0.1:8123") instead of the platform's. Items keep the
+# platform's URLs, so the output is the same as a live crawl's.
+ORIGIN_OVERRIDE_SETTING = "GPUPLAN_ORIGIN_OVERRIDE"
+
+
+@dataclass(frozen=True)
+class Token:
+    """A credential a spider reads from `gpuplan.settings.Settings`; never logged, never in items."""
+
+    setting: str  # Settings attribute, e.g. "lambda_api_key"
+    env: str  # the environment variable users set, named in messages
+    required: bool  # False when the spider has a keyless path (Lambda's pricing page)
+
+
+class PlatformSpider(scrapy.Spider):
+    """Base spider: subclasses implement `first_requests()` and callbacks that use `offer()`."""
+
+    token: ClassVar[Token | None] = None
+
+    @classmethod
+    def skip_reason(cls, settings: Settings) -> str | None:
+        """Why this platform cannot be crawled with these settings (a required token is missing)."""
+        if cls.token is not None and cls.token.required and not getattr(settings, cls.token.setting):
+            return f"skipped: {cls.name} needs a login token; set {cls.token.env}"
+        return None
+
+    def token_value(self) -> str | None:
+        """The spider's credential from the environment, read when the crawl starts."""
+        return getattr(Settings.from_env(), self.token.setting) if self.token else None
+
+    async def start(self) -> AsyncIterator[Request]:
+        reason = self.skip_reason(Settings.from_env())
+        if reason is not None:
+            self.logger.warning(reason)
+            self.crawler.stats.set_value(STAT_SKIPPED, reason)
+            return
+        for request in self.first_requests():
+            yield request
+
+    def first_requests(self) -> Iterable[Request]:
+        raise NotImplementedError(f"{type(self).__name__} must define first_requests()")
+
+    # --- requests -----------------------------------------------------------
+
+    def request(
+        self,
+        url: str,
+        callback: Any,
+        *,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Request:
+        """A request to `url` (POST with a JSON body when `json_body` is given), failures recorded.
+
+        The platform URL travels in `meta["source_url"]`: items cite it even when
+        the request itself went to an overridden origin.
+        """
+        all_headers = {"Accept": "application/json"} if json_body is not None else {}
+        all_headers.update(headers or {})
+        body = None
+        if json_body is not None:
+            all_headers["Content-Type"] = "application/json"
+            body = json.dumps(json_body, sort_keys=True, separators=(",", ":"))
+        return Request(
+            self._routed(url),
+            method="POST" if body is not None else "GET",
+            body=body,
+            headers=all_headers,
+            callback=callback,
+            errback=self.on_request_failed,
+            meta={**(meta or {}), "source_url": url},
+            dont_filter=True,
+        )
+
+    def _routed(self, url: str) -> str:
+        origin = self.settings.get(ORIGIN_OVERRIDE_SETTING)
+        parts = urlsplit(url)
+        if not origin or parts.scheme not in ("http", "https"):
+            return url
+        target = urlsplit(origin)
+        return urlunsplit((target.scheme, target.netloc, parts.path, parts.query, parts.fragment))
+
+    @staticmethod
+    def source_url(response: Response) -> str:
+        return response.meta.get("source_url", response.url)
+
+    # --- failures -----------------------------------------------------------
+
+    def on_request_failed(self, failure: Failure) -> None:
+        self.record_failure(describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT")))
+
+    def record_failure(self, message: str) -> None:
+        """Count a failed request or unusable response and keep its message for the summary."""
+        stats = self.crawler.stats
+        stats.inc_value(STAT_FAILURES)
+        errors = list(stats.get_value(STAT_ERRORS, []))
+        if len(errors) < MAX_ERRORS_KEPT:
+            stats.set_value(STAT_ERRORS, [*errors, message])
+        self.logger.error(message)
+
+    def mark_partial(self, reason: str) -> None:
+        """The result is known to be incomplete (e.g. a result limit was hit)."""
+        self.crawler.stats.set_value(STAT_PARTIAL, reason)
+        self.logger.warning(reason)
+
+    # --- items --------------------------------------------------------------
+
+    def _stamp(self, response: Response) -> tuple[str, str]:
+        """(observed_at, source_url) of a response, worked out once per response: a Vast
+        answer holds thousands of offers."""
+        cached = getattr(self, "_last_stamp", None)
+        if cached is None or cached[0] is not response:
+            cached = (response, parsing.observed_at(response), self.source_url(response))
+            self._last_stamp = cached
+        return cached[1], cached[2]
+
+    def offer(self, response: Response, gpu: GpuIdentity, **fields: Any) -> OfferItem:
+        """An OfferItem with platform, time, source and the GPU identity filled in."""
+        observed_at, source_url = self._stamp(response)
+        return OfferItem(
+            platform=self.name,
+            observed_at=observed_at,
+            source_url=source_url,
+            gpu_model=gpu.gpu_model,
+            gpu_memory_gb=gpu.gpu_memory_gb,
+            gpu_form=gpu.gpu_form,
+            **fields,
+        )
+
+    def reject(self, response: Response, reason: str, raw: Any) -> RejectedOffer:
+        """A quote this spider will not pass on, with the platform's raw record."""
+        observed_at, source_url = self._stamp(response)
+        return RejectedOffer(
+            platform=self.name,
+            reason=reason,
+            observed_at=observed_at,
+            source_url=source_url,
+            raw=dict(raw) if isinstance(raw, Mapping) else {"value": raw},
+        )
+
+
+def describe_failure(failure: Failure, download_timeout_s: float) -> str:
+    """One line for the summary: what failed, where, after how many attempts."""
+    request: Request | None = getattr(failure, "request", None)
+    url = request.meta.get("source_url", request.url) if request is not None else "?"
+    attempts = 1 + (request.meta.get("retry_times", 0) if request is not None else 0)
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    error = failure.value
+    if isinstance(error, HttpError):
+        response = error.response
+        detail = _error_detail(response)
+        return f"HTTP {response.status} from {url}{tries}{detail}"
+    name = type(error).__name__
+    if "Timeout" in name:
+        return f"timed out (no answer in {download_timeout_s:g} s) from {url}{tries}"
+    if name == "IgnoreRequest" and "not in cache" in str(error):
+        return f"not in the offline snapshot: {request.method if request else '?'} {url}"
+    return f"{name} from {url}{tries}: {error}"
+
+
+def _error_detail(response: Response) -> str:
+    try:
+        message = parsing.error_message(json.loads(response.body))
+    except (ValueError, UnicodeDecodeError):
+        message = None
+    return f": {message[:200]}" if message else ""

@@ -1,0 +1,198 @@
+"""Recorded snapshots: the responses a crawl got, replayed offline through Scrapy's real download stack.
+
+A snapshot is a folder (`scrapers/fixtures/<platform>/`) holding `snapshot.json`
+and one file per response body:
+
+    {"platform": "vastai", "recorded_at": "2026-11-30T06:00:00Z",
+     "synthetic": false,            # true: built by hand from documented fields
+     "follows": "...",              # for synthetic ones: which documentation
+     "exchanges": [
+       {"request":  {"method": "POST", "url": "https://...", "json": {...}},
+        "response": {"status": 200, "headers": {"Content-Type": "...", "Date": "..."},
+                     "body_file": "bundles.json"}}]}
+
+Requests match on method, URL path with query, and body (JSON compared after
+parsing); the host is not compared, so a snapshot recorded through an
+overridden origin replays against the platform's URLs.
+
+`SnapshotStorage` is a Scrapy HTTP-cache storage. Offline crawls run with
+`HTTPCACHE_IGNORE_MISSING`: a request the snapshot lacks is dropped (and the
+spider's errback records it), never downloaded. With `GPUPLAN_RECORD` set it
+writes a new snapshot instead; only response headers in `KEPT_HEADERS` are
+stored, so cookies and request headers (tokens) never reach a snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Spider
+from scrapy.http import Headers, Request, Response
+from scrapy.responsetypes import responsetypes
+from scrapy.settings import BaseSettings
+
+from scrapers.parsing import http_date, utc_iso
+
+SNAPSHOT_FILE = "snapshot.json"
+RECORD_SETTING = "GPUPLAN_RECORD"
+KEPT_HEADERS = ("Content-Type", "Content-Encoding", "Date")
+
+
+@dataclass(frozen=True)
+class Exchange:
+    method: str
+    url: str
+    body_key: str  # canonical request body, "" for none
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def request_key(method: str, url: str, body: bytes | str | None) -> tuple[str, str, str]:
+    """How requests are matched: method, path?query, canonical body (JSON re-serialised sorted)."""
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return method.upper(), path, _canonical_body(body)
+
+
+def _canonical_body(body: bytes | str | None) -> str:
+    if not body:
+        return ""
+    text = body.decode("utf-8") if isinstance(body, bytes) else body
+    try:
+        return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except json.JSONDecodeError:
+        return text
+
+
+class Snapshot:
+    """The exchanges of one snapshot folder, looked up by request."""
+
+    def __init__(self, folder: Path, meta: dict[str, Any], exchanges: list[Exchange]) -> None:
+        self.folder = folder
+        self.meta = meta
+        self.exchanges = exchanges
+        self._by_key = {request_key(e.method, e.url, e.body_key): e for e in exchanges}
+
+    @classmethod
+    def load(cls, folder: Path) -> Snapshot:
+        meta = json.loads((folder / SNAPSHOT_FILE).read_text("utf-8"))
+        exchanges = []
+        for entry in meta["exchanges"]:
+            request, response = entry["request"], entry["response"]
+            body = request.get("json")
+            body_key = _canonical_body(json.dumps(body) if body is not None else request.get("body"))
+            exchanges.append(
+                Exchange(
+                    method=request.get("method", "GET").upper(),
+                    url=request["url"],
+                    body_key=body_key,
+                    status=int(response.get("status", 200)),
+                    headers=dict(response.get("headers", {})),
+                    body=(folder / response["body_file"]).read_bytes(),
+                )
+            )
+        return cls(folder, meta, exchanges)
+
+    @property
+    def synthetic(self) -> bool:
+        return bool(self.meta.get("synthetic"))
+
+    def find(self, method: str, url: str, body: bytes | str | None) -> Exchange | None:
+        return self._by_key.get(request_key(method, url, body))
+
+
+class SnapshotStorage:
+    """Scrapy HTTP-cache storage over a snapshot folder (`HTTPCACHE_DIR`): replays, or records."""
+
+    def __init__(self, settings: BaseSettings) -> None:
+        self.folder = Path(settings["HTTPCACHE_DIR"])
+        self.recording = settings.getbool(RECORD_SETTING)
+        self.snapshot: Snapshot | None = None
+        self.recorded: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def open_spider(self, spider: Spider) -> None:
+        if not self.recording:
+            self.snapshot = Snapshot.load(self.folder)
+
+    def close_spider(self, spider: Spider) -> None:
+        if self.recording:
+            self._write_snapshot(spider.name)
+
+    def retrieve_response(self, spider: Spider, request: Request) -> Response | None:
+        if self.snapshot is None:
+            return None
+        exchange = self.snapshot.find(request.method, _source_url(request), request.body)
+        if exchange is None:
+            return None
+        headers = Headers(exchange.headers)
+        response_class = responsetypes.from_args(headers=headers, url=request.url, body=exchange.body)
+        return response_class(
+            url=request.url, status=exchange.status, headers=headers, body=exchange.body, request=request
+        )
+
+    def store_response(self, spider: Spider, request: Request, response: Response) -> None:
+        if not self.recording:
+            return
+        url = _source_url(request)
+        key = request_key(request.method, url, request.body)
+        number = self.recorded.get(key, {}).get("number", len(self.recorded) + 1)
+        body_file = f"{number:02d}-{_file_stem(url)}.{_extension(response)}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / body_file).write_bytes(response.body)
+        request_entry: dict[str, Any] = {"method": request.method, "url": url}
+        if request.body:
+            try:
+                request_entry["json"] = json.loads(request.body)
+            except json.JSONDecodeError:
+                request_entry["body"] = request.body.decode("utf-8", errors="replace")
+        headers = {
+            name: response.headers[name].decode("latin-1")
+            for name in KEPT_HEADERS
+            if name in response.headers
+        }
+        self.recorded[key] = {
+            "number": number,
+            "entry": {
+                "request": request_entry,
+                "response": {"status": response.status, "headers": headers, "body_file": body_file},
+            },
+        }
+
+    def _write_snapshot(self, platform: str) -> None:
+        entries = [r["entry"] for r in sorted(self.recorded.values(), key=lambda r: r["number"])]
+        dates = [http_date(e["response"]["headers"].get("Date")) for e in entries]
+        recorded_at = min((d for d in dates if d is not None), default=None)
+        meta = {
+            "platform": platform,
+            "recorded_at": utc_iso(recorded_at) if recorded_at else None,
+            "synthetic": False,
+            "exchanges": entries,
+        }
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / SNAPSHOT_FILE).write_text(
+            json.dumps(meta, indent=1, ensure_ascii=False) + "\n", "utf-8"
+        )
+
+
+def _source_url(request: Request) -> str:
+    return request.meta.get("source_url", request.url)
+
+
+def _file_stem(url: str) -> str:
+    path = urlsplit(url).path.strip("/") or "index"
+    return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-")[:60]
+
+
+def _extension(response: Response) -> str:
+    content_type = response.headers.get(b"Content-Type", b"").decode("latin-1").lower()
+    if "json" in content_type:
+        return "json"
+    if "html" in content_type:
+        return "html"
+    return "txt" if content_type.startswith("text/") else "bin"

@@ -1,0 +1,54 @@
+"""Scrapy settings for every gpuplan spider (SCRAPY_SETTINGS_MODULE=scrapers.settings).
+
+The runner adds per-crawl settings on the command line (feeds, report file,
+offline replay); nothing here reads the environment.
+"""
+
+BOT_NAME = "gpuplan"
+SPIDER_MODULES = ["scrapers.spiders"]
+NEWSPIDER_MODULE = "scrapers.spiders"
+
+# Honest: who we are and where to complain. The URL is a placeholder until the
+# project has a public home; replace it before crawling at any volume.
+USER_AGENT = "gpuplan/0.1 (GPU rental price tracker; +https://example.org/gpuplan/contact)"
+
+# Spiders call documented APIs, once a day, a handful of requests each; robots.txt
+# governs crawling web pages. Spiders that read a web page opt in themselves.
+ROBOTSTXT_OBEY = False
+COOKIES_ENABLED = False  # no spider needs a session; cookies would only track us
+
+# Politeness: one request at a time per host, AutoThrottle adapts the delay to
+# the server's latency (floor DOWNLOAD_DELAY, ceiling AUTOTHROTTLE_MAX_DELAY).
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+DOWNLOAD_DELAY = 0.5
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0  # a crawl is a few requests; Scrapy's 5 s default would dominate it
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+
+# A platform API answers in seconds; 30 s without an answer is a failure to retry.
+DOWNLOAD_TIMEOUT = 30
+RETRY_ENABLED = True
+RETRY_TIMES = 3  # 4 attempts: enough to ride out a short outage within a minute
+RETRY_HTTP_CODES = [408, 429, 500, 502, 503, 504, 522, 524]
+RETRY_BACKOFF_BASE_S = 2.0  # waits 2, 4, 8 s between attempts
+RETRY_BACKOFF_MAX_S = 30.0
+RETRY_AFTER_MAX_S = 120.0  # a server asking for a longer pause fails the crawl now, with that reason
+
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "scrapers.middlewares.BackoffRetryMiddleware": 550,
+}
+# Closest to the spider, so it sees a callback's exception first.
+SPIDER_MIDDLEWARES = {"scrapers.middlewares.CrawlErrorMiddleware": 1000}
+ITEM_PIPELINES = {"scrapers.pipelines.OfferChecks": 100}
+EXTENSIONS = {"scrapers.extensions.CrawlReport": 500}
+
+FEED_EXPORT_ENCODING = "utf-8"
+
+# Off: a telnet console and Scrapy 2.19's remote-code HTTP server have no place
+# in an unattended daily job.
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+
+LOG_LEVEL = "INFO"

@@ -1,0 +1,193 @@
+"""Lambda: the public pricing page without a key; the instance-types API (with stock) with one.
+
+Without `LAMBDA_API_KEY`: `https://lambda.ai/service/gpu-cloud`. Its "Instances
+pricing" section has one tab per size ("8x", "4x", "2x", "1x"); each tab's
+table has rows `<tr data-plan="NVIDIA H100 SXM">` with cells
+`data-label="VRAM/GPU"` and `data-label="PRICE/GPU/HR*"` ($ per GPU per hour,
+before sales tax). Other tables on the page (1-Click Clusters, committed
+prices) are not in a size tab and are not read. Some versions of the page
+serve the table only as escaped markup inside a script; it is read from there
+when the rendered table is absent. The page says nothing about stock.
+
+With `LAMBDA_API_KEY`: `GET https://cloud.lambda.ai/api/v1/instance-types`
+(Bearer token): `price_cents_per_hour` per instance, and
+`regions_with_capacity_available`, the stock signal: one offer per region with
+capacity (at least one instance, so `available_gpus` = its GPU count, a lower
+bound), or one offer with `available_gpus` 0 when the list is empty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from parsel import Selector
+from scrapy.http import Request, Response
+
+from scrapers import gpus, parsing
+from scrapers.items import OfferItem
+from scrapers.platform import PlatformSpider, Token
+from scrapers.rejects import RejectedOffer
+
+PRICING_PAGE_URL = "https://lambda.ai/service/gpu-cloud"
+INSTANCE_TYPES_URL = "https://cloud.lambda.ai/api/v1/instance-types"
+SIZE_TAB = re.compile(r"^\s*(\d+)\s*x\s*$", re.IGNORECASE)
+# A JSON/JS string literal in a script that carries table markup.
+ESCAPED_MARKUP = re.compile(r'"((?:[^"\\]|\\.)*data-plan(?:[^"\\]|\\.)*)"')
+API_REQUIRED = ("instance_type",)
+
+
+class LambdaSpider(PlatformSpider):
+    name = "lambda"
+    token = Token(setting="lambda_api_key", env="LAMBDA_API_KEY", required=False)
+    # The keyless path reads a web page: ask its robots.txt first.
+    custom_settings: ClassVar[dict[str, Any]] = {"ROBOTSTXT_OBEY": True}
+
+    def first_requests(self) -> Iterable[Request]:
+        key = self.token_value()
+        if key:
+            yield self.request(
+                INSTANCE_TYPES_URL,
+                self.parse_instance_types,
+                headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
+                # An API for key holders, not a page: robots.txt is not its contract.
+                meta={"dont_obey_robotstxt": True},
+            )
+        else:
+            yield self.request(PRICING_PAGE_URL, self.parse_pricing_page)
+
+    # --- the pricing page -----------------------------------------------------
+
+    def parse_pricing_page(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
+        rows = list(_size_tab_rows(Selector(text=response.text)))
+        if not rows:
+            rows = [row for fragment in _escaped_fragments(response.text) for row in _size_tab_rows(fragment)]
+        if not rows:
+            raise parsing.LayoutChanged("no size tabs (8x, 4x, ...) with data-plan rows on the pricing page")
+        for gpu_count, row in rows:
+            yield self.page_offer(response, gpu_count, row)
+
+    def page_offer(self, response: Response, gpu_count: int, row: Selector) -> OfferItem | RejectedOffer:
+        plan = (row.attrib.get("data-plan") or "").strip()
+        cells = {
+            (cell.attrib.get("data-label") or "").strip(): " ".join(cell.css("::text").getall()).strip()
+            for cell in row.css("td[data-label], th[data-label]")
+        }
+        price_label = next((label for label in cells if label.upper().startswith("PRICE/GPU/HR")), None)
+        price = parsing.number(cells.get(price_label)) if price_label else None
+        if not plan or price is None:
+            return self.reject(response, "no_price", {"plan": plan, "gpu_count": gpu_count, "cells": cells})
+        vram = cells.get("VRAM/GPU", "")
+        gpu = gpus.identify(plan, parsing.number(vram))
+        return self.offer(
+            response,
+            gpu,
+            # A plan name can have two memory sizes ("NVIDIA A100 SXM", 40 and 80 GB).
+            offer_id=f"{plan} {vram}/{gpu_count}x".replace("  ", " "),
+            gpu_name_raw=plan,
+            gpu_count=gpu_count,
+            price_amount=price,
+            price_currency="USD",
+            price_per="gpu",
+            billing_period="hour",
+            pricing_type="on_demand",
+            extra={
+                label.lower(): value for label, value in cells.items() if label in ("vCPUs", "RAM", "STORAGE")
+            },
+        )
+
+    # --- the API ----------------------------------------------------------------
+
+    def parse_instance_types(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
+        payload = parsing.json_body(response)
+        parsing.check_error_envelope(payload)
+        data = parsing.dig(payload, "data", expect=dict)
+        entries = [{"name": name, **entry} for name, entry in data.items() if isinstance(entry, Mapping)]
+        complete, incomplete = parsing.split_complete(entries, API_REQUIRED, "instance types")
+        for entry in incomplete:
+            yield self.reject(response, "record_incomplete", entry)
+        for entry in complete:
+            yield from self.api_offers(response, entry)
+
+    def api_offers(self, response: Response, entry: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
+        kind = entry["instance_type"]
+        specs = kind.get("specs") or {}
+        description = str(kind.get("description") or "")
+        listed = parsing.number(specs.get("gpus"))
+        gpu_count = int(listed) if listed is not None else _leading_count(description)
+        if gpu_count == 0:
+            return  # a CPU instance: not a GPU offer
+        gpu_text = str(kind.get("gpu_description") or "")
+        gpu = gpus.identify_first([gpu_text, description, entry["name"]])
+        price = parsing.from_minor_units(kind.get("price_cents_per_hour"), parsing.CENTS)
+        if price is None:
+            yield self.reject(response, "price_missing", entry)
+            return
+        shared = {
+            "gpu_name_raw": gpu_text or description or entry["name"],
+            "gpu_count": gpu_count,
+            "price_amount": price,
+            "price_currency": "USD",
+            "price_per": "instance",
+            "billing_period": "hour",
+            "pricing_type": "on_demand",
+        }
+        extra = {
+            "instance_type": entry["name"],
+            **{k: specs[k] for k in ("vcpus", "memory_gib", "storage_gib") if k in specs},
+        }
+        regions = entry.get("regions_with_capacity_available")
+        if not isinstance(regions, list) or not regions:
+            yield self.offer(
+                response,
+                gpu,
+                offer_id=entry["name"],
+                available_gpus=None if regions is None else 0,
+                extra=extra,
+                **shared,
+            )
+            return
+        for region in regions:
+            name = region.get("name") if isinstance(region, Mapping) else str(region)
+            yield self.offer(
+                response,
+                gpu,
+                offer_id=f"{entry['name']}/{name}",
+                region=name,
+                available_gpus=gpu_count,
+                extra={
+                    **extra,
+                    "region_description": region.get("description") if isinstance(region, Mapping) else None,
+                },
+                **shared,
+            )
+
+
+def _size_tab_rows(page: Selector) -> Iterator[tuple[int, Selector]]:
+    """(GPU count, row) for every data-plan row inside a tab panel controlled by an "Nx" tab."""
+    for tab in page.xpath('//*[@role="tab"]'):
+        size = SIZE_TAB.match(" ".join(tab.css("::text").getall()))
+        panel_id = tab.attrib.get("aria-controls")
+        if size is None or not panel_id:
+            continue
+        for row in page.xpath("//*[@id=$panel]//tr[@data-plan]", panel=panel_id):
+            yield int(size.group(1)), row
+
+
+def _escaped_fragments(text: str) -> Iterator[Selector]:
+    """The table as escaped markup inside scripts (`\\u003Ctr data-plan=\\"...\\"`), decoded."""
+    for script in Selector(text=text).xpath("//script/text()").getall():
+        if "data-plan" not in script:
+            continue
+        for literal in ESCAPED_MARKUP.finditer(script):
+            try:
+                yield Selector(text=json.loads(f'"{literal.group(1)}"'))
+            except json.JSONDecodeError:
+                continue
+
+
+def _leading_count(description: str) -> int:
+    match = re.match(r"^\s*(\d+)\s*x", description)
+    return int(match.group(1)) if match else 0

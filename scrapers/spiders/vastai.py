@@ -1,0 +1,105 @@
+"""Vast.ai: every rentable marketplace offer, on demand and at its minimum bid.
+
+Source: `POST https://console.vast.ai/api/v0/bundles/` (no key), the search the
+vast-ai CLI runs, with its default filters (verified hosts, not external,
+rentable, not rented). There is no cursor: one request with a `limit`; a full
+page means the market had more offers than we saw, and the crawl is partial.
+
+Per offer (`num_gpus` GPUs, prices per offer in USD/hour):
+- on demand: `dph_total` (GPU + the `allocated_storage` disk we ask for);
+- spot: `min_bid`, the interruptible floor, when the host allows bids.
+Stock: each offer is one rentable slot, so its GPUs are available when it is
+rentable and not rented. `gpu_ram` (MB per GPU) tells the 48 GB RTX 4090 from
+the 24 GB one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from scrapy.http import Request, Response
+
+from scrapers import gpus, parsing
+from scrapers.items import OfferItem
+from scrapers.platform import PlatformSpider
+from scrapers.rejects import RejectedOffer
+
+BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
+# SkyPilot asks for 10000, gpuhunt 3000; the whole verified market fits in 10000.
+OFFER_LIMIT = 10_000
+# The vast CLI's default disk (GiB); it is part of `dph_total`.
+ALLOCATED_STORAGE_GIB = 5.0
+MB_PER_GB = 1024  # Vast's "MB" are MiB: an 80 GB card reports ~81559
+REQUIRED = ("id", "num_gpus", "gpu_name", "dph_total")
+KEPT = (
+    "machine_id",
+    "host_id",
+    "dph_base",
+    "storage_cost",
+    "reliability2",
+    "verification",
+    "cuda_max_good",
+    "gpu_ram",
+    "cpu_cores_effective",
+    "cpu_ram",
+    "disk_space",
+    "inet_down",
+    "inet_up",
+)
+
+
+class VastaiSpider(PlatformSpider):
+    name = "vastai"
+
+    def first_requests(self) -> Iterable[Request]:
+        query = {
+            "verified": {"eq": True},
+            "external": {"eq": False},
+            "rentable": {"eq": True},
+            "rented": {"eq": False},
+            "type": "on-demand",
+            "allocated_storage": ALLOCATED_STORAGE_GIB,
+            "order": [["score", "desc"]],
+            "limit": OFFER_LIMIT,
+        }
+        yield self.request(BUNDLES_URL, self.parse_bundles, json_body=query)
+
+    def parse_bundles(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
+        payload = parsing.json_body(response)
+        parsing.check_error_envelope(payload)
+        rows = parsing.dig(payload, "offers")
+        complete, incomplete = parsing.split_complete(rows, REQUIRED, "offers")
+        for row in incomplete:
+            yield self.reject(response, "record_incomplete", row)
+        for row in complete:
+            yield from self.offers_of(response, row)
+        if len(rows) >= OFFER_LIMIT:
+            self.mark_partial(f"Vast returned {len(rows)} offers, the request's limit: the market has more")
+
+    def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
+        gpu_count = int(parsing.number(row["num_gpus"]) or 0)
+        gpu_ram_mb = parsing.number(row.get("gpu_ram"))
+        gpu = gpus.identify(str(row["gpu_name"]), gpu_ram_mb / MB_PER_GB if gpu_ram_mb else None)
+        rentable = row.get("rentable")
+        slot_free = None if rentable is None else bool(rentable) and not row.get("rented")
+        shared = {
+            "offer_id": str(row["id"]),
+            "gpu_name_raw": str(row["gpu_name"]),
+            "gpu_count": gpu_count,
+            "price_currency": "USD",
+            "price_per": "instance",
+            "billing_period": "hour",
+            # ", US" (no city) is as common as "Texas, US".
+            "region": str(row.get("geolocation") or "").strip(", ") or None,
+            "available_gpus": parsing.stock_from_slot(slot_free, gpu_count),
+            "extra": {key: row[key] for key in KEPT if row.get(key) is not None},
+        }
+        on_demand = parsing.number(row["dph_total"])
+        if on_demand is None:
+            yield self.reject(response, "price_missing", row)
+        else:
+            yield self.offer(response, gpu, price_amount=on_demand, pricing_type="on_demand", **shared)
+        min_bid = parsing.number(row.get("min_bid"))
+        if min_bid is not None:
+            yield self.offer(response, gpu, price_amount=min_bid, pricing_type="spot", **shared)

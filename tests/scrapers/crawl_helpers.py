@@ -1,0 +1,56 @@
+"""Helpers for the scrapers tests: expected items, a token-free environment, crawl settings
+that point a spider at a loopback server."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING
+from scrapers.runner import fixture_dir, spider_class
+
+TOKEN_VARIABLES = ("AUTODL_TOKEN", "GPUSHARE_TOKEN", "LAMBDA_API_KEY")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def canonical(items: list[dict[str, Any]]) -> list[str]:
+    """Items as sorted JSON strings: fan-out spiders answer in no fixed order."""
+    return sorted(json.dumps(item, sort_keys=True, ensure_ascii=False) for item in items)
+
+
+def expected_items(platform: str, with_token: bool = False) -> list[dict[str, Any]]:
+    name = "expected.token.jsonl" if with_token else "expected.jsonl"
+    return read_jsonl(fixture_dir(platform) / name)
+
+
+def crawl_env(platform: str | None = None, token: str | None = None) -> dict[str, str]:
+    """The test process environment without real tokens; with `token`, the platform's token set to it."""
+    env = {key: value for key, value in os.environ.items() if key not in TOKEN_VARIABLES}
+    if platform is not None and token is not None:
+        spec = spider_class(platform).token
+        assert spec is not None, f"{platform} takes no token"
+        env[spec.env] = token
+    return env
+
+
+def default_token(platform: str) -> str | None:
+    """A dummy token for spiders that cannot run without one; None for the others."""
+    spec = spider_class(platform).token
+    return "test-token" if spec is not None and spec.required else None
+
+
+def loopback_settings(server_url: str, **extra: Any) -> dict[str, Any]:
+    """Crawl settings for a loopback server: no politeness delays, quick backoff, short timeout."""
+    return {
+        ORIGIN_OVERRIDE_SETTING: server_url,
+        "AUTOTHROTTLE_ENABLED": "False",
+        "DOWNLOAD_DELAY": "0",
+        "RETRY_BACKOFF_BASE_S": "0.05",
+        "DOWNLOAD_TIMEOUT": "1",
+        **extra,
+    }

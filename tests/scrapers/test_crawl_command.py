@@ -1,0 +1,111 @@
+"""`gpuplan crawl`: one platform or all, a summary table, and an exit status that means something."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuplan.cli import app
+from gpuplan.commands import crawl as crawl_command
+from scrapers.runner import CrawlSummary, platforms
+
+
+def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(app, ["crawl", *args], env=env)
+
+
+def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
+    result = _invoke("vastai", "--offline", "--out-dir", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "vastai: ok (22 offers)" in result.output
+    assert (tmp_path / "vastai.jsonl").is_file()
+    assert CrawlSummary.read(tmp_path / "vastai.summary.json").status == "ok"
+
+
+def test_output_file_puts_the_feed_where_asked(tmp_path: Path) -> None:
+    target = tmp_path / "feeds" / "vast-today.jsonl"
+    result = _invoke("vastai", "--offline", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    summary = CrawlSummary.read(tmp_path / "feeds" / "vastai.summary.json")
+    assert summary.feed == str(target.resolve()) and target.is_file()
+
+
+def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
+    result = _invoke("datacrunch", "--offline", env={"GPUPLAN_CRAWL_DIR": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    (summary,) = tmp_path.glob("offline/*/datacrunch.summary.json")
+    assert CrawlSummary.read(summary).offline
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give one PLATFORM or --all"),
+        (("vastai", "--all"), "give one PLATFORM or --all"),
+        (("--all", "-o", "x.jsonl"), "--output and --record take one platform"),
+        (("nope", "--offline"), "unknown platform 'nope'"),
+    ],
+)
+def test_usage_errors_say_what_is_wrong(args: tuple[str, ...], message: str) -> None:
+    result = _invoke(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def _summary(platform: str, status: str) -> CrawlSummary:
+    offers = 3 if status in ("ok", "partial") else 0
+    return CrawlSummary(
+        platform=platform,
+        status=status,
+        error=None if status == "ok" else f"{platform} went {status}",
+        started_at="2026-11-30T06:00:00Z",
+        finished_at="2026-11-30T06:00:02Z",
+        items_yielded=offers,
+        offline=True,
+        stats={"rejected": 1, "stock_known": 2, "stock_unknown": 1, "duration_s": 2.0},
+    )
+
+
+@pytest.mark.parametrize(
+    ("statuses", "exit_code"),
+    [
+        (["failed", "ok"], 0),
+        (["failed", "partial"], 0),
+        (["failed", "skipped"], 1),
+        (["failed", "failed"], 1),
+    ],
+)
+def test_all_continues_past_failures_and_exits_1_only_when_nothing_was_crawled(
+    statuses: list[str], exit_code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = iter(statuses)
+    calls: list[str] = []
+
+    def fake_run_crawl(platform: str, out_dir: Path, **_: Any) -> CrawlSummary:
+        calls.append(platform)
+        return _summary(platform, next(names))
+
+    monkeypatch.setattr(crawl_command, "platforms", lambda: ["alpha", "beta"])
+    monkeypatch.setattr(crawl_command, "run_crawl", fake_run_crawl)
+    result = _invoke("--all", "--offline", "--out-dir", str(tmp_path))
+    assert calls == ["alpha", "beta"]
+    assert result.exit_code == exit_code, result.output
+    after_table = result.output[result.output.index("crawl summary") :]
+    assert "alpha" in after_table and "beta" in after_table
+    assert "alpha failed: alpha went failed" in after_table
+
+
+def test_all_runs_every_platform_of_the_spider_loader(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[str] = []
+    monkeypatch.setattr(
+        crawl_command,
+        "run_crawl",
+        lambda platform, *a, **k: seen.append(platform) or _summary(platform, "ok"),
+    )
+    assert _invoke("--all", "--out-dir", str(tmp_path)).exit_code == 0
+    assert seen == platforms()

@@ -1,0 +1,97 @@
+"""Raw GPU names -> canonical models of sizing/data/gpus.csv, never guessed."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from scrapers.gpus import CANONICAL_MODELS, GpuIdentity, identify, identify_first
+
+GPUS_CSV = Path(__file__).parents[2] / "sizing" / "data" / "gpus.csv"
+
+CASES = [
+    # (raw name, memory hint GB, gpu_model, gpu_memory_gb, gpu_form)
+    ("NVIDIA H100 80GB HBM3", None, "H100 SXM 80GB", 80, "SXM"),  # RunPod id: HBM3 is the SXM board
+    ("H100 SXM", None, "H100 SXM 80GB", 80, "SXM"),
+    ("H100_SXM5_80GB", None, "H100 SXM 80GB", 80, "SXM"),
+    ("gpu_1x_h100_sxm5", None, "H100 SXM 80GB", 80, "SXM"),  # Lambda instance type
+    ("H100 PCIe", None, "H100 PCIe 80GB", 80, "PCIe"),
+    ("NVIDIA H100 NVL", 94, "H100 NVL 94GB", 94, "NVL"),
+    ("H100", 94, "H100 NVL 94GB", 94, "NVL"),  # only the NVL has 94 GB
+    ("H100", 80, None, 80, None),  # SXM or PCIe: not guessed
+    ("A100-SXM4-80GB", None, "A100 SXM 80GB", 80, "SXM"),
+    ("NVIDIA A100 80GB PCIe", None, "A100 PCIe 80GB", 80, "PCIe"),
+    ("A100 SXM4", 81920 / 1024, "A100 SXM 80GB", 80, "SXM"),  # Vast: gpu_ram in MiB
+    ("1x A100 (40 GB SXM4)", None, "A100 SXM 40GB", 40, "SXM"),  # Lambda description
+    ("A100", None, None, None, None),
+    ("Tesla V100-SXM2-16GB", None, "V100 SXM 16GB", 16, "SXM"),
+    ("Tesla V100-PCIE-16GB", None, "V100 PCIe 16GB", 16, "PCIe"),
+    ("Tesla V100", 16, None, 16, None),
+    ("RTX 4090", None, "RTX 4090 24GB", 24, None),
+    ("NVIDIA GeForce RTX 4090", 24, "RTX 4090 24GB", 24, None),
+    ("RTX 4090", 48, "RTX 4090 48GB", 48, None),  # the modified card: a different product
+    ("RTX 4090", 49140 / 1024, "RTX 4090 48GB", 48, None),  # Vast's 49140 MiB
+    ("4090 48G", None, "RTX 4090 48GB", 48, None),
+    ("RTX 4090", 32, None, 32, None),  # no such card: not merged into 24 or 48
+    ("RTX 4090D", None, "RTX 4090D 24GB", 24, None),
+    ("4090D", None, "RTX 4090D 24GB", 24, None),
+    ("RTX 4090D 48G", None, None, 48, None),  # not in the catalog
+    ("RTX 3090 Ti", 24, None, 24, None),  # a different product from the RTX 3090
+    ("RTX 3090", None, "RTX 3090 24GB", 24, None),
+    ("RTX 5090", 32607 / 1024, "RTX 5090 32GB", 32, None),
+    ("RTX 6000Ada", None, "RTX 6000 Ada 48GB", 48, None),  # Vast spelling
+    ("NVIDIA RTX 6000 Ada Generation", 48, "RTX 6000 Ada 48GB", 48, None),  # RunPod id
+    ("RTX A6000 48GB", None, "RTX A6000 48GB", 48, None),
+    ("RTX PRO 6000", 96, None, 96, None),
+    ("H20", None, None, None, None),  # 96 or 141 GB: not guessed
+    ("H20", 96, "H20 96GB", 96, None),
+    ("H20 141G", None, "H20 141GB", 141, None),
+    ("H200", None, "H200 SXM 141GB", 141, "SXM"),  # NVIDIA sells "H200" (SXM) and "H200 NVL"
+    ("NVIDIA H200 NVL", 143, "H200 NVL 141GB", 141, "NVL"),  # RunPod reports 143 GB
+    ("H200", 143771 / 1024, "H200 SXM 141GB", 141, "SXM"),
+    ("H800", None, None, None, None),  # SXM or PCIe: not guessed
+    ("H800 SXM5 80GB", None, "H800 SXM 80GB", 80, "SXM"),
+    ("A800 80G", None, None, 80, None),
+    ("A800 PCIE", None, "A800 PCIe 80GB", 80, "PCIe"),
+    ("L20", None, "L20 48GB", 48, None),
+    ("L40S", None, "L40S 48GB", 48, None),
+    ("L40", None, "L40 48GB", 48, None),
+    ("NVIDIA L4", 24, "L4 24GB", 24, None),
+    ("1x A10 (24 GB PCIe)", None, "A10 24GB", 24, None),
+    ("A10G", 24, None, 24, None),  # AWS's A10G is not Lambda's A10
+    ("GH200 (96 GB)", None, "GH200 96GB", 96, None),
+    ("B200 SXM6 180GB", None, "B200 180GB", 180, None),
+    ("AMD Instinct MI300X OAM", 192, "MI300X 192GB", 192, None),
+    ("Ascend 910B", None, "Ascend 910B 64GB", 64, None),
+    ("910B2", None, "Ascend 910B2 64GB", 64, None),
+    ("昇腾910B", None, "Ascend 910B 64GB", 64, None),
+    ("华为昇腾910B3", None, "Ascend 910B3 64GB", 64, None),
+    ("Mystery GPU 9000", 24, None, 24, None),
+    ("", None, None, None, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "hint", "model", "memory", "form"), CASES, ids=[c[0] or "empty" for c in CASES]
+)
+def test_identify(
+    raw: str, hint: float | None, model: str | None, memory: float | None, form: str | None
+) -> None:
+    assert identify(raw, hint) == GpuIdentity(model, memory, form)
+
+
+def test_every_canonical_name_is_a_row_of_the_sizing_catalog() -> None:
+    with GPUS_CSV.open(encoding="utf-8", newline="") as rows:
+        catalog = {row["gpu_model"] for row in csv.DictReader(rows)}
+    assert catalog >= CANONICAL_MODELS, f"not in sizing/data/gpus.csv: {sorted(CANONICAL_MODELS - catalog)}"
+
+
+def test_every_identified_model_is_canonical() -> None:
+    assert {c[2] for c in CASES if c[2]} <= CANONICAL_MODELS
+
+
+def test_identify_first_falls_back_to_the_next_name() -> None:
+    assert identify_first(["Tesla V100", "V100 SXM2 32GB"], 32).gpu_model == "V100 SXM 32GB"
+    assert identify_first(["Mystery", ""], 24) == GpuIdentity(None, 24, None)

@@ -1,0 +1,84 @@
+"""Every spider ships a snapshot; replaying it offline through Scrapy writes exactly its expected items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from crawl_helpers import canonical, crawl_env, default_token, expected_items, read_jsonl
+
+from scrapers.replay import SNAPSHOT_FILE, Snapshot
+from scrapers.runner import FIXTURES, CrawlSummary, fixture_dir, platforms, run_crawl, spider_class
+
+TESTS = Path(__file__).parent
+
+
+def test_the_spider_loader_lists_the_platforms() -> None:
+    names = platforms()
+    assert {"vastai", "runpod", "lambda", "datacrunch"} <= set(names)
+    for name in names:
+        assert spider_class(name).name == name
+        assert spider_class(name).__module__ == f"scrapers.spiders.{name}", "file name = spider name = slug"
+
+
+@pytest.mark.parametrize("platform", platforms())
+def test_every_spider_has_a_snapshot_with_expected_items(platform: str) -> None:
+    folder = fixture_dir(platform)
+    assert (folder / SNAPSHOT_FILE).is_file(), f"{platform}: add scrapers/fixtures/{platform}/snapshot.json"
+    snapshot = Snapshot.load(folder)
+    assert snapshot.exchanges, f"{platform}: the snapshot holds no exchanges"
+    assert snapshot.meta.get("platform") == platform
+    assert read_jsonl(folder / "expected.jsonl"), f"{platform}: expected.jsonl is missing or empty"
+    if snapshot.synthetic:
+        assert snapshot.meta.get("follows"), (
+            f"{platform}: a synthetic snapshot names the documentation it follows"
+        )
+        readme = (folder / "README.md").read_text("utf-8")
+        assert "SYNTHETIC" in readme, f"{platform}: README.md must say the snapshot is synthetic"
+
+
+@pytest.mark.parametrize("platform", platforms())
+def test_every_spider_has_its_own_fault_tests(platform: str) -> None:
+    assert (TESTS / f"test_spider_{platform}.py").is_file(), (
+        f"{platform}: add tests/scrapers/test_spider_{platform}.py (error envelope, empty result, "
+        "unknown GPU, absurd prices)"
+    )
+
+
+def test_every_fixture_folder_belongs_to_a_spider() -> None:
+    folders = {path.name for path in FIXTURES.iterdir() if path.is_dir() and not path.name.startswith("_")}
+    assert folders <= set(platforms()), f"fixture folders without a spider: {folders - set(platforms())}"
+
+
+@pytest.mark.parametrize("platform", platforms())
+def test_offline_replay_writes_the_expected_items(platform: str, tmp_path: Path) -> None:
+    summary = run_crawl(platform, tmp_path, offline=True, env=crawl_env(platform, default_token(platform)))
+    assert (summary.status, summary.error) == ("ok", None)
+    assert summary.offline and summary.source == "crawl"
+    written = read_jsonl(Path(summary.feed))
+    assert canonical(written) == canonical(expected_items(platform))
+    assert summary.items_yielded == len(written)
+    on_disk = json.loads((tmp_path / f"{platform}.summary.json").read_text("utf-8"))
+    assert CrawlSummary(**on_disk) == summary
+    assert set(on_disk) == {
+        "platform",
+        "status",
+        "error",
+        "started_at",
+        "finished_at",
+        "items_yielded",
+        "offline",
+        "source",
+        "feed",
+        "stats",
+    }
+
+
+@pytest.mark.parametrize(
+    "platform", [p for p in platforms() if (fixture_dir(p) / "expected.token.jsonl").is_file()]
+)
+def test_offline_replay_with_a_token_takes_the_token_path(platform: str, tmp_path: Path) -> None:
+    summary = run_crawl(platform, tmp_path, offline=True, env=crawl_env(platform, "offline-test-token"))
+    assert (summary.status, summary.error) == ("ok", None)
+    assert canonical(read_jsonl(Path(summary.feed))) == canonical(expected_items(platform, with_token=True))

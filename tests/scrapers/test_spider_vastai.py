@@ -1,0 +1,144 @@
+"""Vast.ai spider: what the bundles answer becomes, including its faults."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from crawl_harness import drive, json_of, snapshot_of, with_exchange
+
+from scrapers.spiders import vastai
+
+
+def _with_offers(offers: list[dict[str, Any]]) -> Any:
+    return with_exchange(snapshot_of("vastai"), 0, body={"offers": offers})
+
+
+def _first_offer(**changes: Any) -> list[dict[str, Any]]:
+    offers = json_of(snapshot_of("vastai").exchanges[0])["offers"]
+    offers[0].update(changes)
+    return offers
+
+
+def test_both_prices_of_an_offer_per_instance() -> None:
+    outcome = drive("vastai")
+    h100 = [o for o in outcome.offers if o.offer_id == "28941032"]
+    assert {(o.pricing_type, o.price_amount) for o in h100} == {("on_demand", 3.7355), ("spot", 2.2)}
+    assert all(o.price_per == "instance" and o.gpu_count == 2 and o.available_gpus == 2 for o in h100)
+
+
+def test_gpu_ram_tells_the_48gb_rtx_4090_from_the_24gb_one() -> None:
+    models = {o.offer_id: o.gpu_model for o in drive("vastai").offers if o.gpu_name_raw == "RTX 4090"}
+    assert models == {"29005117": "RTX 4090 24GB", "29005118": "RTX 4090 48GB"}
+
+
+def test_an_offer_without_min_bid_has_no_spot_price() -> None:
+    pricing = {o.pricing_type for o in drive("vastai").offers if o.offer_id == "29005118"}
+    assert pricing == {"on_demand"}
+
+
+@pytest.mark.parametrize(
+    ("changes", "available"),
+    [
+        ({"rentable": True, "rented": False}, 1),
+        ({"rented": True}, 0),
+        ({"rentable": False}, 0),
+        ({"rentable": None}, None),
+    ],
+)
+def test_stock_is_the_slot_when_rentable(changes: dict[str, Any], available: int | None) -> None:
+    outcome = drive("vastai", _with_offers(_first_offer(**changes)))
+    assert {o.available_gpus for o in outcome.offers if o.offer_id == "28941031"} == {available}
+
+
+def test_an_error_envelope_with_http_200_fails_the_crawl() -> None:
+    outcome = drive(
+        "vastai",
+        with_exchange(
+            snapshot_of("vastai"),
+            0,
+            body={"success": False, "error": "invalid_request", "msg": "Invalid query"},
+        ),
+    )
+    assert outcome.status == "failed"
+    assert "invalid_request: Invalid query" in outcome.error
+    assert outcome.offers == []
+
+
+def test_an_http_400_envelope_fails_with_its_message() -> None:
+    snapshot = with_exchange(
+        snapshot_of("vastai"),
+        0,
+        status=400,
+        body={"error": "invalid_request", "msg": "must be dict of conditions"},
+    )
+    outcome = drive("vastai", snapshot)
+    assert outcome.status == "failed"
+    assert outcome.error == (
+        "HTTP 400 from https://console.vast.ai/api/v0/bundles/: invalid_request: must be dict of conditions"
+    )
+
+
+def test_an_empty_offer_list_is_a_failure_not_zero_offers() -> None:
+    outcome = drive("vastai", _with_offers([]))
+    assert outcome.status == "failed"
+    assert outcome.error.startswith("the platform answered with no offers")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"results": []}, "no 'offers' at the top level (found: results)"),
+        ({"offers": [{"ask_id": 1, "price": 0.3}]}, "none of the 1 offers has the fields the spider reads"),
+    ],
+)
+def test_a_layout_change_is_a_failure_with_the_reason(body: Any, message: str) -> None:
+    outcome = drive("vastai", with_exchange(snapshot_of("vastai"), 0, body=body))
+    assert outcome.status == "failed"
+    assert message in outcome.error
+
+
+def test_an_unknown_gpu_is_kept_with_its_raw_name_and_counted() -> None:
+    outcome = drive("vastai", _with_offers(_first_offer(gpu_name="Mystery GPU 9000")))
+    assert outcome.status == "ok"
+    mystery = [o for o in outcome.offers if o.gpu_name_raw == "Mystery GPU 9000"]
+    assert len(mystery) == 2 and all(o.gpu_model is None for o in mystery)
+    assert mystery[0].gpu_memory_gb == 79.6  # the platform's 81559 MB, kept
+    assert "Mystery GPU 9000" in outcome.stats["gpuplan/unknown_gpus"]
+
+
+@pytest.mark.parametrize(
+    ("price", "reason"), [(0, "price_not_positive"), (-1.5, "price_not_positive"), (1e6, "price_absurd")]
+)
+def test_absurd_prices_are_rejected_counted_and_kept(price: float, reason: str) -> None:
+    outcome = drive("vastai", _with_offers(_first_offer(dph_total=price, min_bid=price)))
+    assert outcome.status == "ok", "one bad quote does not fail the crawl"
+    assert [r.reason for r in outcome.rejected] == [reason, reason]
+    assert outcome.rejected[0].raw["price_amount"] == price
+    assert outcome.stats[f"gpuplan/rejected/{reason}"] == 2
+    assert len(outcome.offers) == 20
+
+
+def test_a_crawl_whose_every_quote_is_rejected_fails() -> None:
+    offers = [{**offer, "dph_total": 0, "min_bid": None} for offer in _first_offer()]
+    outcome = drive("vastai", _with_offers(offers))
+    assert outcome.status == "failed"
+    assert outcome.error == "all 12 quotes were rejected (price_not_positive ×12)"
+
+
+def test_an_incomplete_offer_is_rejected_not_dropped() -> None:
+    offers = _first_offer()
+    del offers[0]["gpu_name"]
+    outcome = drive("vastai", _with_offers(offers))
+    assert outcome.status == "ok"
+    assert [r.reason for r in outcome.rejected] == ["record_incomplete"]
+
+
+def test_a_full_page_marks_the_crawl_partial(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vastai, "OFFER_LIMIT", 12)
+    snapshot = snapshot_of("vastai")
+    query = {**json.loads(snapshot.exchanges[0].body_key), "limit": 12}
+    outcome = drive("vastai", with_exchange(snapshot, 0, body_key=json.dumps(query)))
+    assert outcome.status == "partial"
+    assert "Vast returned 12 offers, the request's limit" in outcome.error
