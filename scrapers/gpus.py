@@ -13,7 +13,7 @@ Rules (why each one exists):
   never merged: an "RTX 4090" with 48 GB is the modified 48 GB card, a
   different product from the 24 GB one.
 - Only when exactly one catalog row fits what is known do we name it. Anything
-  ambiguous ("A800 80G": SXM or PCIe?) or unknown returns `gpu_model=None`;
+  ambiguous (a bare "H20": 96 or 141 GB?) or unknown returns `gpu_model=None`;
   the offer is kept with its raw name, and the warehouse flags it. We never guess.
 """
 
@@ -94,7 +94,14 @@ _FAMILIES: tuple[_Family, ...] = (
         r"H100",
         [("SXM", 80, "H100 SXM 80GB"), ("PCIe", 80, "H100 PCIe 80GB"), ("NVL", 94, "H100 NVL 94GB")],
     ),
-    _family("H800", r"H800", [("SXM", 80, "H800 SXM 80GB"), ("PCIe", 80, "H800 PCIe 80GB")]),
+    # Chinese platforms often write "H800" / "A800 80G" without the form: those map to
+    # the form-less catalog rows, which assume the slower PCIe figures (never a guess
+    # that overstates speed). A stated form always wins.
+    _family(
+        "H800",
+        r"H800",
+        [("SXM", 80, "H800 SXM 80GB"), ("PCIe", 80, "H800 PCIe 80GB"), (None, 80, "H800 80GB")],
+    ),
     _family("H20", r"H20", [(None, 96, "H20 96GB"), (None, 141, "H20 141GB")]),
     _family(
         "A100",
@@ -106,7 +113,11 @@ _FAMILIES: tuple[_Family, ...] = (
             ("PCIe", 80, "A100 PCIe 80GB"),
         ],
     ),
-    _family("A800", r"A800", [("SXM", 80, "A800 SXM 80GB"), ("PCIe", 80, "A800 PCIe 80GB")]),
+    _family(
+        "A800",
+        r"A800",
+        [("SXM", 80, "A800 SXM 80GB"), ("PCIe", 80, "A800 PCIe 80GB"), (None, 80, "A800 80GB")],
+    ),
     _family(
         "V100",
         r"V100",
@@ -260,6 +271,11 @@ def _resolve(family: _Family, words: list[str], memory_hint_gb: float | None) ->
         candidates = [v for v in candidates if v.form == family.bare_form]
     if memory is None and len(candidates) > 1 and family.bare_memory_gb is not None:
         candidates = [v for v in candidates if v.memory_gb == family.bare_memory_gb]
+    if form is None and len(candidates) > 1:
+        # A form-less catalog row stands for "form not stated" where the family has one.
+        unstated = [v for v in candidates if v.form is None]
+        if len(unstated) == 1:
+            candidates = unstated
     if len(candidates) != 1:
         return GpuIdentity(None, memory, form)
     variant = candidates[0]

@@ -51,9 +51,11 @@ CASES = [
     ("H200", None, "H200 SXM 141GB", 141, "SXM"),  # NVIDIA sells "H200" (SXM) and "H200 NVL"
     ("NVIDIA H200 NVL", 143, "H200 NVL 141GB", 141, "NVL"),  # RunPod reports 143 GB
     ("H200", 143771 / 1024, "H200 SXM 141GB", 141, "SXM"),
-    ("H800", None, None, None, None),  # SXM or PCIe: not guessed
+    ("H800", None, "H800 80GB", 80, None),  # form not stated: the form-less row, PCIe figures
     ("H800 SXM5 80GB", None, "H800 SXM 80GB", 80, "SXM"),
-    ("A800 80G", None, None, 80, None),
+    ("A800 80G", None, "A800 80GB", 80, None),
+    ("H800 80G", None, "H800 80GB", 80, None),
+    ("H20", None, None, None, None),  # 96 or 141 GB: not guessed
     ("A800 PCIE", None, "A800 PCIe 80GB", 80, "PCIe"),
     ("L20", None, "L20 48GB", 48, None),
     ("L40S", None, "L40S 48GB", 48, None),
