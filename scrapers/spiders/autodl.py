@@ -1,0 +1,223 @@
+"""AutoDL (autodl.com): the GPU market a logged-in user sees, with each region's stock.
+
+Needs `AUTODL_TOKEN`: the JWT the web app keeps in `localStorage.token` after login, sent
+as `Authorization: <token>` (no "Bearer"; cookies alone are not enough). Without it the
+crawl is skipped. The token expires: AutoDL then still answers HTTP 200, with code
+"AuthorizeFailed" / msg "登录超时", and the crawl fails saying the token was refused.
+
+Sources (price-sources.md §4.1), envelope `{"code": "Success" | "OK" | <error>, "msg", "data"}`:
+- market list `POST https://www.autodl.com/api/v1/user/machine/list` with the body the web
+  UI sends (pay-as-you-go, machines with at least one idle GPU, every region and GPU type),
+  pages `page_index` 1..`data.max_page`. One offer per machine, rented by the card:
+  `payg_price` in 厘 (1/1000 CNY) per GPU-hour, `gpu_idle_num` idle GPUs as stock (0 when
+  `gpu_order_num` is 0: the machine takes no orders), `region_name` ("西北B区") as region.
+  CPU-only machines (`chip_corp` "cpu") are not GPU offers and are left out.
+- region stock `POST https://www.autodl.com/api/v1/machine/region/gpu_type` with
+  `{"region_sign_list": [sign]}` -> `data: [{"RTX 4090": {"idle_gpu_num", "total_gpu_num"}}, ...]`,
+  asked once per region sign the list names. Each offer carries its region's idle and total
+  GPUs of its type in `extra` (`region_idle_gpus`, `region_total_gpus`: how much market stands
+  behind the machine). An offer waits for its region's answer; when that answer fails, the
+  failure is recorded and the offer goes out without the figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapy.http import Request, Response
+from twisted.python.failure import Failure
+
+from scrapers import gpus, parsing
+from scrapers.items import OfferItem
+from scrapers.platform import PlatformSpider, Token
+from scrapers.rejects import RejectedOffer
+
+LIST_URL = "https://www.autodl.com/api/v1/user/machine/list"
+REGION_STOCK_URL = "https://www.autodl.com/api/v1/machine/region/gpu_type"
+OK_CODES = ("Success", "OK")
+AUTH_FAILED_CODE = "AuthorizeFailed"
+# The web UI asks for 10; the loop follows `max_page`, so a smaller server-side cap loses nothing.
+PAGE_SIZE = 100
+BYTES_PER_GIB = 1024**3  # `mem_per_gpu` is in bytes
+REQUIRED = ("machine_id", "gpu_name", "payg_price")
+
+
+def list_body(page: int) -> dict[str, Any]:
+    """The market query the web UI sends (price-sources.md §4.1), unfiltered, for one page."""
+    return {
+        "charge_type": "payg",
+        "region_sign": "",
+        "region_sign_list": [],
+        "gpu_type_name": [],
+        "machine_tag_name": [],
+        "gpu_idle_num": 1,
+        "mount_net_disk": False,
+        "instance_disk_size_order": "",
+        "date_range": "",
+        "date_from": "",
+        "date_to": "",
+        "page_index": page,
+        "page_size": PAGE_SIZE,
+        "pay_price_order": "",
+        "gpu_idle_type": "",
+        "default_order": True,
+    }
+
+
+def token_refused(payload: Any) -> bool:
+    """AutoDL's answer to a missing or expired token (HTTP 200): AuthorizeFailed / 登录超时."""
+    if not isinstance(payload, Mapping):
+        return False
+    return payload.get("code") == AUTH_FAILED_CODE or "登录" in str(payload.get("msg") or "")
+
+
+@dataclass
+class _RegionStock:
+    """One region sign's stock per GPU name, and the offers waiting for it (figures None = asked)."""
+
+    waiting: list[OfferItem] = field(default_factory=list)
+    figures: dict[str, Mapping[str, Any]] | None = None
+
+
+class AutodlSpider(PlatformSpider):
+    name = "autodl"
+    token = Token(setting="autodl_token", env="AUTODL_TOKEN", required=True)
+
+    def first_requests(self) -> Iterable[Request]:
+        self._headers = {"Authorization": self.token_value() or ""}
+        self._regions: dict[str, _RegionStock] = {}
+        yield self._list_request(1)
+
+    def _list_request(self, page: int) -> Request:
+        return self.request(
+            LIST_URL, self.parse_list, json_body=list_body(page), headers=self._headers, meta={"page": page}
+        )
+
+    def _payload(self, response: Response) -> Any:
+        """The answer's JSON, checked: a refused token or an error code raise ErrorEnvelope."""
+        payload = parsing.json_body(response)
+        if token_refused(payload):
+            raise parsing.ErrorEnvelope(
+                f"AutoDL refused AUTODL_TOKEN ({payload.get('code')}: {payload.get('msg') or 'no message'}): "
+                "it has expired or is wrong; log in to autodl.com again and copy localStorage.token"
+            )
+        parsing.check_code(payload, ok_codes=OK_CODES)
+        return payload
+
+    # --- the market list --------------------------------------------------------
+
+    def parse_list(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
+        payload = self._payload(response)
+        rows = parsing.dig(payload, "data", "list")
+        complete, incomplete = parsing.split_complete(rows, REQUIRED, "machines")
+        for row in incomplete:
+            yield self.reject(response, "record_incomplete", row)
+        for row in complete:
+            item = self.machine_offer(response, row)
+            if isinstance(item, OfferItem) and item.extra.get("region_sign"):
+                yield from self._after_region_stock(item)
+            elif item is not None:
+                yield item
+        if response.meta["page"] == 1:
+            for page in range(2, parsing.dig(payload, "data", "max_page", expect=int) + 1):
+                yield self._list_request(page)
+
+    def machine_offer(self, response: Response, row: Mapping[str, Any]) -> OfferItem | RejectedOffer | None:
+        if str(row.get("chip_corp") or "").lower() == "cpu":
+            return None  # a CPU-only machine: no GPU to offer
+        if row.get("payg") is False:
+            return self.reject(response, "not_pay_as_you_go", row)
+        price = parsing.from_minor_units(row["payg_price"], parsing.LI)
+        if price is None:
+            return self.reject(response, "price_missing", row)
+        try:
+            idle = parsing.stock_from_count(row.get("gpu_idle_num"))
+        except parsing.LayoutChanged:
+            return self.reject(response, "stock_invalid", row)
+        if parsing.number(row.get("gpu_order_num")) == 0:
+            idle = 0
+        ram_bytes = parsing.number(row.get("mem_per_gpu"))
+        extra = {
+            "machine_alias": row.get("machine_alias"),
+            "region_sign": row.get("region_sign"),
+            "gpu_number": row.get("gpu_number"),
+            "gpu_order_num": row.get("gpu_order_num"),
+            "cpu_per_gpu": row.get("cpu_per_gpu"),
+            "ram_per_gpu_gib": round(ram_bytes / BYTES_PER_GIB, 1) if ram_bytes else None,
+            "highest_cuda_version": row.get("highest_cuda_version"),
+        }
+        return self.offer(
+            response,
+            gpus.identify(str(row["gpu_name"])),
+            offer_id=str(row["machine_id"]),
+            gpu_name_raw=str(row["gpu_name"]),
+            gpu_count=1,
+            price_amount=price,
+            price_currency="CNY",
+            price_per="gpu",
+            billing_period="hour",
+            pricing_type="on_demand",
+            region=str(row.get("region_name") or "").strip() or None,
+            available_gpus=idle,
+            extra={key: value for key, value in extra.items() if value not in (None, "")},
+        )
+
+    # --- region stock -------------------------------------------------------------
+
+    def _after_region_stock(self, offer: OfferItem) -> Iterator[OfferItem | Request]:
+        sign = str(offer.extra["region_sign"])
+        region = self._regions.get(sign)
+        if region is None:
+            self._regions[sign] = _RegionStock(waiting=[offer])
+            request = self.request(
+                REGION_STOCK_URL,
+                self.parse_region_stock,
+                json_body={"region_sign_list": [sign]},
+                headers=self._headers,
+                meta={"region_sign": sign},
+            )
+            yield request.replace(errback=self.region_stock_failed)
+        elif region.figures is None:
+            region.waiting.append(offer)
+        else:
+            yield _with_region_figures(offer, region.figures)
+
+    def parse_region_stock(self, response: Response) -> list[OfferItem]:
+        try:
+            figures = _figures_by_gpu(parsing.dig(self._payload(response), "data"))
+        except parsing.CrawlError as error:
+            self.record_failure(f"{error} (from {self.source_url(response)})")
+            figures = {}
+        return self._release(response.meta["region_sign"], figures)
+
+    def region_stock_failed(self, failure: Failure) -> list[OfferItem]:
+        self.on_request_failed(failure)
+        return self._release(failure.request.meta["region_sign"], {})
+
+    def _release(self, sign: str, figures: dict[str, Mapping[str, Any]]) -> list[OfferItem]:
+        region = self._regions[sign]
+        region.figures = figures
+        waiting, region.waiting = region.waiting, []
+        return [_with_region_figures(offer, figures) for offer in waiting]
+
+
+def _figures_by_gpu(entries: list[Any]) -> dict[str, Mapping[str, Any]]:
+    """`[{"RTX 4090": {"idle_gpu_num": 3, "total_gpu_num": 2686}}, ...]` as one dict by GPU name."""
+    figures: dict[str, Mapping[str, Any]] = {}
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            raise parsing.LayoutChanged(
+                f"region stock entries are single-key objects, got {type(entry).__name__}"
+            )
+        figures.update({str(name): counts for name, counts in entry.items() if isinstance(counts, Mapping)})
+    return figures
+
+
+def _with_region_figures(offer: OfferItem, figures: Mapping[str, Mapping[str, Any]]) -> OfferItem:
+    counts = figures.get(offer.gpu_name_raw)
+    if counts is not None:
+        offer.extra["region_idle_gpus"] = counts.get("idle_gpu_num")
+        offer.extra["region_total_gpus"] = counts.get("total_gpu_num")
+    return offer

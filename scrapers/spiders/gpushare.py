@@ -1,0 +1,126 @@
+"""恒源云 gpushare.com: the machine market a logged-in user sees.
+
+Needs `GPUSHARE_TOKEN`: the store's login token, sent as `Authorization: Bearer <token>`
+with the store's Origin and Referer (price-sources.md §4.2). Without it the crawl is
+skipped; an expired token is answered with HTTP 401, and the crawl fails saying so.
+
+Source: `GET https://api.gpushare.com/app/api/market/machine/list?models=-1&gpuName=&priceOrder=asc&pn=N&ps=50`
+-> `data.{list, total}`; page 1 says the total, pages 2..ceil(total / ps) follow.
+Per machine (one offer, rented by the card):
+- price: the `skuList` entry with `skuName` "payg". ASSUMPTION (the docs say "verify"):
+  `price` is CNY per GPU-hour as a decimal, which is how the monitoring scripts print it
+  (¥/h) and how the store lists pay-as-you-go cards. Were it in 厘 (1/1000 CNY, AutoDL's
+  unit), prices would exceed 700 CNY per GPU-hour and OfferChecks would reject them as
+  absurd; in 分 (1/100) they would pass, so the first real crawl must be checked by eye.
+  The other SKUs (weekly, monthly) are kept in `extra.sku_prices`: their names and
+  units are undocumented.
+- stock: free GPUs = `gpuNum - gpuUsed`; 0 when `isOnline` is false.
+- GPU: `baseInfo.gpuName`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from scrapy.http import Request, Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
+
+from scrapers import gpus, parsing
+from scrapers.items import OfferItem
+from scrapers.platform import PlatformSpider, Token, describe_failure
+from scrapers.rejects import RejectedOffer
+
+LIST_URL = "https://api.gpushare.com/app/api/market/machine/list"
+PAGE_SIZE = 50  # `ps` the documented monitoring scripts use
+PAY_AS_YOU_GO_SKU = "payg"
+# The store's own origin: the API answers the store's requests (price-sources.md §4.2).
+STORE_HEADERS = {"Origin": "https://www.gpushare.com", "Referer": "https://www.gpushare.com/store"}
+REFUSED_STATUSES = (401, 403)
+REQUIRED = ("id", "gpuNum", "baseInfo", "skuList")
+
+
+def page_url(page: int) -> str:
+    query = {"models": -1, "gpuName": "", "priceOrder": "asc", "pn": page, "ps": PAGE_SIZE}
+    return f"{LIST_URL}?{urlencode(query)}"
+
+
+class GpushareSpider(PlatformSpider):
+    name = "gpushare"
+    token = Token(setting="gpushare_token", env="GPUSHARE_TOKEN", required=True)
+
+    def first_requests(self) -> Iterable[Request]:
+        self._headers = {"Authorization": f"Bearer {self.token_value()}", **STORE_HEADERS}
+        yield self._page_request(1)
+
+    def _page_request(self, page: int) -> Request:
+        return self.request(page_url(page), self.parse_list, headers=self._headers, meta={"page": page})
+
+    def on_request_failed(self, failure: Failure) -> None:
+        error = failure.value
+        if isinstance(error, HttpError) and error.response.status in REFUSED_STATUSES:
+            what = describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT"))
+            self.record_failure(
+                f"gpushare refused GPUSHARE_TOKEN ({what}): it has expired or is wrong; "
+                "log in to gpushare.com again and copy a fresh token"
+            )
+            return
+        super().on_request_failed(failure)
+
+    def parse_list(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
+        payload = parsing.json_body(response)
+        parsing.check_error_envelope(payload)
+        data = parsing.dig(payload, "data", expect=dict)
+        rows = parsing.dig(data, "list")
+        complete, incomplete = parsing.split_complete(rows, REQUIRED, "machines")
+        for row in incomplete:
+            yield self.reject(response, "record_incomplete", row)
+        for row in complete:
+            yield self.machine_offer(response, row)
+        if response.meta["page"] == 1:
+            total = parsing.dig(data, "total", expect=int)
+            for page in range(2, math.ceil(total / PAGE_SIZE) + 1):
+                yield self._page_request(page)
+
+    def machine_offer(self, response: Response, row: Mapping[str, Any]) -> OfferItem | RejectedOffer:
+        info = row["baseInfo"] if isinstance(row["baseInfo"], Mapping) else {}
+        raw_name = str(info.get("gpuName") or "").strip()
+        if not raw_name:
+            return self.reject(response, "record_incomplete", row)
+        skus = row["skuList"] if isinstance(row["skuList"], list) else []
+        prices = {str(sku.get("skuName")): sku.get("price") for sku in skus if isinstance(sku, Mapping)}
+        price = parsing.number(prices.get(PAY_AS_YOU_GO_SKU))
+        if price is None:
+            return self.reject(response, "price_missing", row)
+        try:
+            free = parsing.stock_from_free(row["gpuNum"], row.get("gpuUsed"))
+        except parsing.LayoutChanged:
+            return self.reject(response, "stock_invalid", row)
+        if row.get("isOnline") is False:
+            free = 0
+        extra = {
+            "machine_name": row.get("machineName"),
+            "gpu_num": row.get("gpuNum"),
+            "cuda_version": info.get("gpuToolkitVersion"),
+            "driver_version": info.get("gpuDriverVersion"),
+            "net_download_bytes_per_s": info.get("netDownloadSpeed"),
+            "sku_prices": {name: value for name, value in prices.items() if name != PAY_AS_YOU_GO_SKU}
+            or None,
+        }
+        return self.offer(
+            response,
+            gpus.identify(raw_name),
+            offer_id=str(row["id"]),
+            gpu_name_raw=raw_name,
+            gpu_count=1,
+            price_amount=price,
+            price_currency="CNY",
+            price_per="gpu",
+            billing_period="hour",
+            pricing_type="on_demand",
+            available_gpus=free,
+            extra={key: value for key, value in extra.items() if value not in (None, "")},
+        )

@@ -1,0 +1,121 @@
+"""矩池云 matpool (now matgo.cn): the public machine pools, no login.
+
+Source: `GET https://matgo.cn/api/machine_pools?machine_category=0&page=N&per_page=100`
+(price-sources.md §4.3: `machine_category` must be the integer 0). The answer is
+`{"pools": [...], "pagination": {"num_pages": ...}}`, with no `code` field on success;
+page 1 says how many pages follow, and those are asked for next.
+
+Per pool (one rentable unit of a machine type in one zone):
+- price: `machine.hardware.discountPriceMillicent`, else `priceMillicent`, in 1/100000 CNY
+  per unit-hour. A unit is taken to be one GPU (the documented "usually 1 GPU"); a 2-GPU
+  unit would be priced here at twice its real per-GPU price, the safe side for plans.
+- stock: `max_available_units`, the units rentable now.
+- region: `domain`, the zone id, shown on the site as "1区" for 0.
+- GPU: `gpu_model` (nvidia-smi's name, e.g. "NVIDIA GeForce RTX 4090"), else
+  `hardware.gpu.gpuName`; `gpuRamMB` tells memory variants apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from scrapy.http import Request, Response
+
+from scrapers import gpus, parsing
+from scrapers.items import OfferItem
+from scrapers.platform import PlatformSpider
+from scrapers.rejects import RejectedOffer
+
+POOLS_URL = "https://matgo.cn/api/machine_pools"
+PER_PAGE = 100  # what the documented clients (quziang/matpool-gpu, matpool-cli) ask for
+MB_PER_GB = 1024  # gpuRamMB is MiB: a 24 GB card reports 24576
+REQUIRED = ("resource_pool_id", "machine")
+
+
+def page_url(page: int) -> str:
+    return f"{POOLS_URL}?{urlencode({'machine_category': 0, 'page': page, 'per_page': PER_PAGE})}"
+
+
+def zone_name(domain: Any) -> str | None:
+    """The zone as the site shows it: domain 0 is "1区"."""
+    if domain is None:
+        return None
+    number = parsing.number(domain)
+    if number is not None and number == int(number) and number >= 0:
+        return f"{int(number) + 1}区"
+    return str(domain).strip() or None
+
+
+class MatpoolSpider(PlatformSpider):
+    name = "matpool"
+
+    def first_requests(self) -> Iterable[Request]:
+        yield self.request(page_url(1), self.parse_pools, meta={"page": 1})
+
+    def parse_pools(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
+        payload = parsing.json_body(response)
+        parsing.check_error_envelope(payload)
+        if isinstance(payload, Mapping) and "pools" not in payload:
+            # Success has no code; an answer without pools that carries one is the error.
+            parsing.check_code(payload, ok_codes=())
+        pools = parsing.dig(payload, "pools")
+        complete, incomplete = parsing.split_complete(pools, REQUIRED, "machine pools")
+        for pool in incomplete:
+            yield self.reject(response, "record_incomplete", pool)
+        for pool in complete:
+            yield self.pool_offer(response, pool)
+        # After the offers: a page that lacks its pagination still delivers what it has.
+        if response.meta["page"] == 1:
+            pages = parsing.dig(payload, "pagination", "num_pages", expect=int)
+            for page in range(2, pages + 1):
+                yield self.request(page_url(page), self.parse_pools, meta={"page": page})
+
+    def pool_offer(self, response: Response, pool: Mapping[str, Any]) -> OfferItem | RejectedOffer:
+        machine = pool["machine"] if isinstance(pool["machine"], Mapping) else {}
+        hardware = machine.get("hardware") or {}
+        gpu_info = hardware.get("gpu") or {}
+        host = hardware.get("machine") or {}
+        raw_name = str(pool.get("gpu_model") or gpu_info.get("gpuName") or "").strip()
+        if not raw_name:
+            return self.reject(response, "record_incomplete", pool)
+        listed = parsing.from_minor_units(hardware.get("priceMillicent"), parsing.HUNDRED_THOUSANDTHS)
+        discounted = parsing.from_minor_units(
+            hardware.get("discountPriceMillicent"), parsing.HUNDRED_THOUSANDTHS
+        )
+        # A discount price of zero or less is no rental price: the list price applies.
+        price = discounted if discounted is not None and discounted > 0 else listed
+        if price is None:
+            return self.reject(response, "price_missing", pool)
+        try:
+            available = parsing.stock_from_count(pool.get("max_available_units"))
+        except parsing.LayoutChanged:
+            return self.reject(response, "stock_invalid", pool)
+        ram_mb = parsing.number(gpu_info.get("gpuRamMB"))
+        gpu = gpus.identify(raw_name, ram_mb / MB_PER_GB if ram_mb else None)
+        extra = {
+            "agent_id": machine.get("agentId"),
+            "driver_version": pool.get("driver_version"),
+            "gpu_ids": gpu_info.get("gpuIds"),
+            "cpu_name": host.get("cpuName"),
+            "ram_mb": host.get("ramMB"),
+            "disk_gb": host.get("diskGB"),
+            "price_cny_list": listed,
+            "price_cny_discounted": discounted,
+        }
+        return self.offer(
+            response,
+            gpu,
+            offer_id=str(pool["resource_pool_id"]),
+            gpu_name_raw=raw_name,
+            gpu_count=1,
+            price_amount=price,
+            price_currency="CNY",
+            price_per="gpu",
+            billing_period="hour",
+            pricing_type="on_demand",
+            region=zone_name(pool.get("domain")),
+            available_gpus=available,
+            extra={key: value for key, value in extra.items() if value not in (None, "")},
+        )

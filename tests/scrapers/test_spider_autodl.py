@@ -1,0 +1,194 @@
+"""AutoDL spider: the token (missing, expired, never written out), prices in 厘, stock, region stock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_helpers import crawl_env, loopback_settings, read_jsonl
+from loopback_server import serving
+
+from scrapers.runner import run_crawl
+
+PAGE_1, PAGE_2, WEST_B = 0, 1, 2  # exchanges of the autodl snapshot
+TOKEN = "eyJhbGciOiJIUzI1NiJ9.autodl-test-token"
+EXPIRED = {"code": "AuthorizeFailed", "msg": "登录超时", "data": None}
+
+
+@pytest.fixture
+def token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTODL_TOKEN", TOKEN)
+
+
+def _rows(page: int) -> list[dict[str, Any]]:
+    return json_of(snapshot_of("autodl").exchanges[page])["data"]["list"]
+
+
+def _with_rows(page: int, rows: list[dict[str, Any]]) -> Any:
+    body = json_of(snapshot_of("autodl").exchanges[page])
+    body["data"]["list"] = rows
+    return with_exchange(snapshot_of("autodl"), page, body=body)
+
+
+def test_without_a_token_the_crawl_is_skipped_and_nothing_is_asked() -> None:
+    outcome = drive("autodl")
+    assert (outcome.status, outcome.error) == (
+        "skipped",
+        "skipped: autodl needs a login token; set AUTODL_TOKEN",
+    )
+    assert outcome.requests == []
+
+
+def test_without_a_token_a_live_crawl_writes_a_skipped_summary(tmp_path: Path) -> None:
+    summary = run_crawl("autodl", tmp_path, env=crawl_env())
+    assert (summary.status, summary.error, summary.feed) == (
+        "skipped",
+        "skipped: autodl needs a login token; set AUTODL_TOKEN",
+        None,
+    )
+
+
+@pytest.mark.usefixtures("token")
+def test_an_expired_token_is_a_clear_failure() -> None:
+    outcome = drive("autodl", with_exchange(snapshot_of("autodl"), PAGE_1, body=EXPIRED))
+    assert outcome.status == "failed"
+    assert outcome.error.startswith("AutoDL refused AUTODL_TOKEN (AuthorizeFailed: 登录超时): it has expired")
+    assert outcome.offers == []
+
+
+@pytest.mark.usefixtures("token")
+def test_the_token_goes_in_the_authorization_header_without_bearer() -> None:
+    requests = drive("autodl").requests
+    assert {r.headers["Authorization"] for r in requests} == {TOKEN.encode()}
+    assert all(TOKEN not in r.url for r in requests)
+
+
+def test_the_token_never_reaches_the_feeds_summary_or_log(tmp_path: Path) -> None:
+    summary = run_crawl("autodl", tmp_path, offline=True, env=crawl_env("autodl", TOKEN))
+    assert summary.status == "ok"
+    written = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert {"autodl.jsonl", "autodl.summary.json", "autodl.log"} <= set(written)
+    assert [name for name, content in written.items() if TOKEN.encode() in content] == []
+    # Chinese stays as text, not \u escapes.
+    assert "西北B区".encode() in written["autodl.jsonl"]
+
+
+@pytest.mark.usefixtures("token")
+def test_both_pages_are_asked_with_the_web_ui_body() -> None:
+    requests = drive("autodl").requests
+    bodies = [json.loads(r.body) for r in requests if r.meta["source_url"].endswith("/user/machine/list")]
+    assert [(b["page_index"], b["charge_type"], b["gpu_idle_num"]) for b in bodies] == [
+        (1, "payg", 1),
+        (2, "payg", 1),
+    ]
+
+
+@pytest.mark.usefixtures("token")
+def test_prices_are_per_gpu_hour_in_yuan_from_li() -> None:
+    offers = {o.offer_id: o for o in drive("autodl").offers}
+    assert offers["2dd949a4cf"].price_amount == 2.08  # payg_price 2080 厘
+    assert offers["a41f5e6b78"].price_amount == 10.5
+    assert {(o.price_currency, o.price_per, o.gpu_count, o.billing_period) for o in offers.values()} == {
+        ("CNY", "gpu", 1, "hour")
+    }
+
+
+@pytest.mark.usefixtures("token")
+def test_stock_is_the_idle_gpus_and_zero_when_the_machine_takes_no_orders() -> None:
+    offers = {o.offer_id: o for o in drive("autodl").offers}
+    assert offers["2dd949a4cf"].available_gpus == 3
+    assert offers["a41f5e6b78"].available_gpus == 0  # gpu_order_num 0
+
+
+@pytest.mark.usefixtures("token")
+def test_regions_keep_their_chinese_names_and_gpus_map_to_the_catalog() -> None:
+    offers = {o.offer_id: o for o in drive("autodl").offers}
+    assert (offers["2dd949a4cf"].region, offers["9e0d3c7f12"].region) == ("西北B区", "华为昇腾专区")
+    assert offers["9e0d3c7f12"].gpu_model == "Ascend 910B 64GB"  # 昇腾910B
+    assert offers["7c4d1e0a93"].gpu_model == "L20 48GB"
+    # SXM or PCIe not said: the catalog's form-less rows, never a guessed form.
+    assert (offers["8b2f6a1c55"].gpu_model, offers["a41f5e6b78"].gpu_model) == ("A800 80GB", "H800 80GB")
+    assert {o.gpu_form for o in offers.values()} == {None}
+
+
+@pytest.mark.usefixtures("token")
+def test_an_unknown_card_is_kept_and_counted() -> None:
+    rows = _rows(PAGE_1)
+    rows[0]["gpu_name"] = "vGPU-32GB"
+    outcome = drive("autodl", _with_rows(PAGE_1, rows))
+    assert [o.gpu_model for o in outcome.offers if o.offer_id == "2dd949a4cf"] == [None]
+    assert outcome.stats["gpuplan/unknown_gpus"] == ["vGPU-32GB"]
+
+
+@pytest.mark.usefixtures("token")
+def test_cpu_machines_are_left_out_and_odd_rows_rejected() -> None:
+    outcome = drive("autodl")
+    assert "d2e4f6a8b0" not in {o.offer_id for o in outcome.offers}
+    assert sorted(r.reason for r in outcome.rejected) == ["not_pay_as_you_go", "record_incomplete"]
+
+
+@pytest.mark.usefixtures("token")
+def test_each_region_sign_is_asked_once_and_its_figures_go_with_the_offers() -> None:
+    outcome = drive("autodl")
+    signs = [json.loads(r.body)["region_sign_list"] for r in outcome.requests if "region/gpu_type" in r.url]
+    assert sorted(signs) == sorted([[s] for s in {o.extra["region_sign"] for o in outcome.offers}])
+    offers = {o.offer_id: o for o in outcome.offers}
+    assert (
+        offers["2dd949a4cf"].extra["region_idle_gpus"],
+        offers["2dd949a4cf"].extra["region_total_gpus"],
+    ) == (
+        37,
+        1344,
+    )
+    assert "region_idle_gpus" not in offers["b7d2c9e014"].extra  # beijing-A lists no RTX 5090
+
+
+@pytest.mark.usefixtures("token")
+def test_a_failed_region_answer_keeps_its_offers_without_figures() -> None:
+    outcome = drive("autodl", with_exchange(snapshot_of("autodl"), WEST_B, body=EXPIRED))
+    assert outcome.status == "partial"
+    assert "AutoDL refused AUTODL_TOKEN" in outcome.error
+    west_b = [o for o in outcome.offers if o.extra["region_sign"] == "west-B"]
+    assert [o.offer_id for o in west_b] == ["2dd949a4cf"]
+    assert "region_idle_gpus" not in west_b[0].extra
+
+
+def test_a_region_request_that_fails_over_http_still_delivers_its_offers(tmp_path: Path) -> None:
+    snapshot = with_exchange(
+        snapshot_of("autodl"), WEST_B, status=404, body={"code": "NotFound", "msg": "no"}
+    )
+    with serving(snapshot) as server:
+        summary = run_crawl(
+            "autodl", tmp_path, env=crawl_env("autodl", TOKEN), settings=loopback_settings(server.url)
+        )
+    assert summary.status == "partial"
+    assert summary.error.startswith("HTTP 404 from https://www.autodl.com/api/v1/machine/region/gpu_type")
+    offers = {o["offer_id"]: o for o in read_jsonl(Path(summary.feed))}
+    assert len(offers) == 8
+    assert "region_idle_gpus" not in offers["2dd949a4cf"]["extra"]
+
+
+@pytest.mark.usefixtures("token")
+def test_an_empty_market_is_a_failure() -> None:
+    outcome = drive("autodl", _with_rows(PAGE_1, []))
+    assert outcome.status == "failed"
+    assert outcome.error.startswith("the platform answered with no machines")
+
+
+@pytest.mark.usefixtures("token")
+def test_a_changed_layout_names_what_is_missing() -> None:
+    body = {"code": "Success", "msg": "", "data": {"machines": _rows(PAGE_1)}}
+    outcome = drive("autodl", with_exchange(snapshot_of("autodl"), PAGE_1, body=body))
+    assert outcome.status == "failed"
+    assert "no 'list' at ['data']" in outcome.error
+
+
+@pytest.mark.usefixtures("token")
+def test_an_absurd_price_is_rejected() -> None:
+    rows = _rows(PAGE_1)
+    rows[0]["payg_price"] = 2_080_000  # 2,080 CNY per GPU-hour
+    outcome = drive("autodl", _with_rows(PAGE_1, rows))
+    assert [r.reason for r in outcome.rejected if r.raw.get("offer_id") == "2dd949a4cf"] == ["price_absurd"]

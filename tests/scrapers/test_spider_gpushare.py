@@ -1,0 +1,136 @@
+"""恒源云 gpushare spider: the token (missing, expired -> 401), free GPUs, the payg price, pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_helpers import crawl_env
+
+from scrapers.runner import run_crawl
+
+PAGE_1, PAGE_2 = 0, 1  # exchanges of the gpushare snapshot
+TOKEN = "gpushare-test-token"
+
+
+@pytest.fixture
+def token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUSHARE_TOKEN", TOKEN)
+
+
+def _first_machine(**changes: Any) -> Any:
+    body = json_of(snapshot_of("gpushare").exchanges[PAGE_1])
+    body["data"]["list"][0].update(changes)
+    return with_exchange(snapshot_of("gpushare"), PAGE_1, body=body)
+
+
+def _offer(outcome: Any, offer_id: str) -> Any:
+    (offer,) = [o for o in outcome.offers if o.offer_id == offer_id]
+    return offer
+
+
+def test_without_a_token_the_crawl_is_skipped_and_nothing_is_asked(tmp_path: Path) -> None:
+    outcome = drive("gpushare")
+    assert (outcome.status, outcome.error) == (
+        "skipped",
+        "skipped: gpushare needs a login token; set GPUSHARE_TOKEN",
+    )
+    assert outcome.requests == []
+    assert run_crawl("gpushare", tmp_path, env=crawl_env()).status == "skipped"
+
+
+@pytest.mark.usefixtures("token")
+def test_an_expired_token_is_a_clear_failure() -> None:
+    snapshot = with_exchange(
+        snapshot_of("gpushare"), PAGE_1, status=401, body={"code": 401, "msg": "token失效"}
+    )
+    outcome = drive("gpushare", snapshot)
+    assert outcome.status == "failed"
+    assert outcome.error.startswith(
+        "gpushare refused GPUSHARE_TOKEN (HTTP 401 from https://api.gpushare.com/"
+    )
+    assert "it has expired or is wrong" in outcome.error
+    assert TOKEN not in outcome.error
+
+
+@pytest.mark.usefixtures("token")
+def test_the_store_headers_and_the_bearer_token_are_sent() -> None:
+    request = drive("gpushare").requests[0]
+    assert request.headers["Authorization"] == f"Bearer {TOKEN}".encode()
+    assert request.headers["Referer"] == b"https://www.gpushare.com/store"
+
+
+@pytest.mark.usefixtures("token")
+def test_pages_follow_the_total() -> None:
+    urls = [r.meta["source_url"] for r in drive("gpushare").requests]
+    assert [url.rsplit("&pn=", 1)[1] for url in urls] == ["1&ps=50", "2&ps=50"]  # total 53, ps 50
+
+
+@pytest.mark.usefixtures("token")
+def test_the_payg_sku_is_the_price_per_gpu_hour_and_other_skus_are_kept() -> None:
+    offer = _offer(drive("gpushare"), "10001")
+    assert (offer.price_amount, offer.price_currency, offer.price_per, offer.billing_period) == (
+        1.88,
+        "CNY",
+        "gpu",
+        "hour",
+    )
+    assert offer.extra["sku_prices"] == {"week": 280.0, "month": 1050.0}
+
+
+@pytest.mark.usefixtures("token")
+@pytest.mark.parametrize(
+    ("changes", "free"),
+    [
+        ({"gpuNum": 8, "gpuUsed": 3}, 5),
+        ({"gpuUsed": 8}, 0),
+        ({"isOnline": False}, 0),
+        ({"gpuUsed": None}, None),
+    ],
+)
+def test_free_gpus_are_total_minus_used(changes: dict[str, Any], free: int | None) -> None:
+    assert _offer(drive("gpushare", _first_machine(**changes)), "10001").available_gpus == free
+
+
+@pytest.mark.usefixtures("token")
+def test_names_map_and_unknown_cards_are_kept() -> None:
+    outcome = drive("gpushare")
+    assert _offer(outcome, "30004").gpu_model == "RTX 4090D 24GB"
+    assert _offer(outcome, "40002").gpu_model == "A800 PCIe 80GB"
+    assert outcome.stats["gpuplan/unknown_gpus"] == ["NVIDIA RTX A4000"]
+
+
+@pytest.mark.usefixtures("token")
+def test_machines_without_a_payg_price_or_an_id_are_rejected() -> None:
+    assert sorted(r.reason for r in drive("gpushare").rejected) == ["price_missing", "record_incomplete"]
+
+
+@pytest.mark.usefixtures("token")
+def test_a_price_in_li_would_be_rejected_as_absurd() -> None:
+    outcome = drive("gpushare", _first_machine(skuList=[{"skuName": "payg", "price": 1880}]))
+    assert [r.reason for r in outcome.rejected if r.raw.get("offer_id") == "10001"] == ["price_absurd"]
+
+
+@pytest.mark.usefixtures("token")
+def test_an_error_envelope_and_an_empty_list_fail_the_crawl() -> None:
+    envelope = drive(
+        "gpushare", with_exchange(snapshot_of("gpushare"), PAGE_1, body={"success": False, "msg": "系统错误"})
+    )
+    assert (envelope.status, envelope.error) == ("failed", envelope.errors[0])
+    assert "系统错误" in envelope.error
+    body = json_of(snapshot_of("gpushare").exchanges[PAGE_1])
+    body["data"] = {"list": [], "total": 0}
+    empty = drive("gpushare", with_exchange(snapshot_of("gpushare"), PAGE_1, body=body))
+    assert empty.status == "failed"
+    assert empty.error.startswith("the platform answered with no machines")
+
+
+@pytest.mark.usefixtures("token")
+def test_a_failed_second_page_keeps_the_first() -> None:
+    outcome = drive(
+        "gpushare", with_exchange(snapshot_of("gpushare"), PAGE_2, status=500, body={"msg": "busy"})
+    )
+    assert outcome.status == "partial"
+    assert len(outcome.offers) == 50

@@ -1,0 +1,118 @@
+"""矩池云 matpool spider: public machine pools, prices in 1/100000 CNY, pages, and its faults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from crawl_harness import drive, json_of, snapshot_of, with_exchange
+
+PAGE_1, PAGE_2 = 0, 1  # exchanges of the matpool snapshot
+
+
+def _page_1(**changes: Any) -> Any:
+    body = json_of(snapshot_of("matpool").exchanges[PAGE_1])
+    body.update(changes)
+    return with_exchange(snapshot_of("matpool"), PAGE_1, body=body)
+
+
+def _first_pool(**hardware: Any) -> Any:
+    body = json_of(snapshot_of("matpool").exchanges[PAGE_1])
+    body["pools"][0]["machine"]["hardware"].update(hardware)
+    return with_exchange(snapshot_of("matpool"), PAGE_1, body=body)
+
+
+def test_no_token_is_needed_and_both_pages_are_read() -> None:
+    outcome = drive("matpool")
+    assert outcome.status == "ok"
+    assert [r.meta["source_url"] for r in outcome.requests] == [
+        "https://matgo.cn/api/machine_pools?machine_category=0&page=1&per_page=100",
+        "https://matgo.cn/api/machine_pools?machine_category=0&page=2&per_page=100",
+    ]
+    assert "Authorization" not in outcome.requests[0].headers
+
+
+def test_the_discount_price_wins_and_the_list_price_stands_in_for_a_missing_or_zero_one() -> None:
+    prices = {o.offer_id: o.price_amount for o in drive("matpool").offers}
+    assert prices["rp-3f2a91"] == 1.98  # discountPriceMillicent 198000 of 218000
+    assert prices["rp-3f2a92"] == 3.88  # discount 0: the list price
+    assert prices["rp-3f2a93"] == 7.99  # no discount field
+    offers = drive("matpool").offers
+    assert {(o.price_currency, o.price_per, o.billing_period, o.gpu_count) for o in offers} == {
+        ("CNY", "gpu", "hour", 1)
+    }
+
+
+@pytest.mark.parametrize(("units", "available"), [(12, 12), (0, 0), (None, None)])
+def test_stock_is_max_available_units(units: int | None, available: int | None) -> None:
+    body = json_of(snapshot_of("matpool").exchanges[PAGE_1])
+    body["pools"][0]["max_available_units"] = units
+    outcome = drive("matpool", with_exchange(snapshot_of("matpool"), PAGE_1, body=body))
+    assert {o.available_gpus for o in outcome.offers if o.offer_id == "rp-3f2a91"} == {available}
+
+
+def test_a_negative_stock_rejects_that_pool_only() -> None:
+    body = json_of(snapshot_of("matpool").exchanges[PAGE_1])
+    body["pools"][0]["max_available_units"] = -1
+    outcome = drive("matpool", with_exchange(snapshot_of("matpool"), PAGE_1, body=body))
+    assert outcome.status == "ok"
+    assert [
+        (r.reason, r.raw["resource_pool_id"]) for r in outcome.rejected if r.reason == "stock_invalid"
+    ] == [("stock_invalid", "rp-3f2a91")]
+
+
+def test_zones_read_as_the_site_shows_them() -> None:
+    regions = {o.offer_id: o.region for o in drive("matpool").offers}
+    assert (regions["rp-3f2a91"], regions["rp-3f2a92"], regions["rp-40b711"]) == ("1区", "2区", "3区")
+
+
+def test_gpu_memory_tells_the_48gb_rtx_4090_and_unknown_cards_are_kept() -> None:
+    outcome = drive("matpool")
+    models = {o.offer_id: o.gpu_model for o in outcome.offers}
+    assert (models["rp-3f2a91"], models["rp-3f2a92"]) == ("RTX 4090 24GB", "RTX 4090 48GB")
+    assert models["rp-3f2a94"] is None
+    assert outcome.stats["gpuplan/unknown_gpus"] == ["NVIDIA RTX A2000"]
+
+
+def test_pools_without_a_price_or_an_id_are_rejected_not_dropped() -> None:
+    reasons = sorted(r.reason for r in drive("matpool").rejected)
+    assert reasons == ["price_missing", "record_incomplete"]
+
+
+def test_a_price_in_the_wrong_unit_is_rejected_as_absurd() -> None:
+    # 1,980 CNY per GPU-hour: yuan read as 1/100000 yuan the other way round.
+    outcome = drive("matpool", _first_pool(discountPriceMillicent=198_000_000))
+    assert [r.reason for r in outcome.rejected if r.raw.get("offer_id") == "rp-3f2a91"] == ["price_absurd"]
+
+
+def test_an_error_envelope_fails_the_crawl() -> None:
+    body = {"code": 500, "msg": "服务繁忙"}
+    outcome = drive("matpool", with_exchange(snapshot_of("matpool"), PAGE_1, body=body))
+    assert outcome.status == "failed"
+    assert "the platform answered with error code 500: 服务繁忙" in outcome.error
+
+
+def test_no_pools_is_a_failure_not_an_empty_market() -> None:
+    outcome = drive("matpool", _page_1(pools=[]))
+    assert outcome.status == "failed"
+    assert outcome.error.startswith("the platform answered with no machine pools")
+
+
+def test_a_first_page_without_pagination_keeps_its_offers_and_is_partial() -> None:
+    body = json_of(snapshot_of("matpool").exchanges[PAGE_1])
+    del body["pagination"]
+    outcome = drive("matpool", with_exchange(snapshot_of("matpool"), PAGE_1, body=body))
+    assert outcome.status == "partial"
+    assert "no 'pagination' at the top level" in outcome.error
+    assert len(outcome.offers) == 4  # page 1's priced pools; page 2 was never asked for
+
+
+def test_a_failed_second_page_keeps_the_first_and_is_partial() -> None:
+    outcome = drive(
+        "matpool", with_exchange(snapshot_of("matpool"), PAGE_2, status=502, body={"error": "bad gateway"})
+    )
+    assert outcome.status == "partial"
+    assert outcome.error.startswith(
+        "HTTP 502 from https://matgo.cn/api/machine_pools?machine_category=0&page=2"
+    )
+    assert len(outcome.offers) == 4
