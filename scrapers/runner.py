@@ -122,6 +122,9 @@ def run_crawl(
     paths.clear()
     started = datetime.now(UTC)
     child_env = {**(os.environ if env is None else env), "SCRAPY_SETTINGS_MODULE": SETTINGS_MODULE}
+    # The child runs in `out_dir`: a relative quotes path must mean the caller's folder.
+    if child_env.get("GPUPLAN_QUOTES_FILE"):
+        child_env["GPUPLAN_QUOTES_FILE"] = str(Path(child_env["GPUPLAN_QUOTES_FILE"]).expanduser().resolve())
 
     def summary(status: str, error: str | None, stats: dict[str, Any] | None = None) -> CrawlSummary:
         finished = datetime.now(UTC)

@@ -254,3 +254,16 @@ def test_the_api_key_is_never_written(tmp_path: Path) -> None:
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text("utf-8", errors="replace"), f"the key leaked into {path}"
+
+
+def test_a_relative_quotes_path_means_the_callers_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The child crawls in its output folder; the caller's relative path must still work.
+    example = Path(__file__).parents[2] / "scrapers" / "data" / "quotes.example.yaml"
+    (tmp_path / "mine.yaml").write_bytes(example.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    env = {**crawl_env(), "GPUPLAN_QUOTES_FILE": "mine.yaml"}
+    summary = run_crawl("quotes", tmp_path / "out", env=env)
+    assert summary.status == "ok", summary.error
+    assert summary.items_yielded == 3
