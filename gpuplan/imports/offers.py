@@ -1,0 +1,141 @@
+"""Imported offers as one DataFrame whose columns are exactly `OfferItem`'s fields.
+
+Readers build these frames column by column (tens of thousands of rows, no object
+per row); `offer_frame` checks the columns against the `OfferItem` dataclass, so a
+renamed contract field fails here and not silently in the warehouse.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scrapers import gpus
+from scrapers.items import OfferItem
+
+ITEM_COLUMNS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(OfferItem))
+_DEFAULTS: dict[str, Any] = {
+    field.name: (field.default_factory if field.default_factory is not dataclasses.MISSING else field.default)
+    for field in dataclasses.fields(OfferItem)
+    if field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
+}
+REJECTED_COLUMNS = ("platform", "day", "raw", "reason")
+
+
+@dataclass(frozen=True)
+class PlatformDay:
+    """One platform on one observation day: the unit of an imported crawl run."""
+
+    platform: str
+    day: dt.date
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    """One history file read into offers.
+
+    `days` lists every (platform, day) the file speaks for, including those for which
+    it holds no usable row: such a day becomes a failed run, never an empty one, so a
+    broken file cannot read as "everything sold out". `problem` says why the file
+    gave nothing for a day (for example a catalog with a header and no rows).
+    """
+
+    path: Path
+    format: str
+    items: pd.DataFrame  # columns ITEM_COLUMNS, one row per OfferItem
+    days: tuple[PlatformDay, ...]
+    rows_read: int  # data rows in the file, header excluded
+    rows_not_gpu: int  # rows that are not GPU offers (CPU-only instance types), skipped on purpose
+    rejected: pd.DataFrame  # columns REJECTED_COLUMNS: (platform, day) when known, the raw row as JSON, why
+    problem: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The `source` value of every run and offer this file produces."""
+        return f"import:{self.format}"
+
+
+def offer_frame(columns: Mapping[str, Any], index: pd.Index) -> pd.DataFrame:
+    """A frame with OfferItem's columns in order; optional fields missing from `columns` get their default.
+
+    Values may be Series aligned on `index` or scalars. Raises on a column OfferItem
+    does not have and on a required field left out.
+    """
+    unknown = set(columns) - set(ITEM_COLUMNS)
+    if unknown:
+        raise ValueError(f"not OfferItem fields: {sorted(unknown)}")
+    missing = [name for name in ITEM_COLUMNS if name not in columns and name not in _DEFAULTS]
+    if missing:
+        raise ValueError(f"required OfferItem fields missing: {missing}")
+    frame = pd.DataFrame(index=index)
+    for name in ITEM_COLUMNS:
+        if name in columns:
+            value = columns[name]
+        else:
+            default = _DEFAULTS[name]
+            value = [default() for _ in range(len(index))] if callable(default) else default
+        frame[name] = pd.Series(value, index=index, dtype=object) if value is None else value
+    return frame.reset_index(drop=True)
+
+
+def first_failure(checks: Sequence[tuple[pd.Series, str]], index: pd.Index) -> pd.Series:
+    """Per row, the reason of the first check that fails (a True mask), or None when all pass."""
+    if not checks:
+        return pd.Series(None, index=index, dtype=object)
+    reasons = np.select(
+        [mask.to_numpy(dtype=bool) for mask, _ in checks], [reason for _, reason in checks], None
+    )
+    return pd.Series(reasons, index=index, dtype=object)
+
+
+def rejected_frame(rows: pd.DataFrame, reasons: pd.Series, platform: object, day: object) -> pd.DataFrame:
+    """The refused rows as they were read (JSON text) beside their reasons and, where known, (platform, day).
+
+    `platform` and `day` are a value for the whole file or Series aligned on the file's rows
+    (None where the row did not say).
+    """
+    raw = [json.dumps(record, ensure_ascii=False) for record in rows.to_dict(orient="records")]
+    frame = pd.DataFrame(
+        {
+            "platform": platform.loc[rows.index] if isinstance(platform, pd.Series) else platform,
+            "day": day.loc[rows.index] if isinstance(day, pd.Series) else day,
+            "raw": raw,
+            "reason": reasons.loc[rows.index],
+        },
+        index=rows.index,
+        columns=REJECTED_COLUMNS,
+    )
+    return frame.reset_index(drop=True).astype(object)
+
+
+def canonical_gpus(candidates: Sequence[pd.Series], memory_gb: pd.Series | None) -> pd.DataFrame:
+    """Canonical GPU model, form and memory per row (`scrapers.gpus.identify_first`).
+
+    `candidates` are raw names in order of preference (an instance-type name that still
+    carries the form, then a bare accelerator name); `memory_gb` is the per-GPU memory
+    the file states (it separates 40/80 GB or 24/48 GB cards), or None. Columns:
+    gpu_model (None when unknown or ambiguous: kept, flagged by the warehouse), gpu_form,
+    gpu_memory_gb. Each distinct (names, memory) combination is looked up once.
+    """
+    index = candidates[0].index
+    keys = pd.DataFrame({f"name{i}": names.fillna("").astype(str) for i, names in enumerate(candidates)})
+    keys["memory_gb"] = memory_gb.astype(float) if memory_gb is not None else np.nan
+    distinct = keys.drop_duplicates().reset_index(drop=True)
+    identities = [
+        gpus.identify_first(list(names), None if pd.isna(memory) else float(memory))
+        for *names, memory in distinct.itertuples(index=False)
+    ]
+    distinct["gpu_model"] = [identity.gpu_model for identity in identities]
+    distinct["gpu_form"] = [identity.gpu_form for identity in identities]
+    distinct["gpu_memory_gb"] = [identity.gpu_memory_gb for identity in identities]
+    looked_up = keys.merge(distinct, on=list(keys.columns), how="left")
+    result = looked_up[["gpu_model", "gpu_form", "gpu_memory_gb"]].set_axis(index)
+    return result.astype({"gpu_model": object, "gpu_form": object, "gpu_memory_gb": float})

@@ -1,0 +1,166 @@
+"""Imports end to end into a real (in-memory) warehouse: runs, offers, refusals, re-imports, trends."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from gpuplan.imports import formats
+from gpuplan.imports.runs import import_file
+from warehouse import connect, history
+
+OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
+HEADER = (
+    "date,provider,gpu_model,gpu_count,region,rental_type,price_min_usd,price_median_usd,"
+    "price_max_usd,n_offers,source_url,fetched_at\n"
+)
+
+
+def _lambda_h100_1x(con) -> list[tuple[dt.date, float]]:
+    trend = history.price_trend(
+        con,
+        "H100 SXM 80GB",
+        dt.date(2026, 1, 1),
+        dt.date(2026, 12, 31),
+        platform="lambda",
+        pricing_type="on_demand",
+        gpu_count=1,
+    )
+    return [
+        (day.date(), price) for day, price in zip(trend["day"], trend["min_usd_per_gpu_hour"], strict=True)
+    ]
+
+
+def test_lambda_catalogs_show_the_april_price_rise(sample) -> None:
+    con = connect.in_memory()
+    skypilot = formats.get("skypilot")
+    for day in ("2026-04-02", "2026-04-06", "2026-04-20", "2026-05-07"):
+        report = import_file(con, skypilot, sample(f"skypilot_catalog_format/lambda_vms_{day}.csv"))
+        assert report.ok, report
+    # gpu_1x_h100_sxm5: 3.78 -> 4.29 USD/h between the 2 and the 6 April catalogs
+    assert _lambda_h100_1x(con) == [
+        (dt.date(2026, 4, 2), 3.78),
+        (dt.date(2026, 4, 6), 4.29),
+        (dt.date(2026, 4, 20), 4.29),
+        (dt.date(2026, 5, 7), 4.29),
+    ]
+    # the 8-GPU instance is per instance in the file: 27.52 / 8 per GPU-hour
+    eight = history.price_trend(
+        con, "H100 SXM 80GB", dt.date(2026, 4, 2), dt.date(2026, 4, 2), platform="lambda", gpu_count=8
+    )
+    assert eight["min_usd_per_gpu_hour"].tolist() == [27.52 / 8]
+    marks = con.execute("SELECT DISTINCT platform, source FROM offers").fetchall()
+    assert marks == [("lambda", "import:skypilot")]  # the provider slug, marked as imported
+    assert con.execute("SELECT count(*) FROM latest_offers").fetchall() == [
+        (0,)
+    ]  # history, not "on offer now"
+
+
+def test_header_only_catalog_is_a_failed_day_not_sold_out(sample) -> None:
+    con = connect.in_memory()
+    skypilot = formats.get("skypilot")
+    import_file(con, skypilot, sample("skypilot_catalog_format/lambda_vms_2026-04-20.csv"))
+    broken = import_file(
+        con, skypilot, sample("skypilot_catalog_format/lambda_vms_2026-05-07_header_only.csv")
+    )
+
+    assert not broken.ok and broken.error is None
+    ((status, error, offers),) = con.execute(
+        "SELECT status, error, offers_loaded FROM crawl_runs WHERE started_at = DATE '2026-05-07'"
+    ).fetchall()
+    assert (status, offers) == ("failed", 0) and "header and no rows" in error and "not a sold-out" in error
+    # the broken day adds no point (no zero, no gap filled with nothing): 20 April stays the last word
+    assert _lambda_h100_1x(con) == [(dt.date(2026, 4, 20), 4.29)]
+    assert con.execute("SELECT max(day) FROM daily_runs WHERE platform = 'lambda'").fetchall() == [
+        (dt.date(2026, 4, 20),)
+    ]
+    # nothing claims zero stock: a catalog says nothing about capacity
+    assert con.execute("SELECT count(*) FROM offers WHERE available_gpus IS NOT NULL").fetchall() == [(0,)]
+    # the fixed catalog of the same day still loads and stands for the day
+    fixed = import_file(con, skypilot, sample("skypilot_catalog_format/lambda_vms_2026-05-07.csv"))
+    assert fixed.ok
+    assert _lambda_h100_1x(con)[-1] == (dt.date(2026, 5, 7), 4.29)
+
+
+@pytest.fixture(scope="module")
+def observations_warehouse(sample):
+    con = connect.in_memory()
+    report = import_file(con, formats.get("observations"), sample(OBSERVATIONS))
+    return con, report
+
+
+def test_observations_file_loads_completely(observations_warehouse) -> None:
+    con, report = observations_warehouse
+    assert report.ok and report.offers_loaded == 33_654
+    ((offers, runs, days, widest),) = con.execute(
+        "SELECT count(*), count(DISTINCT crawl_id), count(DISTINCT observed_date), max(price_amount) "
+        "FROM offers WHERE source = 'import:observations'"
+    ).fetchall()
+    assert (offers, runs, days) == (33_654, 3_305, 159)
+    assert widest == 98.32  # azure 8x H100 on 2026-02-11: an outlier, loaded as it is
+    assert con.execute("SELECT status, count(*) FROM crawl_runs GROUP BY status").fetchall() == [
+        ("ok", 3_305)
+    ]
+    assert con.execute("SELECT count(*) FROM rejected_offers").fetchall() == [(0,)]
+    row = con.execute(
+        "SELECT price_usd_per_gpu_hour, extra->>'n_offers', available_gpus FROM offers "
+        "WHERE platform = 'lambda' AND observed_date = DATE '2026-05-08' AND gpu_model = 'H100 SXM 80GB'"
+    ).fetchall()
+    assert row == [(3.99, "4", None)]  # the file's row: 2026-05-08,lambda,H100_SXM,1,us,...,3.99,...,4,...
+
+
+def test_reimport_is_a_no_op(observations_warehouse, sample) -> None:
+    con, _ = observations_warehouse
+    again = import_file(con, formats.get("observations"), sample(OBSERVATIONS))
+    assert again.runs["already_loaded"].all()
+    assert con.execute("SELECT count(*) FROM offers").fetchall() == [(33_654,)]
+
+
+def test_a_newer_file_version_adds_only_new_or_changed_days(tmp_path) -> None:
+    con = connect.in_memory()
+    rows = [
+        "2026-05-08,vast.ai,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00\n",
+        "2026-05-09,vast.ai,H100_SXM,1,US,on_demand,1.8,2.0,2.5,4,https://x,2026-05-09T01:00:00+00:00\n",
+        "2026-05-10,vast.ai,H100_SXM,1,US,on_demand,1.7,2.0,2.5,4,https://x,2026-05-10T01:00:00+00:00\n",
+    ]
+    older, newer = tmp_path / "v1.csv", tmp_path / "v2.csv"
+    older.write_text(HEADER + "".join(rows[:2]))
+    newer.write_text(HEADER + "".join(rows))
+    observations = formats.get("observations")
+    import_file(con, observations, older)
+    report = import_file(con, observations, newer)
+    assert report.runs["already_loaded"].tolist() == [True, True, False]
+    assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
+
+
+def test_refused_rows_are_kept_with_their_reason(tmp_path) -> None:
+    con = connect.in_memory()
+    csv = tmp_path / "observations.csv"
+    csv.write_text(
+        HEADER
+        + "2026-05-08,vast.ai,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00\n"
+        + "2026-05-08,vast.ai,H100_SXM,1,US,reserved,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00\n"
+        + "2026-05-09,vast.ai,H100_SXM,2,US,spot,nan?,1.5,1.5,1,https://x,2026-05-09T01:00:00+00:00\n"
+    )
+    report = import_file(con, formats.get("observations"), csv)
+    assert not report.ok and report.rows_refused == 2
+    runs = dict(con.execute("SELECT CAST(started_at AS DATE), status FROM crawl_runs").fetchall())
+    assert runs == {dt.date(2026, 5, 8): "partial", dt.date(2026, 5, 9): "failed"}
+    reasons = con.execute(
+        "SELECT reason, raw LIKE '%reserved%' FROM rejected_offers ORDER BY reason"
+    ).fetchall()
+    assert reasons == [
+        ("price_min_usd is not a number", False),
+        ("rental_type is neither on_demand nor spot", True),
+    ]
+
+
+def test_an_unreadable_file_changes_nothing(tmp_path) -> None:
+    con = connect.in_memory()
+    missing = import_file(con, formats.get("skypilot"), tmp_path / "lambda_vms_2026-04-02.csv")
+    assert missing.error.startswith("no such file")
+    undated = tmp_path / "vms.csv"
+    undated.write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo,SpotPrice\n")
+    assert "--date" in import_file(con, formats.get("skypilot"), undated).error
+    assert con.execute("SELECT count(*) FROM crawl_runs").fetchall() == [(0,)]

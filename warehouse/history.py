@@ -1,0 +1,146 @@
+"""Price history across crawls and imports: bulk loading of imports, trends, what a plans backfill reads.
+
+Imported history (crawl runs with source `import:<format>`) and our own crawls share the
+`offers` table and the `platform` slug; the `daily_runs` view (migration 030) picks the one
+run that stands for a platform on a day, our own crawl first.
+
+Why a bulk path beside `warehouse.loading.load_crawl`: an observations file holds 3,305
+(platform, day) runs; one `load_crawl` per run costs ~30-40 ms of DuckDB statements (staging,
+pricing, inserts), over two minutes for one file. `load_imported` prices and inserts every run
+of a file with a handful of statements, under the same rules (see history_price_imported.sql).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pandas as pd
+
+from warehouse import queries
+
+# Columns of the frames `load_imported` takes.
+IMPORT_RUN_COLUMNS = ("crawl_id", "platform", "day", "items_yielded", "rows_refused", "problem")
+IMPORT_OFFER_COLUMNS = (
+    "crawl_id",
+    "row_no",
+    "item_json",
+    "platform",
+    "offer_id",
+    "region",
+    "gpu_name_raw",
+    "gpu_model",
+    "gpu_form",
+    "gpu_memory_gb",
+    "gpu_count",
+    "price_amount",
+    "price_currency",
+    "price_per",
+    "billing_period",
+    "min_term_periods",
+    "pricing_type",
+    "available_gpus",
+    "source_url",
+    "observed_at",
+)
+IMPORT_REFUSED_COLUMNS = ("crawl_id", "platform", "raw", "reason")
+
+
+def price_trend(
+    con: duckdb.DuckDBPyConnection,
+    gpu_model: str,
+    since: dt.date,
+    until: dt.date,
+    *,
+    platform: str | None = None,
+    pricing_type: str | None = None,
+    gpu_count: int | None = None,
+) -> pd.DataFrame:
+    """Per day in [since, until]: min and median USD per GPU-hour of `gpu_model`, offers, platforms, sources.
+
+    `platform`, `pricing_type` and `gpu_count` (GPUs per offer) narrow the offers; None keeps all.
+    Days without any offer are absent, never zero.
+    """
+    return queries.frame(
+        con,
+        "price_trend",
+        gpu_model=gpu_model,
+        since=since,
+        until=until,
+        platform=platform,
+        pricing_type=pricing_type,
+        gpu_count=gpu_count,
+    )
+
+
+def backfill_crawls(
+    con: duckdb.DuckDBPyConnection, first: dt.date | None, last: dt.date | None
+) -> pd.DataFrame:
+    """Per day with data in [first, last] (None = open): the crawl of each platform its plans read.
+
+    Columns: day (datetime.date), platform, crawl_id, status, already_recorded (TRUE where
+    plan_crawls has it).
+    """
+    frame = queries.frame(con, "history_backfill_crawls", first=first, last=last)
+    frame["day"] = pd.to_datetime(frame["day"]).dt.date
+    return frame
+
+
+def next_plan_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> dt.date | None:
+    """The first day after `day` that has cheapest plans, or None."""
+    ((found,),) = con.execute(queries.sql("history_next_plan_day"), {"day": day}).fetchall()
+    return found
+
+
+def priced_gpu_models(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Canonical GPU models with priced offers: gpu_model, offers, last_day."""
+    return queries.frame(con, "history_gpu_models")
+
+
+def load_imported(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    source_file: str,
+    runs: pd.DataFrame,
+    offers: pd.DataFrame,
+    refused: pd.DataFrame,
+) -> pd.DataFrame:
+    """Load every run of one imported file in one transaction; runs already loaded are left as they are.
+
+    `runs` (IMPORT_RUN_COLUMNS): one row per (platform, day), `crawl_id` a content hash so a
+    re-import is a no-op; `offers` (IMPORT_OFFER_COLUMNS): OfferItem fields, `item_json` the
+    whole item (its `extra` is stored, and a rejected row is kept as this text); `refused`
+    (IMPORT_REFUSED_COLUMNS): rows the importer could not turn into items. `source` is
+    `import:<format>`. Returns crawl_runs' row for every run, with `already_loaded`.
+    """
+    frames = {"import_runs": (runs, IMPORT_RUN_COLUMNS), "import_offers": (offers, IMPORT_OFFER_COLUMNS)}
+    frames["import_refused"] = (refused, IMPORT_REFUSED_COLUMNS)
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    for name, (frame, columns) in frames.items():
+        con.register(name, frame.loc[:, list(columns)])
+    try:
+        existing = set(queries.frame(con, "history_runs_loaded")["crawl_id"])
+        con.execute("BEGIN TRANSACTION")
+        try:
+            queries.execute(con, "history_price_imported")
+            queries.execute(con, "history_insert_offers", source=source)
+            queries.execute(con, "history_insert_rejected", rejected_at=now)
+            queries.execute(con, "history_record_runs", source=source, source_file=source_file, loaded_at=now)
+            con.execute("DROP TABLE history_priced")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        result = queries.frame(con, "history_runs_loaded")
+    finally:
+        for name in frames:
+            con.unregister(name)
+    result["already_loaded"] = result["crawl_id"].isin(existing)
+    return result
+
+
+def plan_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:
+    """Per plan day in [first, last]: plan_date (datetime.date), plans, plans_ok, changes."""
+    frame = queries.frame(con, "history_plan_days", first=first, last=last)
+    frame["plan_date"] = pd.to_datetime(frame["plan_date"]).dt.date
+    return frame

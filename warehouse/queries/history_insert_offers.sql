@@ -1,0 +1,17 @@
+-- Append the valid priced rows of a history import (temp table history_priced) to offers.
+INSERT INTO offers (
+    crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
+    gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
+    min_term_periods, pricing_type, hourly_rentable, price_usd_per_gpu_hour,
+    price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
+    observed_date, extra
+)
+SELECT
+    crawl_id, platform, $source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
+    gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
+    min_term_periods, pricing_type, billing_period = 'hour', price_usd_per_gpu_hour,
+    price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
+    observed_date, json_extract(item_json, '$.extra')
+FROM history_priced
+WHERE reason IS NULL
+ORDER BY row_no
