@@ -1,0 +1,1 @@
+"""Asset factories, one file per stage: crawls, warehouse loading, plans, digest."""

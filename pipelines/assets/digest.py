@@ -1,0 +1,51 @@
+"""The digest asset: mails the day's plans and changes once (gpuplan.digest.sending does the work)."""
+
+from datetime import date
+
+import dagster as dg
+
+from gpuplan.digest.mailer import SmtpConfigError, check_settings
+from gpuplan.digest.sending import send_pending
+from pipelines.resources import WRITER_POOL, CrawlerResource, WarehouseResource
+
+
+def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
+    @dg.asset(
+        partitions_def=partitions,
+        pool=WRITER_POOL,  # the send records live in the writer's digest_sends table
+        group_name="digest",
+        kinds={"email"},
+        deps=[dg.AssetKey("cheapest_plans"), dg.AssetKey("plan_changes")],
+        description=(
+            "The day's email digest (plans and what changed), sent once per day with the GPUPLAN_SMTP_* "
+            "settings; earlier failed days are retried first. Not sent offline or without SMTP settings."
+        ),
+    )
+    def digest(
+        context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
+    ) -> dg.MaterializeResult:
+        day = date.fromisoformat(context.partition_key)
+        settings = warehouse.settings()
+        if crawler.offline:
+            return dg.MaterializeResult(metadata={"status": "not sent: offline run"})
+        try:
+            check_settings(settings.smtp)
+        except SmtpConfigError as exc:
+            context.log.info(str(exc))
+            return dg.MaterializeResult(metadata={"status": "not sent: SMTP not configured", "why": str(exc)})
+        with warehouse.writer() as con:
+            results = send_pending(settings, con, day)
+        failed = [result for result in results if result.status == "failed"]
+        metadata = {
+            "status": ", ".join(f"{result.digest_date}: {result.status}" for result in results),
+            "recipients": ", ".join(results[-1].recipients),
+        }
+        if failed:
+            # recorded for a retry on the next run; the run goes red so someone looks
+            raise dg.Failure(
+                description="; ".join(f"{result.digest_date}: {result.error}" for result in failed),
+                metadata=metadata,
+            )
+        return dg.MaterializeResult(metadata=metadata)
+
+    return digest

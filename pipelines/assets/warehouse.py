@@ -1,0 +1,112 @@
+"""Warehouse assets: FX rates, the GPU catalog, and the day's offers loaded from the crawl folder."""
+
+from collections.abc import Sequence
+from datetime import date
+
+import dagster as dg
+import pandas as pd
+
+from pipelines import markdown
+from pipelines.resources import WRITER_POOL, CrawlerResource, WarehouseResource
+from warehouse import fx, gpus, plans
+from warehouse.loading import SummaryError, load_crawl
+
+GROUP = "warehouse"
+
+
+def build_warehouse_assets(
+    crawl_keys: Sequence[dg.AssetKey], partitions: dg.DailyPartitionsDefinition
+) -> list[dg.AssetsDefinition]:
+    """fx_rates, gpus and offers; offers waits for every crawl in `crawl_keys`."""
+
+    @dg.asset(
+        partitions_def=partitions,
+        pool=WRITER_POOL,
+        group_name=GROUP,
+        kinds={"duckdb"},
+        description=(
+            "Daily ECB reference rates (units per USD) in `fx_rates`: the bundled history always, the "
+            "latest download when online. Offers are converted with the rate of their observation day."
+        ),
+    )
+    def fx_rates(
+        context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
+    ) -> dg.MaterializeResult:
+        with warehouse.writer() as con:
+            added = fx.ensure_rates(con)
+            if not crawler.offline:
+                try:
+                    added += fx.refresh_rates(con)
+                except fx.FxDownloadError as exc:
+                    context.log.warning(str(exc))
+            latest = con.execute(
+                "SELECT max(rate_date), arg_max(units_per_usd, rate_date) FROM fx_rates WHERE currency = $c",
+                {"c": "CNY"},
+            ).fetchall()[0]
+        return dg.MaterializeResult(
+            metadata={
+                "rows_added": added,
+                "latest_rate_date": str(latest[0]),
+                "cny_per_usd": float(latest[1]) if latest[1] is not None else None,
+            }
+        )
+
+    @dg.asset(
+        name="gpus",
+        partitions_def=partitions,
+        pool=WRITER_POOL,
+        group_name=GROUP,
+        kinds={"duckdb"},
+        description=(
+            "The GPU catalog (sizing/data/gpus.csv): canonical model names, memory, throughput, GPUs per "
+            "node, mirrored into the `gpus` table for SQL users and the plans."
+        ),
+    )
+    def gpu_catalog(warehouse: WarehouseResource) -> dg.MaterializeResult:
+        with warehouse.writer() as con:
+            rows = gpus.sync_catalog(con)
+        return dg.MaterializeResult(metadata={"dagster/row_count": rows})
+
+    @dg.asset(
+        partitions_def=partitions,
+        pool=WRITER_POOL,
+        group_name=GROUP,
+        kinds={"duckdb"},
+        deps=[*crawl_keys, fx_rates],
+        description=(
+            "The day's offers: every crawl summary in `<crawl_dir>/<day>/` loaded into `offers` (a crawl "
+            "already loaded is a no-op), and recorded in `plan_crawls` as the crawl behind that platform's "
+            "offers for the day. Failed platforms are listed with their error."
+        ),
+    )
+    def offers(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        day = date.fromisoformat(context.partition_key)
+        loaded: list[dict[str, object]] = []
+        with warehouse.writer() as con:
+            for path in sorted(warehouse.day_dir(day).glob("*.summary.json")):
+                try:
+                    result = load_crawl(con, path)
+                except SummaryError as exc:
+                    context.log.error(str(exc))
+                    continue
+                loaded.append(
+                    {"platform": result.platform, "crawl_id": result.crawl_id, "status": result.status}
+                )
+            if loaded:
+                plans.record_plan_crawls(con, day, pd.DataFrame(loaded))
+            crawls = plans.day_crawls(con, day)
+        for row in crawls.itertuples():
+            if row.status == "failed":
+                context.log.error(f"{row.platform}: no offers for {day}: {row.error}")
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": int(crawls["offers_loaded"].sum()),
+                "platforms": len(crawls),
+                "failed_platforms": ", ".join(crawls.loc[crawls["status"] == "failed", "platform"]) or "none",
+                "crawls": dg.MetadataValue.md(
+                    markdown.table(crawls, ["platform", "status", "offers_loaded", "items_rejected", "error"])
+                ),
+            }
+        )
+
+    return [fx_rates, gpu_catalog, offers]

@@ -1,0 +1,184 @@
+"""Asset checks: crawl volume per platform, believable prices, fresh data, a plan row for every ask.
+
+Checks read the published snapshot (never the writer), so they run beside writing steps. None of
+them blocks: a bad platform must not stop the plans of the others; the check says what is wrong.
+"""
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+
+import dagster as dg
+
+from pipelines import markdown
+from pipelines.assets.crawls import crawl_key, summary_path
+from pipelines.resources import WarehouseResource
+from warehouse import plans, queries
+from warehouse.loading import CrawlSummary, SummaryError
+
+# A crawl yielding under half its usual volume has lost pages or a parser (a layout change, a
+# block), while stock varies day to day by far less than that.
+MIN_VOLUME_SHARE = 0.5
+VOLUME_HISTORY_DAYS = 7
+
+# No GPU rents below a cent per GPU-hour (marketplace floors are ~0.05 USD for old consumer cards)
+# or above 50 USD (flagships list under 15 USD on demand): outside is a unit mistake.
+MIN_USD_PER_GPU_HOUR = 0.01
+MAX_USD_PER_GPU_HOUR = 50.0
+# Spot and monthly plans differ from on-demand by 2-3x, never 5x: beyond is a parsing fault.
+MEDIAN_FACTOR = 5.0
+
+# The schedule runs daily: a platform without a good crawl for a day and a half has missed one.
+MAX_CRAWL_AGE_HOURS = 36
+
+
+def _crawl_volume_check(platform: str) -> dg.AssetChecksDefinition:
+    @dg.asset_check(
+        asset=crawl_key(platform),
+        name="volume",
+        description=(
+            f"The {platform} crawl worked and yielded items, and not under {MIN_VOLUME_SHARE:.0%} of the "
+            f"median of its last {VOLUME_HISTORY_DAYS} days. A crawl skipped for want of a token passes."
+        ),
+    )
+    def volume(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        day = date.fromisoformat(context.partition_key)
+        try:
+            summary = CrawlSummary.read(summary_path(warehouse, day, platform))
+        except SummaryError as exc:
+            return dg.AssetCheckResult(passed=False, metadata={"day": str(day), "error": str(exc)})
+        metadata: dict[str, object] = {
+            "day": str(day),
+            "status": summary.status,
+            "items_yielded": summary.items_yielded,
+            "error": summary.error or "",
+        }
+        if summary.status == "skipped":
+            # not configured (a token missing), not broken: the reason is in the metadata
+            return dg.AssetCheckResult(
+                passed=True, metadata=metadata, description=f"skipped: {summary.error}"
+            )
+        if summary.status == "failed" or summary.items_yielded == 0:
+            return dg.AssetCheckResult(
+                passed=False, metadata=metadata, description=summary.error or "no items"
+            )
+        if warehouse.has_snapshot():
+            with warehouse.reader() as con:
+                history = queries.frame(
+                    con, "crawl_volume_history", platform=platform, plan_date=day, days=VOLUME_HISTORY_DAYS
+                )
+            median, days = history.iloc[0]["median_items"], int(history.iloc[0]["days"])
+            if days:
+                metadata.update({"median_items": float(median), "history_days": days})
+                if summary.items_yielded < MIN_VOLUME_SHARE * median:
+                    return dg.AssetCheckResult(
+                        passed=False,
+                        metadata=metadata,
+                        description=f"{summary.items_yielded} items, under half the usual {median:g}",
+                    )
+        return dg.AssetCheckResult(passed=True, metadata=metadata)
+
+    return volume
+
+
+@dg.asset_check(
+    asset="offers",
+    description=(
+        f"Every price of the day is within {MIN_USD_PER_GPU_HOUR}-{MAX_USD_PER_GPU_HOUR:g} USD per GPU-hour "
+        f"and within {MEDIAN_FACTOR:g}x of the median of the same GPU model."
+    ),
+)
+def prices_believable(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
+    day = date.fromisoformat(context.partition_key)
+    with warehouse.reader() as con:
+        outliers = queries.frame(
+            con,
+            "offer_price_outliers",
+            plan_date=day,
+            min_usd=MIN_USD_PER_GPU_HOUR,
+            max_usd=MAX_USD_PER_GPU_HOUR,
+            factor=MEDIAN_FACTOR,
+        )
+    columns = [
+        "platform",
+        "offer_id",
+        "gpu_model",
+        "price_usd_per_gpu_hour",
+        "median_usd_per_gpu_hour",
+        "reason",
+    ]
+    return dg.AssetCheckResult(
+        passed=outliers.empty,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "day": str(day),
+            "outliers": len(outliers),
+            "offers": dg.MetadataValue.md(markdown.table(outliers, columns)),
+        },
+    )
+
+
+def _freshness_check(platforms: Sequence[str]) -> dg.AssetChecksDefinition:
+    @dg.asset_check(
+        asset="offers",
+        name="fresh",
+        description=f"Every platform that ever loaded offers did so in the last {MAX_CRAWL_AGE_HOURS} hours.",
+    )
+    def fresh(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        with warehouse.reader() as con:
+            ages = queries.frame(
+                con,
+                "platform_freshness",
+                platforms=list(platforms),
+                now=datetime.now(UTC).replace(tzinfo=None),
+                max_age_hours=MAX_CRAWL_AGE_HOURS,
+            )
+        stale = ages[ages["stale"]]
+        return dg.AssetCheckResult(
+            passed=stale.empty,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={
+                "stale_platforms": ", ".join(stale["platform"]) or "none",
+                "platforms": dg.MetadataValue.md(
+                    markdown.table(ages, ["platform", "last_crawled_at", "age_hours"])
+                ),
+            },
+        )
+
+    return fresh
+
+
+@dg.asset_check(
+    asset="cheapest_plans",
+    description="Every (model, method) in the settings has both rankings for the day "
+    "('no_offer_fits' counts).",
+)
+def every_ask_has_a_plan(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
+    day = date.fromisoformat(context.partition_key)
+    with warehouse.reader() as con:
+        missing = plans.missing_plans(con, day, warehouse.models, warehouse.methods)
+    return dg.AssetCheckResult(
+        passed=missing.empty,
+        metadata={
+            "day": str(day),
+            "missing": len(missing),
+            "rows": dg.MetadataValue.md(markdown.table(missing, ["model", "method", "ranking"])),
+        },
+    )
+
+
+def build_checks(platforms: Sequence[str]) -> list[dg.AssetChecksDefinition]:
+    """The volume check of every crawl, and the checks on offers and cheapest plans.
+
+    Checks are not partitioned (that is a preview feature in Dagster 1.13); each one checks the
+    day of the run it runs in and says which in its metadata.
+    """
+    return [
+        *(_crawl_volume_check(platform) for platform in platforms),
+        prices_believable,
+        _freshness_check(platforms),
+        every_ask_has_a_plan,
+    ]

@@ -1,0 +1,115 @@
+"""pipelines/checks.py: the crawl volume check against the platform's recent history.
+
+The history rows are SYNTHETIC (made-up crawl_runs and plan_crawls of the previous week); the
+crawl itself is the real vastai spider replaying its bundled snapshot.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from pipelines.assets.crawls import build_crawl_assets, crawl_key
+from pipelines.checks import build_checks
+from pipelines.partitions import daily_partitions
+from pipelines.resources import CrawlerResource, WarehouseResource
+from scrapers import runner
+from warehouse import connect, plans
+
+DAY = date(2026, 11, 30)
+PLATFORM = "vastai"
+
+
+def _history(settings, items_per_day: int, days: int = 7) -> None:
+    """A week of synthetic good crawls of PLATFORM, `items_per_day` items each, before DAY."""
+    previous = [DAY - timedelta(days=back) for back in range(1, days + 1)]
+    runs = pd.DataFrame(
+        {
+            "crawl_id": [f"synthetic-{PLATFORM}-{day}" for day in previous],
+            "platform": PLATFORM,
+            "status": "ok",
+            "items_yielded": items_per_day,
+            "offers_loaded": items_per_day,
+            "loaded_at": [datetime.combine(day, datetime.min.time()) for day in previous],
+        }
+    )
+    with connect.writer(settings) as con:
+        con.register("synthetic_runs", runs)
+        con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM synthetic_runs")
+        for day, crawl in zip(previous, runs.itertuples(), strict=True):
+            plans.record_plan_crawls(
+                con, day, pd.DataFrame([{"platform": PLATFORM, "crawl_id": crawl.crawl_id, "status": "ok"}])
+            )
+
+
+def _volume(
+    settings, platform: str = PLATFORM, day: date = DAY, offline: bool = True
+) -> dg.AssetCheckEvaluation:
+    """Materialize `platform`'s crawl for `day` with its volume check; the check's evaluation."""
+    partitions = daily_partitions(settings.schedule_timezone)
+    checks = [
+        c for c in build_checks([platform]) if any(k.asset_key == crawl_key(platform) for k in c.check_keys)
+    ]
+    result = dg.materialize(
+        [*build_crawl_assets([platform], partitions), *checks],
+        partition_key=day.isoformat(),
+        resources={
+            "warehouse": WarehouseResource.from_settings(settings),
+            "crawler": CrawlerResource(offline=offline),
+        },
+    )
+    (evaluation,) = result.get_asset_check_evaluations()
+    return evaluation
+
+
+@pytest.mark.parametrize(("usual_items", "passed"), [(5, True), (1000, False)])
+def test_a_crawl_far_below_its_usual_volume_fails(settings, usual_items, passed):
+    _history(settings, usual_items)
+    evaluation = _volume(settings)
+    assert evaluation.passed is passed
+    assert evaluation.metadata["median_items"].value == usual_items
+    assert evaluation.metadata["history_days"].value == 7
+
+
+def test_without_history_a_crawl_only_needs_items(settings):
+    evaluation = _volume(settings)
+    assert evaluation.passed
+    assert "median_items" not in evaluation.metadata
+
+
+def test_freshness_flags_a_platform_that_stopped_loading_offers(settings):
+    now = datetime.now(UTC).replace(tzinfo=None)
+    runs = pd.DataFrame(
+        {
+            "crawl_id": ["synthetic-stale", "synthetic-fresh", "synthetic-fresh-failed-today"],
+            "platform": ["stale", "fresh", "fresh"],
+            "status": ["ok", "ok", "failed"],
+            "offers_loaded": [10, 10, 0],
+            "finished_at": [now - timedelta(hours=40), now - timedelta(hours=20), now],
+            "loaded_at": now,
+        }
+    )
+    with connect.writer(settings) as con:
+        con.register("synthetic_runs", runs)
+        con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM synthetic_runs")
+    (fresh,) = [c for c in build_checks(["stale", "fresh", "never"]) if c.check_key.name == "fresh"]
+
+    result = fresh(warehouse=WarehouseResource.from_settings(settings))
+
+    assert not result.passed
+    assert result.metadata["stale_platforms"].value == "stale"  # "never" has no data to go stale
+
+
+def test_a_platform_skipped_for_want_of_a_token_passes(settings, monkeypatch):
+    platform = next(
+        p for p in runner.platforms() if (token := runner.spider_class(p).token) and token.required
+    )
+    monkeypatch.delenv(runner.spider_class(platform).token.env, raising=False)
+    today = datetime.now(ZoneInfo(settings.schedule_timezone)).date()
+    evaluation = _volume(settings, platform, today, offline=False)  # skipped before any request
+    assert evaluation.passed
+    assert evaluation.metadata["status"].value == "skipped"

@@ -1,0 +1,121 @@
+"""pipelines/definitions.py and the pieces it wires: loading, pools, partitions, schedule."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import date, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import dagster as dg
+import pytest
+
+from gpuplan.settings import Settings
+from pipelines.assets.crawls import crawl_key, is_current
+from pipelines.definitions import build_defs
+from scrapers.runner import platforms
+
+WRITING_ASSETS = (
+    "fx_rates",
+    "gpus",
+    "offers",
+    "plan_requirements",
+    "plan_candidates",
+    "cheapest_plans",
+    "plan_changes",
+    "digest",
+)
+
+
+def test_definitions_load_with_one_crawl_per_platform(settings):
+    defs = build_defs(settings)
+    dg.Definitions.validate_loadable(defs)
+    graph = defs.resolve_asset_graph()
+    keys = set(graph.get_all_asset_keys())
+    assert {crawl_key(platform) for platform in platforms()} <= keys
+    assert {dg.AssetKey(name) for name in WRITING_ASSETS} <= keys
+    # the daily job is the whole graph
+    job = defs.resolve_job_def("daily_refresh")
+    assert set(job.asset_layer.executable_asset_keys) == keys
+
+
+def test_every_writing_asset_is_in_the_writer_pool_and_crawls_are_not(settings):
+    graph = build_defs(settings).resolve_asset_graph()
+    pools = {key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()}
+    for name in WRITING_ASSETS:
+        assert pools[name] == {"duckdb_writer"}, name
+    for platform in platforms():
+        assert not pools[crawl_key(platform).to_user_string()], platform
+
+
+def test_schedule_and_partitions_follow_the_settings():
+    settings = Settings.from_env(
+        {"GPUPLAN_SCHEDULE_CRON": "30 7 * * 1-5", "GPUPLAN_SCHEDULE_TZ": "Europe/Berlin"}
+    )
+    defs = build_defs(settings)
+    schedule = defs.resolve_schedule_def("daily_refresh_schedule")
+    assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 7 * * 1-5", "Europe/Berlin")
+    partitions = defs.resolve_assets_def("offers").partitions_def
+    assert partitions.timezone == "Europe/Berlin"
+
+    # A tick plans the day it falls on in the schedule's zone.
+    tick = datetime(2026, 11, 30, 7, 30, tzinfo=ZoneInfo("Europe/Berlin"))
+    with dg.build_schedule_context(
+        scheduled_execution_time=tick, repository_def=defs.get_repository_def()
+    ) as context:
+        request = schedule.evaluate_tick(context).run_requests[0]
+    assert request.partition_key == "2026-11-30"
+
+
+def test_default_schedule_is_six_in_shanghai_for_that_day():
+    defs = build_defs(Settings.from_env({}))
+    schedule = defs.resolve_schedule_def("daily_refresh_schedule")
+    assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 6 * * *", "Asia/Shanghai")
+    tick = datetime(2026, 11, 29, 22, 0, tzinfo=ZoneInfo("UTC"))  # 06:00 on the 30th in Shanghai
+    with dg.build_schedule_context(
+        scheduled_execution_time=tick, repository_def=defs.get_repository_def()
+    ) as context:
+        assert schedule.evaluate_tick(context).run_requests[0].partition_key == "2026-11-30"
+
+
+def test_loading_the_code_location_opens_no_database(tmp_path, env, monkeypatch):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    from pipelines.definitions import defs
+
+    dg.Definitions.validate_loadable(defs())
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("day", "now", "current"),
+    [
+        (
+            date(2026, 11, 30),
+            datetime(2026, 11, 29, 22, 0, tzinfo=ZoneInfo("UTC")),
+            True,
+        ),  # 06:00 in Shanghai
+        (date(2026, 11, 29), datetime(2026, 11, 29, 22, 0, tzinfo=ZoneInfo("UTC")), True),  # yesterday there
+        (date(2026, 11, 28), datetime(2026, 11, 29, 22, 0, tzinfo=ZoneInfo("UTC")), False),
+        (date(2026, 12, 1), datetime(2026, 11, 29, 22, 0, tzinfo=ZoneInfo("UTC")), False),  # the future
+    ],
+)
+def test_live_crawls_only_observe_the_present(day, now, current):
+    assert is_current(day, "Asia/Shanghai", now) is current
+
+
+@pytest.mark.slow
+def test_dg_check_defs_loads_the_project(tmp_path, env):
+    dg_cli = Path(sys.executable).with_name("dg")
+    done = subprocess.run(
+        [str(dg_cli), "check", "defs"],
+        cwd=Path(__file__).parents[2],
+        env={"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All definitions loaded successfully" in done.stdout + done.stderr

@@ -1,0 +1,181 @@
+"""The whole graph, materialized offline into a temporary warehouse, through `gpuplan refresh`.
+
+Every crawl replays its spider's bundled snapshot in a child process, then the real loader,
+sizing model and plan SQL run: this is the README's main command on a machine without network.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from gpuplan.cli import app
+from gpuplan.settings import Settings
+from pipelines.assets.crawls import crawl_key
+from pipelines.definitions import build_defs
+from scrapers import runner
+from warehouse import plans
+
+pytestmark = pytest.mark.slow
+
+DAY = "2026-11-30"
+# Tables whose rows a re-run of the same day must leave as they were, with the columns that
+# only record when a row was (re)computed.
+STABLE_TABLES = {
+    "crawl_runs": "loaded_at",
+    "offers": None,
+    "plan_crawls": "recorded_at",
+    "plan_requirements": None,
+    "plan_candidates": "computed_at",
+    "cheapest_plans": "computed_at",
+    "plan_changes": "computed_at",
+    "fx_rates": None,
+}
+
+
+def _refresh(env: dict[str, str], *args: str):
+    return CliRunner().invoke(
+        app, ["refresh", "--offline", "--date", DAY, *args], env=env, catch_exceptions=False
+    )
+
+
+def _tables(path: Path) -> dict[str, pd.DataFrame]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {
+            table: con.execute(
+                f"SELECT * {f'EXCLUDE ({stamp})' if stamp else ''} FROM {table} ORDER BY ALL"
+            ).df()
+            for table, stamp in STABLE_TABLES.items()
+        }
+
+
+@pytest.fixture(scope="module")
+def refreshed(tmp_path_factory) -> tuple[dict[str, str], Settings, str]:
+    """One offline refresh of DAY into a fresh warehouse: (environment, settings, CLI output)."""
+    root = tmp_path_factory.mktemp("refresh")
+    env = {"GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"), "GPUPLAN_CRAWL_DIR": str(root / "crawls")}
+    result = _refresh(env)
+    assert result.exit_code == 0, result.output
+    return env, Settings.from_env(env), result.output
+
+
+def test_refresh_offline_plans_every_model_and_method(refreshed):
+    _, settings, output = refreshed
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        frame = plans.plans_for_date(con)
+        offers = con.execute(
+            "SELECT o.platform, o.offer_id, o.gpu_model FROM offers o JOIN plan_crawls c USING (crawl_id) "
+            "WHERE c.plan_date = $d",
+            {"d": DAY},
+        ).df()
+    asked = {(m, x) for m in settings.models for x in settings.methods}
+    assert pd.Timestamp(frame["plan_date"].iloc[0]).date().isoformat() == DAY
+    assert set(zip(frame["model"], frame["method"], strict=True)) == asked
+    assert len(frame) == 2 * len(asked)
+    ok = frame[frame["status"] == "ok"]
+    assert not ok.empty
+    # every plan points at a real offer of the day, on the GPU it names
+    on_offer = set(zip(offers["platform"], offers["offer_id"], offers["gpu_model"], strict=True))
+    assert set(zip(ok["platform"], ok["offer_id"], ok["gpu_model"], strict=True)) <= on_offer
+    # 7B QLoRA fits a single small card somewhere; the cheapest rent is at most the cheapest per-token plan's
+    small = ok[(ok["model"] == "7B") & (ok["method"] == "qlora")].set_index("ranking")
+    assert small.loc["lowest_rent", "gpu_count"] == 1
+    assert small.loc["lowest_rent", "commitment_usd"] <= small.loc["lowest_cost_per_btoken", "commitment_usd"]
+    assert "Cheapest plans" in output and "7B" in output
+
+
+def test_plans_command_prints_the_published_plans_as_json(refreshed):
+    env, _, _ = refreshed
+    result = CliRunner().invoke(app, ["plans", "--model", "70B", "--method", "qlora", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.output)
+    assert {(r["model"], r["method"], r["plan_date"]) for r in records} == {("70B", "qlora", DAY)}
+    assert {r["ranking"] for r in records} == {"lowest_rent", "lowest_cost_per_btoken"}
+
+
+def test_plans_command_says_when_there_is_nothing(refreshed):
+    env, _, _ = refreshed
+    result = CliRunner().invoke(app, ["plans", "--date", "2026-11-02"], env=env)
+    assert result.exit_code == 1
+    assert "no plans" in result.output
+
+
+def test_refreshing_the_same_day_again_changes_nothing(refreshed):
+    env, settings, _ = refreshed
+    before = _tables(settings.warehouse)
+    assert _refresh(env).exit_code == 0
+    after = _tables(settings.warehouse)
+    for table, frame in before.items():
+        pd.testing.assert_frame_equal(after[table], frame, obj=table)
+
+
+def test_refresh_rejects_an_unknown_platform(env):
+    result = CliRunner().invoke(app, ["refresh", "--offline", "--platform", "nosuchcloud"], env=env)
+    assert result.exit_code != 0
+    assert "nosuchcloud" in result.output
+
+
+def _bodies(folder: Path) -> list[Path]:
+    snapshot = json.loads((folder / "snapshot.json").read_text("utf-8"))
+    return [(folder / exchange["response"]["body_file"]).resolve() for exchange in snapshot["exchanges"]]
+
+
+def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(settings, tmp_path, monkeypatch):
+    # Break a platform whose recorded bodies live in its own folder (a copy); the others are linked.
+    broken = next(
+        p
+        for p in runner.platforms()
+        if all(b.parent == runner.FIXTURES / p for b in _bodies(runner.FIXTURES / p))
+    )
+    others = [platform for platform in runner.platforms() if platform != broken]
+    fixtures = tmp_path / "fixtures"
+    shutil.copytree(runner.FIXTURES / broken, fixtures / broken)
+    for platform in others:
+        (fixtures / platform).symlink_to(runner.FIXTURES / platform, target_is_directory=True)
+    for body in _bodies(fixtures / broken):
+        body.write_text("<html>we changed our site</html>")
+    monkeypatch.setattr(runner, "FIXTURES", fixtures)
+
+    defs = build_defs(settings, offline=True)
+    result = defs.resolve_job_def("daily_refresh").execute_in_process(
+        partition_key=DAY, instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+
+    assert result.success  # one platform down is not a failed run
+    crawl = result.asset_materializations_for_node(f"crawls__{broken}")[0].metadata
+    assert crawl["status"].value == "failed" and crawl["error"].value
+    evaluations = result.get_asset_check_evaluations()
+    assert {e.check_name for e in evaluations} == {
+        "volume",
+        "prices_believable",
+        "fresh",
+        "every_ask_has_a_plan",
+    }
+    checks = {e.asset_key: e.passed for e in evaluations if e.check_name == "volume"}
+    assert checks[crawl_key(broken)] is False
+    assert all(checks[crawl_key(platform)] for platform in others)
+    assert next(e for e in evaluations if e.check_name == "every_ask_has_a_plan").passed
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        frame = plans.plans_for_date(con)
+    ok = frame[frame["status"] == "ok"]
+    assert not ok.empty and broken not in set(ok["platform"])
+    preview = result.asset_materializations_for_node("cheapest_plans")[0].metadata["preview"].value
+    assert "| model | method | ranking |" in preview
+
+
+def test_refresh_says_which_step_failed_and_exits_non_zero(env):
+    result = CliRunner().invoke(
+        app,
+        ["refresh", "--offline", "--date", DAY, "--platform", "quotes"],
+        env={**env, "GPUPLAN_MODELS": "7B,no-such-model"},
+    )
+    assert result.exit_code == 1
+    assert "step failed" in result.output and "plan_requirements" in result.output
+    assert "no-such-model" in result.output

@@ -1,0 +1,400 @@
+"""warehouse/plans.py against a real, migrated in-memory DuckDB.
+
+Offers and requirements here are SYNTHETIC: a few hand-made offers and a toy memory model
+(a job needs `need_gb` in all, split evenly; throughput proportional to GPUs) so each rule of
+plan_candidates.sql / cheapest_plans.sql / plan_changes.sql is tested on numbers one can check
+by hand. The real spiders and sizing model are exercised in tests/pipelines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime
+
+import pandas as pd
+import pytest
+
+from warehouse import plans
+from warehouse.connect import in_memory
+
+DAY1 = date(2026, 11, 29)
+DAY2 = date(2026, 11, 30)
+CNY_PER_USD = 7.0  # synthetic rate: keeps CNY figures exact
+
+# Toy GPUs: memory (GB), relative speed (tokens per second per GPU), GPUs per node.
+GPUS = {
+    "RTX 4090 24GB": (24, 1_000.0, 8),
+    "H100 SXM 80GB": (80, 5_000.0, 8),
+    "Ascend 910B 64GB": (64, 2_000.0, 8),
+}
+
+
+def _offer(platform: str, offer_id: str, gpu_model: str, usd_per_gpu_hour: float, **fields: object) -> dict:
+    row = {
+        "platform": platform,
+        "offer_id": offer_id,
+        "source": "crawl",
+        "region": None,
+        "gpu_name_raw": gpu_model,
+        "gpu_model": gpu_model,
+        "gpu_count": 1,
+        "price_amount": usd_per_gpu_hour,
+        "price_currency": "USD",
+        "price_per": "gpu",
+        "billing_period": "hour",
+        "min_term_periods": 1,
+        "pricing_type": "on_demand",
+        "hourly_rentable": True,
+        "price_usd_per_gpu_hour": usd_per_gpu_hour,
+        "price_cny_per_gpu_hour": usd_per_gpu_hour * CNY_PER_USD,
+        "available_gpus": None,
+        "source_url": "https://example.invalid/synthetic",
+    }
+    row.update(fields)
+    return row
+
+
+def _monthly_cny(
+    platform: str, offer_id: str, gpu_model: str, cny_per_gpu_month: float, **fields: object
+) -> dict:
+    """A per-card monthly quote (like the article's broker), derived per GPU-hour over 730 h."""
+    cny_hour = cny_per_gpu_month / 730
+    return _offer(
+        platform,
+        offer_id,
+        gpu_model,
+        cny_hour / CNY_PER_USD,
+        price_amount=cny_per_gpu_month,
+        price_currency="CNY",
+        billing_period="month",
+        pricing_type="monthly_plan",
+        hourly_rentable=False,
+        price_cny_per_gpu_hour=cny_hour,
+        **fields,
+    )
+
+
+def _crawl(con, day: date, platform: str, offers: Iterable[dict], status: str = "ok") -> None:
+    """Load synthetic offers as one crawl of `platform` feeding `day`."""
+    crawl_id = f"synthetic-{platform}-{day}"
+    frame = pd.DataFrame(list(offers))
+    observed_at = datetime.combine(day, datetime.min.time())
+    con.execute(
+        "INSERT INTO crawl_runs (crawl_id, platform, status, items_yielded, offers_loaded, loaded_at) "
+        "VALUES ($id, $platform, $status, $n, $n, $at)",
+        {"id": crawl_id, "platform": platform, "status": status, "n": len(frame), "at": observed_at},
+    )
+    if not frame.empty:
+        frame["crawl_id"] = crawl_id
+        frame["observed_at"] = observed_at
+        frame["observed_date"] = day
+        con.register("synthetic_offers", frame)
+        con.execute("INSERT INTO offers BY NAME SELECT * FROM synthetic_offers")
+        con.unregister("synthetic_offers")
+    plans.record_plan_crawls(
+        con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}])
+    )
+
+
+def _requirements(
+    asks: dict[tuple[str, str], float], counts: Iterable[int] = (1, 2, 3, 4, 8, 16, 24)
+) -> pd.DataFrame:
+    """Toy sizing: (model, method) -> total memory needed in GB."""
+    rows = []
+    for (model, method), need_gb in asks.items():
+        for gpu_model, (memory_gb, speed, per_node) in GPUS.items():
+            for count in counts:
+                rows.append(
+                    {
+                        "model": model,
+                        "model_preset": f"toy-{model.lower()}",
+                        "params": float(model.rstrip("B")) * 1e9,
+                        "method": method,
+                        "gpu_model": gpu_model,
+                        "gpu_count": count,
+                        "gpus_per_node": per_node,
+                        "fits": need_gb / count <= memory_gb,
+                        "zero_stage": 3 if count > 1 else 0,
+                        "per_gpu_memory_gb": need_gb / count,
+                        "tokens_per_second": speed * count,
+                        "mfu": 0.4,
+                        "multi_node": count > per_node,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _plan(con, day: date, asks: dict[tuple[str, str], float]) -> pd.DataFrame:
+    plans.store_requirements(con, day, _requirements(asks))
+    plans.compute_candidates(con, day)
+    plans.compute_cheapest_plans(con, day)
+    return plans.plans_for_date(con, day)
+
+
+def _row(frame: pd.DataFrame, model: str, method: str, ranking: str = "lowest_rent") -> pd.Series:
+    match = frame[(frame["model"] == model) & (frame["method"] == method) & (frame["ranking"] == ranking)]
+    assert len(match) == 1, match
+    return match.iloc[0]
+
+
+@pytest.fixture
+def con():
+    connection = in_memory()
+    yield connection
+    connection.close()
+
+
+def test_per_card_monthly_quotes_combine_on_one_node_like_the_article(con):
+    # The article: 910B 64G at 2139 CNY/month per card; a 30B job needing two cards costs 4278.
+    _crawl(con, DAY1, "broker", [_monthly_cny("broker", "910b", "Ascend 910B 64GB", 2139)])
+    frame = _plan(con, DAY1, {("13B", "full"): 60, ("30B", "full"): 100})
+
+    small = _row(frame, "13B", "full")
+    assert (small["gpu_count"], small["rent_cny_per_month"]) == (1, pytest.approx(2139))
+    big = _row(frame, "30B", "full")
+    assert (big["gpu_count"], big["units_rented"], big["nodes"]) == (2, 2, 1)
+    assert big["rent_cny_per_month"] == pytest.approx(4278)
+    assert not big["hourly_rentable"]
+    assert big["commitment_cny"] == pytest.approx(4278)
+    assert not big["stock_known"]
+
+
+def test_an_instance_priced_single_gpu_box_is_never_combined(con):
+    # Two separate 1-GPU machines are not one 2-GPU job.
+    _crawl(con, DAY1, "market", [_offer("market", "box", "H100 SXM 80GB", 2.0, price_per="instance")])
+    frame = _plan(con, DAY1, {("30B", "full"): 100})
+    assert _row(frame, "30B", "full")["status"] == "no_offer_fits"
+
+
+def test_separate_nodes_never_combine_but_a_cluster_unit_spans_nodes(con):
+    node = {"gpu_count": 8, "price_per": "gpu"}  # even priced per GPU: two machines are not one job
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "8x-node", "H100 SXM 80GB", 2.0, **node)])
+    assert _row(_plan(con, DAY1, {("70B", "full"): 1200}), "70B", "full")["status"] == "no_offer_fits"
+
+    cluster = {"gpu_count": 16, "price_per": "instance", "available_gpus": 16}
+    _crawl(con, DAY2, "cloud", [_offer("cloud", "2-node-cluster", "H100 SXM 80GB", 3.0, **cluster)])
+    plan = _row(_plan(con, DAY2, {("70B", "full"): 1200}), "70B", "full")
+    assert (plan["offer_id"], plan["gpu_count"], plan["units_rented"], plan["nodes"]) == (
+        "2-node-cluster",
+        16,
+        1,
+        2,
+    )
+    assert plan["multi_node"] and plan["stock_known"]
+    assert plan["rent_usd_per_hour"] == pytest.approx(3.0 * 16)
+
+
+def test_known_stock_caps_the_cards_and_sold_out_offers_are_left_out(con):
+    _crawl(
+        con,
+        DAY1,
+        "autodl",
+        [
+            _offer("autodl", "one-free", "RTX 4090 24GB", 0.2, available_gpus=1),
+            _offer("autodl", "sold-out", "RTX 4090 24GB", 0.1, available_gpus=0),
+            _offer("autodl", "three-free", "RTX 4090 24GB", 0.3, available_gpus=3),
+        ],
+    )
+    frame = _plan(con, DAY1, {("7B", "lora"): 20, ("13B", "lora"): 40, ("30B", "lora"): 80})
+    assert _row(frame, "7B", "lora")["offer_id"] == "one-free"
+    two = _row(frame, "13B", "lora")
+    assert (two["offer_id"], two["gpu_count"], two["stock_known"], two["available_gpus"]) == (
+        "three-free",
+        2,
+        True,
+        3,
+    )
+    # 80 GB needs four 24 GB cards; no offer has four free
+    assert _row(frame, "30B", "lora")["status"] == "no_offer_fits"
+
+
+def test_spot_offers_never_make_a_plan(con):
+    _crawl(con, DAY1, "market", [_offer("market", "spot", "RTX 4090 24GB", 0.05, pricing_type="spot")])
+    frame = _plan(con, DAY1, {("7B", "qlora"): 6})
+    assert _row(frame, "7B", "qlora")["status"] == "no_offer_fits"
+
+
+def test_the_two_rankings_differ_when_the_faster_gpu_costs_more_per_month(con):
+    _crawl(
+        con,
+        DAY1,
+        "cloud",
+        [
+            _offer("cloud", "4090", "RTX 4090 24GB", 0.4),  # 292 USD/month, 1000 tok/s
+            _offer("cloud", "h100", "H100 SXM 80GB", 1.5),  # 1095 USD/month, 5000 tok/s
+        ],
+    )
+    frame = _plan(con, DAY1, {("7B", "qlora"): 6})
+    rent = _row(frame, "7B", "qlora", "lowest_rent")
+    cost = _row(frame, "7B", "qlora", "lowest_cost_per_btoken")
+    assert (rent["offer_id"], cost["offer_id"]) == ("4090", "h100")
+    assert rent["rent_usd_per_month"] == pytest.approx(0.4 * 730)
+    assert rent["tokens_per_day"] == pytest.approx(1000 * 86400)
+    assert cost["cost_usd_per_billion_tokens"] == pytest.approx(1.5 / (5000 * 3600) * 1e9)
+
+
+def test_a_long_minimum_term_counts_in_the_month_of_training(con):
+    # 0.5 USD/h but three months minimum: 1095 USD to train one month, against 730 on demand.
+    _crawl(
+        con,
+        DAY1,
+        "cloud",
+        [
+            _offer("cloud", "on-demand", "H100 SXM 80GB", 1.0),
+            _offer(
+                "cloud",
+                "quarterly",
+                "H100 SXM 80GB",
+                0.5,
+                billing_period="month",
+                min_term_periods=3,
+                pricing_type="reserved",
+                hourly_rentable=False,
+            ),
+        ],
+    )
+    frame = _plan(con, DAY1, {("7B", "full"): 70})
+    rent = _row(frame, "7B", "full", "lowest_rent")
+    assert (rent["offer_id"], rent["commitment_usd"]) == ("on-demand", pytest.approx(730))
+    cost = _row(frame, "7B", "full", "lowest_cost_per_btoken")
+    assert (cost["offer_id"], cost["commitment_hours"], cost["commitment_usd"]) == (
+        "quarterly",
+        3 * 730,
+        pytest.approx(0.5 * 3 * 730),
+    )
+
+
+def test_every_ask_gets_both_rankings_even_with_no_offers(con):
+    _crawl(con, DAY1, "empty", [], status="failed")
+    frame = _plan(con, DAY1, {("7B", "full"): 120, ("70B", "qlora"): 48})
+    assert len(frame) == 4
+    assert set(frame["status"]) == {"no_offer_fits"}
+    assert set(frame["model_preset"]) == {"toy-7b", "toy-70b"}
+    missing = plans.missing_plans(con, DAY1, ["7B", "70B"], ["full", "qlora"])
+    assert set(zip(missing["model"], missing["method"], strict=True)) == {("7B", "qlora"), ("70B", "full")}
+    assert len(missing) == 4  # both rankings of each
+    assert list(frame["model"]) == ["7B", "7B", "70B", "70B"]  # smallest model first
+
+
+def test_a_failed_crawls_stray_offers_make_no_plan(con):
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "stray", "H100 SXM 80GB", 1.0)], status="failed")
+    assert _row(_plan(con, DAY1, {("7B", "full"): 70}), "7B", "full")["status"] == "no_offer_fits"
+
+
+def test_offers_only_count_on_the_day_their_crawl_feeds(con):
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "yesterday", "H100 SXM 80GB", 1.0)])
+    _crawl(con, DAY2, "cloud", [_offer("cloud", "today", "H100 SXM 80GB", 2.0)])
+    assert _row(_plan(con, DAY2, {("7B", "full"): 70}), "7B", "full")["offer_id"] == "today"
+
+
+def test_recomputing_a_day_replaces_that_day_and_nothing_else(con):
+    asks = {("7B", "full"): 70, ("30B", "full"): 100}
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "a", "H100 SXM 80GB", 1.0)])
+    _crawl(con, DAY2, "cloud", [_offer("cloud", "b", "H100 SXM 80GB", 1.2)])
+    _plan(con, DAY1, asks)
+    _plan(con, DAY2, asks)
+    plans.compute_plan_changes(con, DAY2, 10.0)
+    before = {
+        t: con.execute(f"SELECT * EXCLUDE (computed_at) FROM {t} ORDER BY ALL").df()
+        for t in ("cheapest_plans", "plan_candidates", "plan_changes")
+    }
+
+    _plan(con, DAY1, asks)
+    plans.compute_plan_changes(con, DAY2, 10.0)
+
+    for table, frame in before.items():
+        pd.testing.assert_frame_equal(
+            con.execute(f"SELECT * EXCLUDE (computed_at) FROM {table} ORDER BY ALL").df(), frame, obj=table
+        )
+
+
+def test_changes_against_the_previous_day(con):
+    asks = {("7B", "full"): 70, ("30B", "full"): 100, ("70B", "full"): 1200}
+    _crawl(
+        con,
+        DAY1,
+        "cloud",
+        [_offer("cloud", "h100", "H100 SXM 80GB", 1.0), _offer("cloud", "4090", "RTX 4090 24GB", 0.3)],
+    )
+    _crawl(con, DAY1, "broker", [_monthly_cny("broker", "910b", "Ascend 910B 64GB", 2139)])
+    _plan(con, DAY1, asks)
+    # Day 2: the H100 is gone (cloud crawled fine), the broker lists cheaper, a 2-node cluster appears.
+    _crawl(
+        con,
+        DAY2,
+        "cloud",
+        [
+            _offer("cloud", "4090", "RTX 4090 24GB", 0.3),
+            _offer("cloud", "cluster", "H100 SXM 80GB", 2.0, gpu_count=16, price_per="instance"),
+        ],
+    )
+    _crawl(con, DAY2, "broker", [_monthly_cny("broker", "910b", "Ascend 910B 64GB", 1800)])
+    _plan(con, DAY2, asks)
+
+    assert plans.compute_plan_changes(con, DAY2, 10.0) > 0
+    changes = plans.changes_for_date(con, DAY2)
+    by_ask = (
+        changes[changes["ranking"] == "lowest_rent"].groupby(["model", "method"])["change_type"].apply(set)
+    )
+    # 7B: cheapest was the broker's 910B (2139 CNY ~ 306 USD) on day 1, 1800 CNY on day 2: -15.8 %
+    assert by_ask[("7B", "full")] == {"price_down"}
+    # 70B: 16 H100 only fit as a cluster, which appears on day 2
+    assert by_ask[("70B", "full")] == {"now_fits"}
+    moved = changes[(changes["model"] == "7B") & (changes["ranking"] == "lowest_rent")].iloc[0]
+    assert moved["pct_change"] == pytest.approx(100 * (1800 - 2139) / 2139)
+    # the day-1 cost ranking for 7B used the H100 offer, which is gone on day 2
+    cost_7b = set(
+        changes[(changes["model"] == "7B") & (changes["ranking"] == "lowest_cost_per_btoken")]["change_type"]
+    )
+    assert {"out_of_stock", "new_gpu", "new_platform"} <= cost_7b
+
+
+def test_small_moves_and_failed_platforms_are_not_changes(con):
+    asks = {("7B", "full"): 70}
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 1.0)])
+    _crawl(con, DAY1, "other", [_offer("other", "h100b", "H100 SXM 80GB", 1.04)])
+    _plan(con, DAY1, asks)
+    # Day 2: cloud failed to crawl, so its offer's stock is unknown, not "out of stock".
+    _crawl(con, DAY2, "cloud", [], status="failed")
+    _crawl(con, DAY2, "other", [_offer("other", "h100b", "H100 SXM 80GB", 1.04)])
+    _plan(con, DAY2, asks)
+
+    plans.compute_plan_changes(con, DAY2, 10.0)
+    types = set(plans.changes_for_date(con, DAY2)["change_type"])
+    assert types == {"new_platform"}  # +4 % is under the 10 % threshold; no out_of_stock
+
+
+def test_no_changes_on_the_first_day(con):
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 1.0)])
+    _plan(con, DAY1, {("7B", "full"): 70})
+    assert plans.compute_plan_changes(con, DAY1, 10.0) == 0
+
+
+def test_a_recrawl_replaces_its_platform_for_the_day_only(con):
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "first", "H100 SXM 80GB", 1.0)])
+    _crawl(con, DAY1, "other", [_offer("other", "o", "H100 SXM 80GB", 9.0)])
+    assert (
+        plans.record_plan_crawls(
+            con, DAY1, pd.DataFrame([{"platform": "cloud", "crawl_id": "x2", "status": "ok"}])
+        )
+        == 2
+    )
+    assert dict(
+        con.execute("SELECT platform, crawl_id FROM plan_crawls WHERE plan_date = $d", {"d": DAY1}).fetchall()
+    ) == {
+        "cloud": "x2",
+        "other": f"synthetic-other-{DAY1}",
+    }
+
+
+def test_requirements_are_one_row_per_model_method_gpu_and_count(con):
+    twice = _requirements({("7B", "full"): 1})
+    with pytest.raises(ValueError, match="twice"):
+        plans.store_requirements(con, DAY1, pd.concat([twice, twice.head(1)]))
+
+
+def test_requirements_need_every_column(con):
+    with pytest.raises(ValueError, match="tokens_per_second"):
+        plans.store_requirements(
+            con, DAY1, _requirements({("7B", "full"): 1}).drop(columns="tokens_per_second")
+        )

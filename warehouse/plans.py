@@ -1,0 +1,196 @@
+"""The daily plans, computed in SQL inside the warehouse: requirements, candidates, cheapest plans, changes.
+
+Every function takes an open connection and one `plan_date`, and replaces exactly that day's rows
+(delete, then insert, in one transaction): re-running a day changes nothing else. The Dagster assets
+and the `gpuplan` CLI call these same functions; nothing here needs Dagster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, date, datetime
+
+import duckdb
+import pandas as pd
+
+from warehouse import queries
+
+# The sizing planner's largest default GPU count. Bigger jobs are clusters bought by contract, not
+# rented from the platforms we crawl, and each extra count multiplies the candidates to rank.
+MAX_PLAN_GPU_COUNT = 64
+
+RANKINGS = ("lowest_rent", "lowest_cost_per_btoken")
+
+# Columns a requirements frame must carry (one row per model, method, GPU model and GPU count).
+REQUIREMENT_COLUMNS = (
+    "model",
+    "model_preset",
+    "params",
+    "method",
+    "gpu_model",
+    "gpu_count",
+    "gpus_per_node",
+    "fits",
+    "zero_stage",
+    "per_gpu_memory_gb",
+    "tokens_per_second",
+    "mfu",
+    "multi_node",
+)
+
+# What makes a requirement row unique within a day.
+REQUIREMENT_KEY = ("model", "method", "gpu_model", "gpu_count")
+
+# Columns of a crawls frame for `record_plan_crawls`.
+PLAN_CRAWL_COLUMNS = ("platform", "crawl_id", "status")
+
+
+def _now_utc() -> datetime:
+    """UTC wall time without zone, as the warehouse stores timestamps."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@contextmanager
+def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    con.begin()
+    try:
+        yield
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str, plan_date: date) -> int:
+    # fetchall, not fetchone: DuckDB 2.0 keeps an unfinished result and blocks the connection
+    return int(con.execute(sql, {"d": plan_date}).fetchall()[0][0])
+
+
+def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} frame lacks columns: {', '.join(missing)}")
+
+
+def record_plan_crawls(con: duckdb.DuckDBPyConnection, plan_date: date, crawls: pd.DataFrame) -> int:
+    """Say which crawl of each platform feeds `plan_date`'s plans (columns: PLAN_CRAWL_COLUMNS).
+
+    A platform already recorded for the day is replaced (a re-crawl wins); other platforms stay.
+    Returns the number of platforms recorded for the day.
+    """
+    _require_columns(crawls, PLAN_CRAWL_COLUMNS, "crawls")
+    frame = crawls.loc[:, list(PLAN_CRAWL_COLUMNS)].drop_duplicates("platform", keep="last")
+    con.register("recorded_crawls", frame)
+    try:
+        queries.execute(con, "plan_crawls_record", plan_date=plan_date, recorded_at=_now_utc())
+    finally:
+        con.unregister("recorded_crawls")
+    return _scalar(con, "SELECT count(*) FROM plan_crawls WHERE plan_date = $d", plan_date)
+
+
+def store_requirements(con: duckdb.DuckDBPyConnection, plan_date: date, requirements: pd.DataFrame) -> int:
+    """Replace `plan_date`'s sizing requirements with `requirements` (columns: REQUIREMENT_COLUMNS).
+
+    Returns the number of rows stored.
+    """
+    _require_columns(requirements, REQUIREMENT_COLUMNS, "requirements")
+    frame = requirements.loc[:, list(REQUIREMENT_COLUMNS)]
+    twice = frame[frame.duplicated(list(REQUIREMENT_KEY), keep=False)]
+    if not twice.empty:
+        first = twice.iloc[0]
+        raise ValueError(
+            "requirements name the same (model, method, gpu_model, gpu_count) twice, e.g. "
+            + ", ".join(str(first[key]) for key in REQUIREMENT_KEY)
+        )
+    with _transaction(con):
+        con.register("requirements_frame", frame)
+        try:
+            con.execute("DELETE FROM plan_requirements WHERE plan_date = $d", {"d": plan_date})
+            con.execute(
+                "INSERT INTO plan_requirements BY NAME SELECT $d AS plan_date, * FROM requirements_frame",
+                {"d": plan_date},
+            )
+        finally:
+            con.unregister("requirements_frame")
+    return _scalar(con, "SELECT count(*) FROM plan_requirements WHERE plan_date = $d", plan_date)
+
+
+def compute_candidates(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
+    """Replace `plan_date`'s candidates: every fitting configuration of the day's offers, cheapest offer each.
+
+    Reads plan_crawls, offers and plan_requirements of the day. Returns the number of candidates.
+    """
+    with _transaction(con):
+        con.execute("DELETE FROM plan_candidates WHERE plan_date = $d", {"d": plan_date})
+        queries.execute(
+            con,
+            "plan_candidates",
+            plan_date=plan_date,
+            max_gpu_count=MAX_PLAN_GPU_COUNT,
+            computed_at=_now_utc(),
+        )
+    return _scalar(con, "SELECT count(*) FROM plan_candidates WHERE plan_date = $d", plan_date)
+
+
+def compute_cheapest_plans(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
+    """Replace `plan_date`'s cheapest plans from its candidates; one row per (model, method, ranking).
+
+    Returns the number of rows (models x methods x 2 when requirements exist for the day).
+    """
+    with _transaction(con):
+        con.execute("DELETE FROM cheapest_plans WHERE plan_date = $d", {"d": plan_date})
+        queries.execute(con, "cheapest_plans", plan_date=plan_date, computed_at=_now_utc())
+    return _scalar(con, "SELECT count(*) FROM cheapest_plans WHERE plan_date = $d", plan_date)
+
+
+def compute_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_move_pct: float) -> int:
+    """Replace `plan_date`'s plan changes against the previous day with plans.
+
+    A price change counts when the rent per month moved by more than `price_move_pct` percent.
+    Returns the number of changes (0 on the first day with plans).
+    """
+    with _transaction(con):
+        con.execute("DELETE FROM plan_changes WHERE change_date = $d", {"d": plan_date})
+        queries.execute(
+            con,
+            "plan_changes",
+            plan_date=plan_date,
+            price_move_pct=float(price_move_pct),
+            computed_at=_now_utc(),
+        )
+    return _scalar(con, "SELECT count(*) FROM plan_changes WHERE change_date = $d", plan_date)
+
+
+def plans_for_date(
+    con: duckdb.DuckDBPyConnection,
+    plan_date: date | None = None,
+    model: str | None = None,
+    method: str | None = None,
+) -> pd.DataFrame:
+    """The cheapest plans of `plan_date` (None: the latest day with plans), smallest model first."""
+    return queries.frame(con, "plans_for_date", plan_date=plan_date, model=model, method=method)
+
+
+def day_crawls(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
+    """The crawl behind each platform's offers on `plan_date`: status, error, items and offers loaded."""
+    return queries.frame(con, "day_crawls", plan_date=plan_date)
+
+
+def changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
+    """The plan changes recorded for `plan_date`."""
+    return queries.frame(con, "plan_changes_for_date", change_date=plan_date)
+
+
+def missing_plans(
+    con: duckdb.DuckDBPyConnection, plan_date: date, models: Sequence[str], methods: Sequence[str]
+) -> pd.DataFrame:
+    """(model, method, ranking) triples asked for but without a row in `plan_date`'s cheapest plans."""
+    return queries.frame(
+        con,
+        "plans_missing",
+        plan_date=plan_date,
+        models=list(models),
+        methods=list(methods),
+        rankings=list(RANKINGS),
+    )

@@ -1,0 +1,15 @@
+-- The crawls that make a day's offers, one per platform: how each went and what it loaded.
+SELECT
+    c.platform,
+    r.status,
+    r.error,
+    r.items_yielded,
+    r.offers_loaded,
+    r.items_rejected,
+    r.offline,
+    r.finished_at,
+    c.crawl_id
+FROM plan_crawls AS c
+JOIN crawl_runs AS r USING (crawl_id)
+WHERE c.plan_date = $plan_date
+ORDER BY c.platform
