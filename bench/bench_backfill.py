@@ -31,13 +31,13 @@ from pathlib import Path
 
 import duckdb
 
-from gpuplan.commands.backfill import backfill_plans
 from gpuplan.imports import formats
 from gpuplan.imports.runs import import_file
 from gpuplan.settings import Settings
-from pipelines.assets.plans import requirements_frame
 from sizing.catalog import load_gpus
 from warehouse import connect, history, plans, queries
+from warehouse.history import backfill_plans
+from warehouse.plan_requirements import requirements_frame
 
 OBSERVATIONS = (
     Path(__file__).resolve().parents[1].parent

@@ -22,11 +22,11 @@ from datetime import date, datetime
 
 import pandas as pd
 
-from pipelines.assets.plans import requirements_frame
 from sizing.catalog import load_gpus
 from sizing.setup import METHODS
 from warehouse import plans
 from warehouse.connect import in_memory
+from warehouse.plan_requirements import requirements_frame
 
 DAY = date(2026, 11, 30)
 MODELS = ("1B", "3B", "7B", "8B", "13B", "14B", "30B", "32B", "34B", "65B", "70B", "72B")

@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
 import dagster as dg
+import pandas as pd
 
 from pipelines import markdown
 from pipelines.assets.crawls import crawl_key, summary_path
+from pipelines.partitions import partition_days
 from pipelines.resources import WarehouseResource
 from warehouse import plans, queries
 from warehouse.loading import CrawlSummary, SummaryError
@@ -84,22 +86,30 @@ def _crawl_volume_check(platform: str) -> dg.AssetChecksDefinition:
     asset="offers",
     description=(
         f"Every price of the day is within {MIN_USD_PER_GPU_HOUR}-{MAX_USD_PER_GPU_HOUR:g} USD per GPU-hour "
-        f"and within {MEDIAN_FACTOR:g}x of the median of the same GPU model."
+        f"and within {MEDIAN_FACTOR:g}x of the median of the same GPU model; and no offer is under "
+        f"{plans.PRICE_FLOOR_SHARE:.0%} of what at least {plans.MIN_OTHER_PLATFORMS} other platforms ask for "
+        f"the same GPU, or with fewer, under {plans.OWN_PRICE_FLOOR_SHARE:.0%} of the platform's other "
+        "offers of it (a placeholder price: plans leave it out)."
     ),
 )
 def prices_believable(
     context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
 ) -> dg.AssetCheckResult:
-    day = date.fromisoformat(context.partition_key)
+    days = partition_days(context)
     with warehouse.reader() as con:
-        outliers = queries.frame(
-            con,
-            "offer_price_outliers",
-            plan_date=day,
-            min_usd=MIN_USD_PER_GPU_HOUR,
-            max_usd=MAX_USD_PER_GPU_HOUR,
-            factor=MEDIAN_FACTOR,
-        )
+        out_of_bounds = [
+            queries.frame(
+                con,
+                "offer_price_outliers",
+                plan_date=day,
+                min_usd=MIN_USD_PER_GPU_HOUR,
+                max_usd=MAX_USD_PER_GPU_HOUR,
+                factor=MEDIAN_FACTOR,
+            ).assign(day=day)
+            for day in days
+        ]
+        below_floor = [plans.offers_below_price_floor(con, day).assign(day=day) for day in days]
+    outliers = pd.concat([*out_of_bounds, *below_floor], ignore_index=True)
     columns = [
         "platform",
         "offer_id",
@@ -112,9 +122,12 @@ def prices_believable(
         passed=outliers.empty,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={
-            "day": str(day),
+            "day": str(days[0]) if len(days) == 1 else f"{days[0]}..{days[-1]}",
             "outliers": len(outliers),
-            "offers": dg.MetadataValue.md(markdown.table(outliers, columns)),
+            "below_price_floor": sum(len(frame) for frame in below_floor),
+            "offers": dg.MetadataValue.md(
+                markdown.table(outliers, columns if len(days) == 1 else ["day", *columns])
+            ),
         },
     )
 
@@ -151,21 +164,31 @@ def _freshness_check(platforms: Sequence[str]) -> dg.AssetChecksDefinition:
 
 @dg.asset_check(
     asset="cheapest_plans",
-    description="Every (model, method) in the settings has both rankings for the day "
-    "('no_offer_fits' counts).",
+    description="Every (model, method) in the settings has both rankings for each day of the run with crawls "
+    "recorded ('no_offer_fits' counts); a run none of whose days has a crawl recorded fails.",
 )
 def every_ask_has_a_plan(
     context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
 ) -> dg.AssetCheckResult:
-    day = date.fromisoformat(context.partition_key)
+    requested = partition_days(context)
     with warehouse.reader() as con:
-        missing = plans.missing_plans(con, day, warehouse.models, warehouse.methods)
+        days = plans.recorded_days(con, requested[0], requested[-1])
+        missing = pd.concat(
+            [
+                plans.missing_plans(con, day, warehouse.models, warehouse.methods).assign(day=day)
+                for day in days
+            ]
+            or [pd.DataFrame(columns=["day", "model", "method", "ranking"])],
+            ignore_index=True,
+        )
     return dg.AssetCheckResult(
-        passed=missing.empty,
+        passed=bool(days) and missing.empty,
+        description=None if days else f"no crawl recorded for {requested[0]}..{requested[-1]}: no plans",
         metadata={
-            "day": str(day),
+            "day": str(requested[0]) if len(requested) == 1 else f"{requested[0]}..{requested[-1]}",
+            "days_checked": len(days),
             "missing": len(missing),
-            "rows": dg.MetadataValue.md(markdown.table(missing, ["model", "method", "ranking"])),
+            "rows": dg.MetadataValue.md(markdown.table(missing, ["day", "model", "method", "ranking"])),
         },
     )
 

@@ -7,6 +7,10 @@ environment then, and the platforms come from Scrapy's spider loader. Tests and 
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import dagster as dg
 
 from gpuplan.settings import Settings
@@ -15,33 +19,49 @@ from pipelines.assets.digest import build_digest_asset
 from pipelines.assets.plans import build_plan_assets
 from pipelines.assets.warehouse import build_warehouse_assets
 from pipelines.checks import build_checks
-from pipelines.jobs import daily_refresh
+from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, WarehouseResource
 from pipelines.schedules import build_daily_schedule
 from scrapers.runner import platforms
 
 
+@contextmanager
+def policy_warnings_silenced() -> Iterator[None]:
+    """Silence two Dagster warnings that come with every load and run and ask for nothing.
+
+    `backfill_policy` is a beta parameter (Dagster is pinned), and daily_refresh mixes the crawls'
+    one-day policy with the single-run policy of what `backfill_plans` selects, which Dagster
+    resolves to one day per run, as intended.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        warnings.filterwarnings("ignore", message="Asset job daily_refresh materializes assets with varying")
+        yield
+
+
 def build_defs(settings: Settings, offline: bool = False) -> dg.Definitions:
     """Every asset, check, job and schedule, with resources from `settings`."""
     partitions = daily_partitions(settings.schedule_timezone)
     slugs = platforms()
-    crawls = build_crawl_assets(slugs, partitions)
-    return dg.Definitions(
-        assets=[
-            *crawls,
-            *build_warehouse_assets([crawl_key(slug) for slug in slugs], partitions),
-            *build_plan_assets(partitions),
-            build_digest_asset(partitions),
-        ],
-        asset_checks=build_checks(slugs),
-        jobs=[daily_refresh],
-        schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
-        resources={
-            "warehouse": WarehouseResource.from_settings(settings),
-            "crawler": CrawlerResource(offline=offline),
-        },
-    )
+    with policy_warnings_silenced():
+        defs = dg.Definitions(
+            assets=[
+                *build_crawl_assets(slugs, partitions),
+                *build_warehouse_assets([crawl_key(slug) for slug in slugs], partitions),
+                *build_plan_assets(partitions),
+                build_digest_asset(partitions),
+            ],
+            asset_checks=build_checks(slugs),
+            jobs=[daily_refresh, backfill_plans],
+            schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
+            resources={
+                "warehouse": WarehouseResource.from_settings(settings),
+                "crawler": CrawlerResource(offline=offline),
+            },
+        )
+        defs.resolve_all_job_defs()  # now, inside the filter: Dagster caches them
+    return defs
 
 
 @dg.definitions

@@ -1,4 +1,4 @@
-"""The one job: the whole graph for one day, crawls to plan changes (and the digest)."""
+"""The jobs: the whole graph for one day (the schedule's), and plans over a range of past days."""
 
 from __future__ import annotations
 
@@ -8,4 +8,19 @@ daily_refresh = dg.define_asset_job(
     name="daily_refresh",
     selection=dg.AssetSelection.all(),
     description="Crawl every platform, load the warehouse, and compute the day's plans and changes.",
+)
+
+# The crawls are left out: they observe the present only (a past day keeps its crawl, or has none and
+# its volume check would fail), and `offers` loads what a day has: its crawl folder, or for a past
+# day without one, imported history. The digest is left out too: past days are not mailed. So is the
+# `fresh` check, which is about now, not the days backfilled.
+backfill_plans = dg.define_asset_job(
+    name="backfill_plans",
+    selection=(dg.AssetSelection.assets("gpus", "offers") | dg.AssetSelection.groups("plans"))
+    - dg.AssetSelection.checks(dg.AssetCheckKey(dg.AssetKey("offers"), "fresh")),
+    description=(
+        "Plans and plan changes for past days from what the warehouse holds (crawl folders, imported "
+        "history): launch a backfill of a date range from this job's Partitions tab. The range runs as "
+        "one run, oldest day first, so each day's changes compare with the day before."
+    ),
 )

@@ -1,8 +1,9 @@
-"""Price history across crawls and imports: bulk loading of imports, trends, what a plans backfill reads.
+"""Price history across crawls and imports: bulk loading of imports, trends, and backfilled plans.
 
 Imported history (crawl runs with source `import:<format>`) and our own crawls share the
 `offers` table and the `platform` slug; the `daily_runs` view (migration 030) picks the one
-run that stands for a platform on a day, our own crawl first.
+run that stands for a platform on a day, our own crawl first. `backfill_plans` computes the
+plans of every past day with data, with the same functions the Dagster plan assets call.
 
 Why a bulk path beside `warehouse.loading.load_crawl`: an observations file holds 3,305
 (platform, day) runs; one `load_crawl` per run costs ~30-40 ms of DuckDB statements (staging,
@@ -13,11 +14,27 @@ of a file with a handful of statements, under the same rules (see history_price_
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import duckdb
 import pandas as pd
 
-from warehouse import queries
+from gpuplan.settings import Settings
+from warehouse import plan_requirements, plans, queries
+
+
+@dataclass(frozen=True)
+class BackfilledDay:
+    """One day's outcome: platforms that fed it, plan rows that fit, plan rows, changes, offers left out."""
+
+    day: dt.date
+    platforms: int
+    plans_ok: int
+    plans: int
+    changes: int
+    offers_excluded: int
+
 
 # Columns of the frames `load_imported` takes.
 IMPORT_RUN_COLUMNS = ("crawl_id", "platform", "day", "items_yielded", "rows_refused", "problem")
@@ -86,10 +103,19 @@ def backfill_crawls(
     return frame
 
 
-def next_plan_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> dt.date | None:
-    """The first day after `day` that has cheapest plans, or None."""
-    ((found,),) = con.execute(queries.sql("history_next_plan_day"), {"day": day}).fetchall()
-    return found
+def record_history_crawls(
+    con: duckdb.DuckDBPyConnection, first: dt.date | None, last: dt.date | None
+) -> pd.DataFrame:
+    """Record, for each day with data in [first, last], the run of each platform the day's crawls lack.
+
+    `con` is the writer. A (day, platform) already in plan_crawls keeps its crawl; the others get
+    the run that stands for the platform that day (`daily_runs`). Returns `backfill_crawls`' frame
+    (every crawl of those days, `already_recorded` FALSE for the ones recorded now).
+    """
+    crawls = backfill_crawls(con, first, last)
+    for day, new in crawls[~crawls["already_recorded"]].groupby("day"):
+        plans.record_plan_crawls(con, day, new)
+    return crawls
 
 
 def priced_gpu_models(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -140,7 +166,46 @@ def load_imported(
 
 
 def plan_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:
-    """Per plan day in [first, last]: plan_date (datetime.date), plans, plans_ok, changes."""
+    """Per plan day in [first, last]: plan_date (datetime.date), plans, plans_ok, changes, offers_excluded."""
     frame = queries.frame(con, "history_plan_days", first=first, last=last)
     frame["plan_date"] = pd.to_datetime(frame["plan_date"]).dt.date
     return frame
+
+
+def backfill_plans(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    first: dt.date | None,
+    last: dt.date | None,
+    progress: Callable[[Sequence[dt.date], int], object] | None = None,
+) -> list[BackfilledDay]:
+    """Plans and changes for each day with data in [first, last] (None = open), oldest first.
+
+    `con` is the writer. The day's crawls are recorded first (`record_history_crawls`), then the
+    steps of the Dagster plan assets run over the days: requirements (sized once for all days),
+    candidates and cheapest plans per day, changes oldest first and the next plan day's again.
+    Each day's rows are replaced (re-running a day changes nothing else). `progress(days, total)`
+    may wrap the day sequence (a progress bar).
+    """
+    crawls = record_history_crawls(con, first, last)
+    if crawls.empty:
+        return []
+    platforms_per_day = crawls.groupby("day").size()
+    days = sorted(platforms_per_day.index)
+    plan_requirements.size_days(con, days, settings.models, settings.methods)
+    for day in progress(days, len(days)) if progress else days:
+        plans.compute_candidates(con, day)
+        plans.compute_cheapest_plans(con, day)
+    plans.compute_plan_changes_for_days(con, days, settings.price_move_pct)
+    outcome = plan_days(con, days[0], days[-1]).set_index("plan_date")
+    return [
+        BackfilledDay(
+            day=day,
+            platforms=int(platforms_per_day[day]),
+            plans_ok=int(outcome.at[day, "plans_ok"]),
+            plans=int(outcome.at[day, "plans"]),
+            changes=int(outcome.at[day, "changes"]),
+            offers_excluded=int(outcome.at[day, "offers_excluded"]),
+        )
+        for day in days
+    ]

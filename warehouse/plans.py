@@ -20,6 +20,27 @@ from warehouse import queries
 # rented from the platforms we crawl, and each extra count multiplies the candidates to rank.
 MAX_PLAN_GPU_COUNT = 64
 
+# An offer priced far below the rest of the market for its GPU that day is a placeholder or a unit
+# slip, not a deal, and no plan uses it (`plan_offers`, migration 013). Shares calibrated on the real
+# history (price_history/ observations: 159 days, 43 platforms, RunPod's out-of-stock placeholder of
+# 0.5 USD per GPU-hour for MI300X and H200):
+# - against the median of the other platforms' cheapest price for the GPU: RunPod's placeholder sits at
+#   0.14-0.18 of it, the cheapest real marketplace offers at 0.21 and up (vast A100 80GB 0.43-0.47
+#   against 2.06). The offers check's MEDIAN_FACTOR (5) says the same: one GPU's prices differ 2-3x;
+PRICE_FLOOR_SHARE = 0.2
+# - where too few other platforms sell the GPU, against the median of the platform's own other offers
+#   of it: a platform's tiers and regions of one GPU differ by up to 2x (RunPod community vs secure),
+#   and RunPod's 0.5 MI300X stood beside its own 1.99 (0.25) on the 19 days it was the only seller.
+OWN_PRICE_FLOOR_SHARE = 1 / 3
+# Platforms besides the offer's that must price the GPU that day for the first rule: with one or two,
+# a single odd platform would decide the median; with three, it cannot.
+MIN_OTHER_PLATFORMS = 3
+PRICE_FLOOR_PARAMS = {
+    "floor_share": PRICE_FLOOR_SHARE,
+    "own_floor_share": OWN_PRICE_FLOOR_SHARE,
+    "min_other_platforms": MIN_OTHER_PLATFORMS,
+}
+
 RANKINGS = ("lowest_rent", "lowest_cost_per_btoken")
 
 # Columns a requirements frame must carry (one row per model, method, GPU model and GPU count).
@@ -119,16 +140,28 @@ def store_requirements(con: duckdb.DuckDBPyConnection, plan_date: date, requirem
 def compute_candidates(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
     """Replace `plan_date`'s candidates: every fitting configuration of the day's offers, cheapest offer each.
 
-    Reads plan_crawls, offers and plan_requirements of the day. Returns the number of candidates.
+    Reads plan_crawls, offers and plan_requirements of the day. Offers under the price floor
+    (PRICE_FLOOR_PARAMS) are left out and recorded in `plan_excluded_offers` for the day.
+    Returns the number of candidates.
     """
+    computed_at = _now_utc()
     with _transaction(con):
+        con.execute("DELETE FROM plan_excluded_offers WHERE plan_date = $d", {"d": plan_date})
+        queries.execute(
+            con,
+            "plan_excluded_offers_record",
+            plan_date=plan_date,
+            computed_at=computed_at,
+            **PRICE_FLOOR_PARAMS,
+        )
         con.execute("DELETE FROM plan_candidates WHERE plan_date = $d", {"d": plan_date})
         queries.execute(
             con,
             "plan_candidates",
             plan_date=plan_date,
             max_gpu_count=MAX_PLAN_GPU_COUNT,
-            computed_at=_now_utc(),
+            computed_at=computed_at,
+            **PRICE_FLOOR_PARAMS,
         )
     return _scalar(con, "SELECT count(*) FROM plan_candidates WHERE plan_date = $d", plan_date)
 
@@ -160,6 +193,50 @@ def compute_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_
             computed_at=_now_utc(),
         )
     return _scalar(con, "SELECT count(*) FROM plan_changes WHERE change_date = $d", plan_date)
+
+
+def compute_plan_changes_for_days(
+    con: duckdb.DuckDBPyConnection, days: Sequence[date], price_move_pct: float
+) -> int:
+    """Replace the plan changes of `days` (any order), oldest first, then of the first plan day after them.
+
+    Each day compares with the previous day with plans, which may be one of `days` or new since
+    the next day's changes were computed: so that day's changes are recomputed too. Returns the
+    number of changes of `days`.
+    """
+    if not days:
+        return 0
+    ordered = sorted(set(days))
+    changes = sum(compute_plan_changes(con, day, price_move_pct) for day in ordered)
+    ((following,),) = con.execute(queries.sql("plan_next_day"), {"day": ordered[-1]}).fetchall()
+    if following is not None:
+        compute_plan_changes(con, following, price_move_pct)
+    return changes
+
+
+def recorded_days(con: duckdb.DuckDBPyConnection, first: date, last: date) -> list[date]:
+    """Days in [first, last] with a crawl recorded in plan_crawls (days that can have plans), oldest first.
+
+    A day without any is a day without data: it gets no plans rather than 'no_offer_fits'.
+    """
+    rows = con.execute(queries.sql("plan_recorded_days"), {"first": first, "last": last}).fetchall()
+    return [row[0] for row in rows]
+
+
+def offers_below_price_floor(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
+    """The day's offers plans leave out as implausibly cheap (PRICE_FLOOR_PARAMS), against which median.
+
+    Computed from the day's offers, so it can be asked before the day's candidates exist.
+    """
+    return queries.frame(con, "offers_below_price_floor", plan_date=plan_date, **PRICE_FLOOR_PARAMS)
+
+
+def excluded_offers(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
+    """The offers `compute_candidates` left out of `plan_date`'s plans (table plan_excluded_offers)."""
+    return con.execute(
+        "SELECT * FROM plan_excluded_offers WHERE plan_date = $d ORDER BY gpu_model, platform, offer_id",
+        {"d": plan_date},
+    ).df()
 
 
 def plans_for_date(

@@ -52,6 +52,7 @@ def plans_command(
     settings: Settings = ctx.obj
     with connect.reader(settings) as con:
         frame = plans.plans_for_date(con, day.date() if day else None, model, method)
+        excluded = plans.excluded_offers(con, frame["plan_date"].iloc[0]) if len(frame) else None
     if frame.empty:
         wanted = " ".join(filter(None, [model, method])) or "any model"
         when = day.date().isoformat() if day else "any day"
@@ -62,7 +63,10 @@ def plans_command(
     if as_json:
         typer.echo(plans_json(frame))
     else:
-        Console().print(plans_table(frame))
+        console = Console()
+        console.print(plans_table(frame))
+        if excluded is not None and len(excluded):
+            console.print(excluded_note(excluded), highlight=False)
 
 
 def plans_json(frame: pd.DataFrame) -> str:
@@ -80,6 +84,21 @@ def plans_json(frame: pd.DataFrame) -> str:
 
     records = [{key: plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
     return json.dumps(records, ensure_ascii=False, indent=1)
+
+
+def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
+    """One line on the offers a day's plans left out as implausibly cheap (plans.excluded_offers)."""
+    items = [
+        f"{row.platform} {row.gpu_model} at {row.price_usd_per_gpu_hour:.2f} USD/GPU-h "
+        f"(median {row.reference_usd_per_gpu_hour:.2f})"
+        for row in excluded.drop_duplicates(["platform", "gpu_model", "price_usd_per_gpu_hour"])
+        .head(shown)
+        .itertuples()
+    ]
+    return (
+        f"{len(excluded)} offer(s) left out as implausibly cheap (placeholders?): {'; '.join(items)}"
+        f"{' ...' if len(excluded) > len(items) else ''}. All in table plan_excluded_offers."
+    )
 
 
 def _money(value: object) -> str:

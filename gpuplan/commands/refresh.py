@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import typer
 from rich.console import Console
 
-from gpuplan.commands.plans import plans_table
+from gpuplan.commands.plans import excluded_note, plans_table
 from gpuplan.settings import Settings
 from warehouse import connect, plans
 
@@ -86,11 +86,14 @@ def _print_day(console: Console, settings: Settings, day: dt.date) -> None:
         crawls = plans.day_crawls(con, day)
         frame = plans.plans_for_date(con, day)
         changes = plans.changes_for_date(con, day)
+        excluded = plans.excluded_offers(con, day)
     for row in crawls.itertuples():
         if row.status in ("failed", "partial", "skipped"):
             console.print(f"[yellow]{row.platform}: {row.status}[/yellow]: {row.error}", highlight=False)
     if not frame.empty:
         console.print(plans_table(frame))
+        if len(excluded):
+            console.print(excluded_note(excluded), highlight=False)
         console.print(f"{len(changes)} change(s) since the previous day with plans; see `gpuplan plans`.")
 
 
@@ -100,7 +103,7 @@ def _run(settings: Settings, day: dt.date, offline: bool, only: list[str]) -> li
 
     from pipelines.assets.crawls import GROUP as CRAWLS
     from pipelines.assets.crawls import crawl_key
-    from pipelines.definitions import build_defs
+    from pipelines.definitions import build_defs, policy_warnings_silenced
 
     defs = build_defs(settings, offline=offline)
     job = defs.resolve_job_def("daily_refresh")
@@ -113,7 +116,7 @@ def _run(settings: Settings, day: dt.date, offline: bool, only: list[str]) -> li
         selection = list(selected.resolve(graph))
     # Dagster's own setting: with it the run is recorded where the UI reads; without, nothing is kept
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    with instance:
+    with instance, policy_warnings_silenced():
         result = job.execute_in_process(
             instance=instance,
             partition_key=day.isoformat(),

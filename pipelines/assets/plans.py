@@ -1,21 +1,24 @@
-"""Plan assets: sizing requirements, candidate plans, cheapest plans and plan changes for one day.
+"""Plan assets: sizing requirements, candidate plans, cheapest plans and plan changes, per day.
 
-The sizing model runs in Python once per (model, method) over the GPU catalog; everything that
-touches offers runs as SQL in the warehouse (`warehouse/plans.py`, `warehouse/queries/plan_*.sql`).
+The sizing model runs in Python (`warehouse/plan_requirements.py`); everything that touches offers
+runs as SQL in the warehouse (`warehouse/plans.py`, `warehouse/queries/plan_*.sql`). A run covers
+one day, or in a backfill a range of days in one run (`BackfillPolicy.single_run()`): each asset
+does its step for every day of the range that has crawls recorded, oldest first, so each day's
+changes compare with the day before, as `gpuplan backfill` does with the same functions.
+Days without any crawl recorded (no data) get no plans.
 """
 
-import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import date, timedelta
 
 import dagster as dg
 import pandas as pd
 
 from pipelines import markdown
+from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WRITER_POOL, WarehouseResource
-from sizing.catalog import GpuSpec, load_gpus
-from sizing.planner import requirements
-from warehouse import plans, queries
+from warehouse import history, plans
+from warehouse.plan_requirements import size_days
 
 GROUP = "plans"
 
@@ -42,51 +45,25 @@ PLANS_FRESHNESS = dg.FreshnessPolicy.time_window(
 )
 
 
-def plan_gpu_counts(gpus_per_node: int, unit_gpu_counts: Iterable[int]) -> list[int]:
-    """Every job size a plan on this GPU model can take (see plan_candidates.sql), up to MAX_PLAN_GPU_COUNT.
-
-    1..gpus_per_node (cards picked on one node) and the unit sizes offers sell it in (a 10-GPU
-    machine, a 16-GPU cluster).
-    """
-    limit = plans.MAX_PLAN_GPU_COUNT
-    counts = {count for count in unit_gpu_counts if 1 <= count <= limit}
-    counts.update(range(1, min(gpus_per_node, limit) + 1))
-    return sorted(counts)
-
-
-def requirements_frame(
-    models: Sequence[str], methods: Sequence[str], gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame
-) -> pd.DataFrame:
-    """The sizing model's requirements, one row per (model, method, catalog GPU, job size).
-
-    `unit_sizes` (gpu_model, gpu_count) are the unit sizes on offer. GPUs that take the same job
-    sizes are sized in one call, so the GPU-independent work is done once per group.
-    """
-    groups: dict[tuple[int, ...], list[str]] = {}
-    for gpu in gpus:
-        offered = unit_sizes.loc[unit_sizes["gpu_model"] == gpu.gpu_model, "gpu_count"]
-        groups.setdefault(tuple(plan_gpu_counts(gpu.gpus_per_node, offered)), []).append(gpu.gpu_model)
-    frame = pd.DataFrame(
-        [
-            dataclasses.asdict(requirement)
-            for model in models
-            for method in methods
-            for counts, names in groups.items()
-            for requirement in requirements(model, method, gpu_counts=counts, gpus=names)
-        ]
-    )
-    frame["gpus_per_node"] = frame["gpu_model"].map({gpu.gpu_model: gpu.gpus_per_node for gpu in gpus})
-    return frame
-
-
 def _fewest_gpus(frame: pd.DataFrame, gpu_models: Sequence[str]) -> str:
     """Markdown pivot: the fewest GPUs of each model on offer that fit each (model, method)."""
-    fitting = frame[frame["fits"] & frame["gpu_model"].isin(gpu_models)]
+    fitting = frame[frame["fits"] & frame["gpu_model"].isin(gpu_models)] if len(frame) else frame
     if fitting.empty:
-        return "_Nothing on offer today fits any (model, method)._"
+        return "_Nothing on offer fits any (model, method)._"
     fewest = fitting.groupby(["params", "model", "method", "gpu_model"])["gpu_count"].min()
     pivot = fewest.unstack("gpu_model").astype("Int64").reset_index().drop(columns="params")
     return markdown.table(pivot, list(pivot.columns))
+
+
+def _days_metadata(requested: Sequence[date], planned: Sequence[date]) -> dict[str, object]:
+    """Which of the run's days had data to plan (a backfill range may hold days without any)."""
+    skipped = sorted(set(requested) - set(planned))
+    return {
+        "days_planned": len(planned),
+        "days_without_data": ", ".join(map(str, skipped[:10])) + (" ..." if len(skipped) > 10 else "")
+        if skipped
+        else "none",
+    }
 
 
 def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.AssetsDefinition]:
@@ -94,6 +71,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
 
     @dg.asset(
         partitions_def=partitions,
+        backfill_policy=SINGLE_RUN,
         pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb", "python"},
@@ -101,32 +79,34 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         description=(
             "What each (model, method) in the settings needs on each catalog GPU at each job size the "
             "day's offers allow: fits, ZeRO stage, memory per GPU, tokens per second (the sizing model). "
-            "Stored in `plan_requirements` for the day."
+            "Stored in `plan_requirements` for each day with crawls recorded."
         ),
     )
     def plan_requirements(
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
     ) -> dg.MaterializeResult:
-        day = date.fromisoformat(context.partition_key)
+        requested = partition_days(context)
         settings = warehouse.settings()
         with warehouse.writer() as con:
-            units = queries.frame(con, "plan_unit_sizes", plan_date=day)
-            frame = requirements_frame(settings.models, settings.methods, load_gpus(), units)
-            stored = plans.store_requirements(con, day, frame)
+            days = plans.recorded_days(con, requested[0], requested[-1])
+            sized = size_days(con, days, settings.models, settings.methods)
+        counts = sorted(sized.requirements["gpu_count"].unique()) if len(sized.requirements) else []
         return dg.MaterializeResult(
             metadata={
-                "dagster/row_count": stored,
+                "dagster/row_count": sized.rows_stored,
+                **_days_metadata(requested, days),
                 "models": ", ".join(settings.models),
                 "methods": ", ".join(settings.methods),
-                "gpu_counts": ", ".join(map(str, sorted(frame["gpu_count"].unique()))),
+                "gpu_counts": ", ".join(map(str, counts)),
                 "fewest_gpus_on_offer": dg.MetadataValue.md(
-                    _fewest_gpus(frame, sorted(units["gpu_model"].unique()))
+                    _fewest_gpus(sized.requirements, sized.gpu_models_on_offer)
                 ),
             }
         )
 
     @dg.asset(
         partitions_def=partitions,
+        backfill_policy=SINGLE_RUN,
         pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
@@ -136,19 +116,38 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
             "(unknown stock kept, flagged) that fits, for rent and for cost per token. GPU counts only as "
             "platforms rent them: the unit as sold (a cluster unit may span nodes) or cards picked on one "
             "node. Rent per hour and month (730 h) in CNY and USD, tokens per day, cost per billion "
-            "tokens. SQL in the warehouse: `plan_candidates.sql`."
+            f"tokens. Offers under {plans.PRICE_FLOOR_SHARE:.0%} of the median of at least "
+            f"{plans.MIN_OTHER_PLATFORMS} other platforms' cheapest for the same GPU that day (else under "
+            f"{plans.OWN_PRICE_FLOOR_SHARE:.0%} of the platform's other offers of it) are placeholders, such "
+            "as RunPod's 0.5 USD for sold-out GPUs: left out, and listed in `plan_excluded_offers`. "
+            "SQL in the warehouse: `plan_candidates.sql`."
         ),
     )
     def plan_candidates(
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
     ) -> dg.MaterializeResult:
-        day = date.fromisoformat(context.partition_key)
+        requested = partition_days(context)
         with warehouse.writer() as con:
-            count = plans.compute_candidates(con, day)
-        return dg.MaterializeResult(metadata={"dagster/row_count": count})
+            days = plans.recorded_days(con, requested[0], requested[-1])
+            count = sum(plans.compute_candidates(con, day) for day in days)
+            excluded = pd.concat([plans.excluded_offers(con, day) for day in days] or [pd.DataFrame()])
+        columns = ["plan_date", "platform", "offer_id", "gpu_model", "price_usd_per_gpu_hour"]
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": count,
+                **_days_metadata(requested, days),
+                "offers_excluded": len(excluded),
+                "excluded_offers": dg.MetadataValue.md(
+                    markdown.table(excluded, [*columns, "price_reference", "reference_usd_per_gpu_hour"])
+                    if len(excluded)
+                    else "_No offer under the price floor._"
+                ),
+            }
+        )
 
     @dg.asset(
         partitions_def=partitions,
+        backfill_policy=SINGLE_RUN,
         pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
@@ -163,21 +162,27 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
     def cheapest_plans(
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
     ) -> dg.MaterializeResult:
-        day = date.fromisoformat(context.partition_key)
+        requested = partition_days(context)
         with warehouse.writer() as con:
-            count = plans.compute_cheapest_plans(con, day)
-            frame = plans.plans_for_date(con, day)
-        return dg.MaterializeResult(
-            metadata={
-                "dagster/row_count": count,
-                "plans_ok": int((frame["status"] == "ok").sum()),
-                "no_offer_fits": int((frame["status"] == "no_offer_fits").sum()),
-                "preview": dg.MetadataValue.md(markdown.table(frame, PLAN_PREVIEW_COLUMNS)),
-            }
-        )
+            days = plans.recorded_days(con, requested[0], requested[-1])
+            count = sum(plans.compute_cheapest_plans(con, day) for day in days)
+            frame = plans.plans_for_date(con, days[-1]) if days else pd.DataFrame()
+        metadata: dict[str, object] = {"dagster/row_count": count, **_days_metadata(requested, days)}
+        if days:
+            metadata.update(
+                {
+                    "plans_ok": int((frame["status"] == "ok").sum()),
+                    "no_offer_fits": int((frame["status"] == "no_offer_fits").sum()),
+                    "preview": dg.MetadataValue.md(
+                        f"Plans of {days[-1]}:\n\n" + markdown.table(frame, PLAN_PREVIEW_COLUMNS)
+                    ),
+                }
+            )
+        return dg.MaterializeResult(metadata=metadata)
 
     @dg.asset(
         partitions_def=partitions,
+        backfill_policy=SINGLE_RUN,
         pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
@@ -185,22 +190,34 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         description=(
             "What changed against the previous day with plans: a new cheapest platform, GPU or count, rent "
             "moving by more than `price_move_pct`, a plan's offer gone out of stock, now fits / no longer "
-            "fits."
+            "fits. The first day with plans after the run's days is recomputed too (its previous day may "
+            "be new)."
         ),
     )
     def plan_changes(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-        day = date.fromisoformat(context.partition_key)
+        requested = partition_days(context)
         with warehouse.writer() as con:
-            count = plans.compute_plan_changes(con, day, warehouse.price_move_pct)
-            frame = plans.changes_for_date(con, day)
-        return dg.MaterializeResult(
-            metadata={
-                "dagster/row_count": count,
-                "changes": dg.MetadataValue.md(
+            days = plans.recorded_days(con, requested[0], requested[-1])
+            count = plans.compute_plan_changes_for_days(con, days, warehouse.price_move_pct)
+            if not days:
+                summary = "_No day of the run has crawls recorded: nothing to compare._"
+            elif len(days) == 1:
+                frame = plans.changes_for_date(con, days[0])
+                summary = (
                     markdown.table(frame, ["model", "method", "ranking", "change_type", "detail"])
                     if count
                     else "_No change against the previous day with plans (or no previous day)._"
-                ),
+                )
+            else:
+                frame = history.plan_days(con, requested[0], requested[-1])
+                summary = markdown.table(
+                    frame, ["plan_date", "plans_ok", "plans", "changes", "offers_excluded"]
+                )
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": count,
+                **_days_metadata(requested, days),
+                "changes": dg.MetadataValue.md(summary),
             }
         )
 

@@ -4,14 +4,42 @@ from collections.abc import Sequence
 from datetime import date
 
 import dagster as dg
+import duckdb
 import pandas as pd
 
 from pipelines import markdown
+from pipelines.assets.crawls import is_current
+from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WRITER_POOL, CrawlerResource, WarehouseResource
-from warehouse import fx, gpus, plans
+from warehouse import fx, gpus, history, plans
 from warehouse.loading import SummaryError, load_crawl
 
 GROUP = "warehouse"
+
+
+def _record_day(
+    context: dg.AssetExecutionContext,
+    con: duckdb.DuckDBPyConnection,
+    warehouse: WarehouseResource,
+    day: date,
+    timezone: str,
+) -> None:
+    """Load the day's crawl folder and record its crawls; a past day without one takes imported history."""
+    summaries = sorted(warehouse.day_dir(day).glob("*.summary.json"))
+    loaded: list[dict[str, object]] = []
+    for path in summaries:
+        try:
+            result = load_crawl(con, path)
+        except SummaryError as exc:
+            context.log.error(str(exc))
+            continue
+        loaded.append({"platform": result.platform, "crawl_id": result.crawl_id, "status": result.status})
+    if loaded:
+        plans.record_plan_crawls(con, day, pd.DataFrame(loaded))
+    elif not summaries and not is_current(day, timezone):
+        # no crawl of ours that day: what was imported for it stands in (a backfill of history)
+        added = history.record_history_crawls(con, day, day)
+        context.log.info(f"{day}: no crawl folder; {int((~added['already_recorded']).sum())} imported run(s)")
 
 
 def build_warehouse_assets(
@@ -21,6 +49,7 @@ def build_warehouse_assets(
 
     @dg.asset(
         partitions_def=partitions,
+        backfill_policy=SINGLE_RUN,
         pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
@@ -54,6 +83,7 @@ def build_warehouse_assets(
     @dg.asset(
         name="gpus",
         partitions_def=partitions,
+        backfill_policy=SINGLE_RUN,
         pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
@@ -69,6 +99,7 @@ def build_warehouse_assets(
 
     @dg.asset(
         partitions_def=partitions,
+        backfill_policy=SINGLE_RUN,
         pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
@@ -76,35 +107,32 @@ def build_warehouse_assets(
         description=(
             "The day's offers: every crawl summary in `<crawl_dir>/<day>/` loaded into `offers` (a crawl "
             "already loaded is a no-op), and recorded in `plan_crawls` as the crawl behind that platform's "
-            "offers for the day. Failed platforms are listed with their error."
+            "offers for the day. A past day without crawl summaries takes imported history instead "
+            "(`gpuplan import`): the run that stands for each platform that day. Failed platforms are "
+            "listed with their error."
         ),
     )
     def offers(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-        day = date.fromisoformat(context.partition_key)
-        loaded: list[dict[str, object]] = []
+        days = partition_days(context)
+        frames = []
         with warehouse.writer() as con:
-            for path in sorted(warehouse.day_dir(day).glob("*.summary.json")):
-                try:
-                    result = load_crawl(con, path)
-                except SummaryError as exc:
-                    context.log.error(str(exc))
-                    continue
-                loaded.append(
-                    {"platform": result.platform, "crawl_id": result.crawl_id, "status": result.status}
-                )
-            if loaded:
-                plans.record_plan_crawls(con, day, pd.DataFrame(loaded))
-            crawls = plans.day_crawls(con, day)
+            for day in days:
+                _record_day(context, con, warehouse, day, partitions.timezone)
+                frames.append(plans.day_crawls(con, day).assign(day=day))
+        crawls = pd.concat(frames, ignore_index=True)
         for row in crawls.itertuples():
             if row.status == "failed":
-                context.log.error(f"{row.platform}: no offers for {day}: {row.error}")
+                context.log.error(f"{row.platform}: no offers for {row.day}: {row.error}")
+        columns = ["platform", "source", "status", "offers_loaded", "items_rejected", "error"]
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": int(crawls["offers_loaded"].sum()),
-                "platforms": len(crawls),
-                "failed_platforms": ", ".join(crawls.loc[crawls["status"] == "failed", "platform"]) or "none",
+                "platforms": crawls["platform"].nunique(),
+                "days_with_data": crawls["day"].nunique(),
+                "failed_platforms": ", ".join(crawls.loc[crawls["status"] == "failed", "platform"].unique())
+                or "none",
                 "crawls": dg.MetadataValue.md(
-                    markdown.table(crawls, ["platform", "status", "offers_loaded", "items_rejected", "error"])
+                    markdown.table(crawls, columns if len(days) == 1 else ["day", *columns])
                 ),
             }
         )

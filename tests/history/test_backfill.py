@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 
 import pytest
 
-from gpuplan.commands.backfill import backfill_plans
 from gpuplan.imports import formats
 from gpuplan.imports.runs import import_file
 from gpuplan.settings import Settings
-from pipelines.assets.plans import requirements_frame
 from sizing.catalog import load_gpus
 from warehouse import connect, queries
+from warehouse.history import backfill_plans
+from warehouse.plan_requirements import requirements_frame
 
 SETTINGS = Settings.from_env({})  # the default models (7B..70B) and methods (full, lora, qlora)
 DAYS = [dt.date(2026, 4, 2), dt.date(2026, 4, 6), dt.date(2026, 4, 20), dt.date(2026, 5, 7)]
@@ -109,3 +111,61 @@ def test_backfilling_earlier_days_refreshes_the_next_days_changes(lambda_catalog
     expected = full.execute(query, {"d": DAYS[2]}).fetchall()
     assert expected and con.execute(query, {"d": DAYS[2]}).fetchall() == expected
     assert backfill_plans(con, SETTINGS, dt.date(2025, 1, 1), dt.date(2025, 12, 31)) == []
+
+
+def test_runpods_placeholder_prices_make_no_plan_on_real_history(sample) -> None:
+    observations = sample("price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv")
+    con = connect.in_memory()
+    import_file(con, formats.get("observations"), observations)
+    days = backfill_plans(con, SETTINGS, dt.date(2026, 4, 16), dt.date(2026, 4, 17))
+    # From 04-16 RunPod answered 0.5 USD per GPU-hour for its sold-out MI300X (1, 2, 4, 8 GPUs) and
+    # H200 (1, 2, 8): the other platforms' median was about 2.7-3.5. Those 7 offers a day are left out.
+    excluded = con.execute(
+        "SELECT platform, gpu_model, price_usd_per_gpu_hour, count(*) FROM plan_excluded_offers GROUP BY ALL "
+        "ORDER BY ALL"
+    ).fetchall()
+    assert excluded == [("runpod", "H200 SXM 141GB", 0.5, 6), ("runpod", "MI300X 192GB", 0.5, 8)]
+    assert [day.offers_excluded for day in days] == [7, 7]
+    on_placeholder = con.execute(
+        "SELECT count(*) FROM cheapest_plans "
+        "WHERE platform = 'runpod' AND rent_usd_per_hour = 0.5 * gpu_count"
+    )
+    assert on_placeholder.fetchall() == [(0,)]
+    # the 70B plans that took RunPod's MI300X at 0.5 now rent a real one
+    real = con.execute(
+        "SELECT DISTINCT platform, rent_usd_per_hour / gpu_count FROM cheapest_plans "
+        "WHERE model = '70B' AND gpu_model = 'MI300X 192GB'"
+    ).fetchall()
+    assert real and all(platform != "runpod" and usd > 1.0 for platform, usd in real)
+    # left out of plans, kept in the history
+    assert con.execute(
+        "SELECT count(*) FROM offers WHERE platform = 'runpod' AND price_usd_per_gpu_hour = 0.5 "
+        "AND observed_date BETWEEN DATE '2026-04-16' AND DATE '2026-04-17'"
+    ).fetchall() == [(14,)]
+
+
+# Runs `gpuplan backfill` (with every command loaded, as a user's start does) on a warehouse holding
+# one imported catalog, then says which modules of Dagster or of pipelines/ got imported.
+BACKFILL_ALONE = """
+import sys
+from typer.testing import CliRunner
+from gpuplan.cli import app
+runner = CliRunner()
+for args in (["import", "skypilot", sys.argv[2]], ["backfill"]):
+    result = runner.invoke(app, ["--warehouse", sys.argv[1], *args])
+    assert result.exit_code == 0, result.output
+print(sorted({name.split(".")[0] for name in sys.modules} & {"dagster", "pipelines"}))
+"""
+
+
+def test_backfilling_needs_neither_dagster_nor_pipelines(lambda_catalogs, tmp_path) -> None:
+    # STYLE: pipelines/ is Dagster wiring that nothing imports; the backfill and its sizing live in warehouse/
+    done = subprocess.run(
+        [sys.executable, "-c", BACKFILL_ALONE, str(tmp_path / "w.duckdb"), str(lambda_catalogs[0])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

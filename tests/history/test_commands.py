@@ -62,3 +62,16 @@ def test_user_errors_are_one_line(settings: Settings, lambda_catalogs) -> None:
     assert too_recent.exit_code == 1 and "no H100 SXM 80GB on-demand prices" in too_recent.output
     backwards = _run(settings, "backfill", "--from", "2026-05-01", "--to", "2026-04-01")
     assert backwards.exit_code == 2 and "is after --to" in backwards.output
+
+
+def test_backfill_and_plans_say_which_offers_were_left_out(settings: Settings, sample) -> None:
+    observations = sample("price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv")
+    assert _run(settings, "import", "observations", str(observations)).exit_code == 0
+    backfilled = _run(settings, "backfill", "--from", "2026-04-16", "--to", "2026-04-16")
+    assert backfilled.exit_code == 0, backfilled.output
+    assert "7 offer(s) left out of plans as implausibly cheap" in backfilled.output
+    shown = _run(settings, "plans", "--date", "2026-04-16")
+    assert shown.exit_code == 0, shown.output
+    note = " ".join(shown.output.split())  # rich wraps long lines
+    assert "7 offer(s) left out as implausibly cheap" in note
+    assert "runpod MI300X 192GB at 0.50 USD/GPU-h (median 3.45)" in note

@@ -15,13 +15,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipelines.assets.plans import requirements_frame
 from scrapers.runner import run_crawl
 from sizing.catalog import load_gpus
 from sizing.planner import requirements
 from warehouse import plans
 from warehouse.connect import in_memory
 from warehouse.loading import load_crawl
+from warehouse.plan_requirements import requirements_frame
 
 DOC = Path(__file__).parents[2] / "docs" / "article-comparison.md"
 DAY = date(2026, 11, 30)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from pipelines.assets.crawls import build_crawl_assets, crawl_key
-from pipelines.checks import build_checks
+from pipelines.checks import build_checks, every_ask_has_a_plan, prices_believable
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers import runner
@@ -113,3 +113,60 @@ def test_a_platform_skipped_for_want_of_a_token_passes(settings, monkeypatch):
     evaluation = _volume(settings, platform, today, offline=False)  # skipped before any request
     assert evaluation.passed
     assert evaluation.metadata["status"].value == "skipped"
+
+
+def test_the_price_check_lists_a_placeholder_price_that_plans_leave_out(settings):
+    # SYNTHETIC: one H100 offer per platform for DAY; RunPod's 0.5 USD is its out-of-stock placeholder
+    prices = {"runpod": 0.5, "lambda": 2.99, "nebius": 2.95, "vastai": 1.9}
+    observed_at = datetime.combine(DAY, datetime.min.time())
+    with connect.writer(settings) as con:
+        for platform, usd in prices.items():
+            crawl_id = f"synthetic-{platform}"
+            con.execute(
+                "INSERT INTO crawl_runs (crawl_id, platform, status, offers_loaded, loaded_at) "
+                "VALUES ($id, $platform, 'ok', 1, $at)",
+                {"id": crawl_id, "platform": platform, "at": observed_at},
+            )
+            con.execute(
+                "INSERT INTO offers (crawl_id, platform, offer_id, gpu_name_raw, gpu_model, gpu_count, "
+                "price_amount, price_currency, price_per, billing_period, pricing_type, hourly_rentable, "
+                "price_usd_per_gpu_hour, observed_at, observed_date) VALUES ($id, $platform, 'h100', 'H100', "
+                "'H100 SXM 80GB', 1, $usd, 'USD', 'gpu', 'hour', 'on_demand', TRUE, $usd, $at, $day)",
+                {"id": crawl_id, "platform": platform, "usd": usd, "at": observed_at, "day": DAY},
+            )
+            plans.record_plan_crawls(
+                con, DAY, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": "ok"}])
+            )
+
+    @dg.asset(name="offers", partitions_def=daily_partitions(settings.schedule_timezone))
+    def offers_loaded_above() -> None:
+        """Stands for the offers asset: the offers are in the warehouse already."""
+
+    result = dg.materialize(
+        [offers_loaded_above, prices_believable],
+        partition_key=DAY.isoformat(),
+        resources={"warehouse": WarehouseResource.from_settings(settings)},
+    )
+    (evaluation,) = result.get_asset_check_evaluations()
+    assert not evaluation.passed
+    assert evaluation.metadata["below_price_floor"].value == 1
+    listed = evaluation.metadata["offers"].value
+    assert "| runpod | h100 | H100 SXM 80GB | 0.50 | 2.95 |" in listed and "left out of plans" in listed
+
+
+def test_a_day_without_any_crawl_recorded_has_no_plans_and_fails_the_plan_check(settings):
+    with connect.writer(settings):
+        pass  # an empty, migrated warehouse: nothing crawled or imported for DAY
+
+    @dg.asset(name="cheapest_plans", partitions_def=daily_partitions(settings.schedule_timezone))
+    def no_plans_computed() -> None:
+        """Stands for cheapest_plans on a day without data."""
+
+    result = dg.materialize(
+        [no_plans_computed, every_ask_has_a_plan],
+        partition_key=DAY.isoformat(),
+        resources={"warehouse": WarehouseResource.from_settings(settings)},
+    )
+    (evaluation,) = result.get_asset_check_evaluations()
+    assert not evaluation.passed
+    assert evaluation.description == f"no crawl recorded for {DAY}..{DAY}: no plans"

@@ -398,3 +398,92 @@ def test_requirements_need_every_column(con):
         plans.store_requirements(
             con, DAY1, _requirements({("7B", "full"): 1}).drop(columns="tokens_per_second")
         )
+
+
+def _h100_market(con, day: date, cheap_usd: float, others: dict[str, float]) -> None:
+    """One crawl per platform for `day`: 'runpod' offers an H100 at `cheap_usd`, the others at their price."""
+    _crawl(con, day, "runpod", [_offer("runpod", "cheap", "H100 SXM 80GB", cheap_usd)])
+    for platform, usd in others.items():
+        _crawl(con, day, platform, [_offer(platform, f"{platform}-h100", "H100 SXM 80GB", usd)])
+
+
+def test_a_placeholder_price_far_below_the_other_platforms_makes_no_plan(con):
+    # RunPod's out-of-stock placeholder: 0.5 USD where three other platforms ask 2.0-2.5 (median 2.2)
+    _h100_market(con, DAY1, 0.3, {"a": 2.0, "b": 2.2, "c": 2.5})
+    plan = _row(_plan(con, DAY1, {("7B", "lora"): 20}), "7B", "lora")
+    assert (plan["platform"], plan["offer_id"]) == ("a", "a-h100")
+    excluded = plans.excluded_offers(con, DAY1)
+    assert excluded[["platform", "offer_id", "price_reference", "reference_offers"]].values.tolist() == [
+        ["runpod", "cheap", "other_platforms", 3]
+    ]
+    assert excluded["reference_usd_per_gpu_hour"].tolist() == [pytest.approx(2.2)]
+    assert excluded["price_usd_per_gpu_hour"].tolist() == [pytest.approx(0.3)]
+    # left out of plans, not deleted: the offer is history
+    assert con.execute("SELECT count(*) FROM offers WHERE offer_id = 'cheap'").fetchall() == [(1,)]
+    # the offers check is told before any plan is computed
+    below = plans.offers_below_price_floor(con, DAY1)
+    assert below[["platform", "offer_id"]].values.tolist() == [["runpod", "cheap"]]
+    assert "placeholder" in below["reason"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("cheap_usd", "others", "why"),
+    [
+        (0.5, {"a": 2.0, "b": 2.2, "c": 2.5}, "a real deal: 0.5 is not under a fifth of 2.2"),
+        (0.3, {"a": 2.0, "b": 2.2}, "two other platforms are too few, and it is runpod's only H100"),
+        (0.29, {"a": 0.3, "b": 0.35, "c": 2.5}, "as cheap as half the market: its median is 0.35"),
+    ],
+)
+def test_a_low_price_stays_when_the_market_does_not_say_otherwise(con, cheap_usd, others, why):
+    _h100_market(con, DAY1, cheap_usd, others)
+    plan = _row(_plan(con, DAY1, {("7B", "lora"): 20}), "7B", "lora")
+    assert plan["platform"] == "runpod", why
+    assert plans.excluded_offers(con, DAY1).empty
+
+
+def test_where_few_platforms_sell_a_gpu_a_placeholder_is_judged_by_its_platforms_other_offers(con):
+    # As RunPod's MI300X when it was the only seller: 0.5 for "any" cloud beside its own secure 1.99
+    offers = [
+        _offer("runpod", "any", "H100 SXM 80GB", 0.5),
+        _offer("runpod", "secure", "H100 SXM 80GB", 1.99),
+        _offer("runpod", "community", "H100 SXM 80GB", 1.2),
+    ]
+    _crawl(con, DAY1, "runpod", offers)
+    _crawl(con, DAY1, "lambda", [_offer("lambda", "h100", "H100 SXM 80GB", 2.99)])  # one other: too few
+    plan = _row(_plan(con, DAY1, {("7B", "lora"): 20}), "7B", "lora")
+    assert plan["offer_id"] == "community"  # 1.2: a cheaper tier of its own, not a placeholder
+    excluded = plans.excluded_offers(con, DAY1)
+    assert excluded[["offer_id", "price_reference", "reference_offers"]].values.tolist() == [
+        ["any", "own_offers", 2]
+    ]
+    assert excluded["reference_usd_per_gpu_hour"].tolist() == [pytest.approx((1.99 + 1.2) / 2)]
+    assert "other offers of this GPU" in plans.offers_below_price_floor(con, DAY1)["reason"].iloc[0]
+
+
+def test_each_other_platform_has_one_vote_its_cheapest_price(con):
+    # A marketplace with many dear listings does not lift the median: its vote is its cheapest, 2.0,
+    # so the median is 2.5 and 0.6 stands; per listing the median would be 10 and 0.6 would go.
+    listings = [_offer("market", f"m{i}", "H100 SXM 80GB", 2.0 if i == 0 else 10.0) for i in range(9)]
+    _crawl(con, DAY1, "market", listings)
+    _h100_market(con, DAY1, 0.6, {"b": 2.5, "c": 2.8})
+    assert _row(_plan(con, DAY1, {("7B", "lora"): 20}), "7B", "lora")["platform"] == "runpod"
+    # and spot prices neither vote nor get judged: a plan never uses them
+    _crawl(con, DAY2, "market", [_offer("market", "spot", "H100 SXM 80GB", 0.1, pricing_type="spot")])
+    _h100_market(con, DAY2, 0.6, {"b": 2.5, "c": 2.8})
+    assert plans.offers_below_price_floor(con, DAY2).empty
+
+
+def test_changes_of_several_days_run_oldest_first_and_refresh_the_next_day(con):
+    asks = {("7B", "full"): 70}
+    for day, usd in ((DAY1, 1.0), (DAY2, 2.0)):
+        _crawl(con, day, "cloud", [_offer("cloud", "a", "H100 SXM 80GB", usd)])
+        _plan(con, day, asks)
+    assert plans.compute_plan_changes_for_days(con, [DAY2], 10.0) == 2  # both rankings got dearer
+    earlier = date(2026, 11, 28)
+    _crawl(con, earlier, "cloud", [_offer("cloud", "a", "H100 SXM 80GB", 4.0)])
+    _plan(con, earlier, asks)
+    plans.compute_plan_changes_for_days(con, [DAY1, earlier], 10.0)
+    changes = con.execute("SELECT change_date, change_type FROM plan_changes ORDER BY ALL").fetchall()
+    # 11-28 has no day before it; 11-29 got cheaper than 11-28; 11-30, recomputed, still dearer than 11-29
+    assert changes == [(DAY1, "price_down")] * 2 + [(DAY2, "price_up")] * 2
+    assert plans.recorded_days(con, date(2026, 11, 1), DAY1) == [earlier, DAY1]

@@ -10,3 +10,4 @@ WHERE c.platform = $platform
   AND c.plan_date < $plan_date
   AND c.plan_date >= CAST($plan_date AS DATE) - CAST($days AS INTEGER)
   AND r.status IN ('ok', 'partial')
+  AND r.source = 'crawl'  -- imported history recorded for a day (a backfill) is not a crawl volume

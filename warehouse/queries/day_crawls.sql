@@ -1,6 +1,8 @@
--- The crawls that make a day's offers, one per platform: how each went and what it loaded.
+-- The crawls that make a day's offers, one per platform: how each went, what it loaded, and whether
+-- it is our crawl ('crawl') or imported history ('import:<format>').
 SELECT
     c.platform,
+    r.source,
     r.status,
     r.error,
     r.items_yielded,

@@ -1,7 +1,7 @@
 -- The day's candidate plans: for each (model, method) and GPU model, the configuration of the day's
 -- offers that fits with the lowest rent for a month, and the one with the lowest cost per token.
 -- Inputs: plan_crawls (which crawls make the day), offers, plan_requirements (the sizing model).
--- Params: $plan_date, $max_gpu_count (the largest job considered), $computed_at.
+-- $max_gpu_count is the largest job considered.
 --
 -- Which GPU counts an offer can give (units_rented x unit_gpu_count), see docs/article-comparison.md:
 --   * one unit, as sold; a unit that spans nodes is a cluster the platform sells as one (multi-node);
@@ -9,18 +9,14 @@
 --     one pick the card count on a machine (AutoDL, RunPod, broker per-card quotes);
 --   never several separate machines: nothing says they share the fabric a multi-node job needs.
 --   Never more GPUs than the offer says are free (available_gpus; NULL = unknown, kept and flagged).
--- Spot offers are left out: a month of training cannot count on interruptible machines.
+-- The day's offers are plan_offers (migration 013): spot offers are left out (a month of training
+-- cannot count on interruptible machines), and so are offers under the price floor (placeholders).
+-- Params: $plan_date, $max_gpu_count, $floor_share, $own_floor_share, $min_other_platforms, $computed_at.
 INSERT INTO plan_candidates BY NAME
 WITH day_offers AS (
-    SELECT o.*
-    FROM offers AS o
-    JOIN plan_crawls AS c ON c.crawl_id = o.crawl_id AND c.platform = o.platform
-    WHERE c.plan_date = $plan_date
-      AND c.status IN ('ok', 'partial')  -- a failed crawl's stray items are history, not offers
-      AND o.gpu_model IS NOT NULL
-      AND o.price_usd_per_gpu_hour > 0
-      AND o.pricing_type <> 'spot'
-      AND o.gpu_count >= 1
+    SELECT * EXCLUDE (price_reference, reference_usd_per_gpu_hour, reference_offers, below_price_floor)
+    FROM plan_offers(CAST($plan_date AS DATE), $floor_share, $own_floor_share, $min_other_platforms)
+    WHERE NOT below_price_floor
 ),
 node_sizes AS (
     SELECT DISTINCT gpu_model, gpus_per_node

@@ -1,12 +1,12 @@
-"""pipelines/assets/plans.py: the job sizes sized for each GPU, and the requirements frame."""
+"""warehouse/plan_requirements.py: the job sizes sized for each GPU, the requirements frame, many days."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from pipelines.assets.plans import plan_gpu_counts, requirements_frame
 from sizing.catalog import find_gpu
+from warehouse.plan_requirements import plan_gpu_counts, requirements_frame
 from warehouse.plans import REQUIREMENT_COLUMNS
 
 

@@ -1,0 +1,117 @@
+"""Each day's `plan_requirements`: the job sizes its offers allow, and the sizing model's answer for each.
+
+The sizing model (`sizing.planner`) runs in Python; which GPU counts to size comes from the
+day's offers (`plan_unit_sizes.sql`). A requirement depends on (model, method, GPU, count)
+only, never on the day, so `size_days` sizes every count any of its days offers once and
+gives each day exactly the rows sizing that day alone would give. The daily run (one day),
+a Dagster backfill (a range) and `gpuplan backfill` all size through `size_days`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+import duckdb
+import pandas as pd
+
+from sizing.catalog import GpuSpec, load_gpus
+from sizing.planner import requirements
+from warehouse import plans, queries
+
+
+@dataclass(frozen=True)
+class SizedDays:
+    """What `size_days` stored.
+
+    `requirements`: the sizing model's rows for every (GPU model, job size) any of the days
+    allows (REQUIREMENT_COLUMNS); `gpu_models_on_offer`: GPU models priced on any of the days;
+    `rows_stored`: plan_requirements rows written, all days together.
+    """
+
+    requirements: pd.DataFrame
+    gpu_models_on_offer: tuple[str, ...]
+    rows_stored: int
+
+
+def plan_gpu_counts(gpus_per_node: int, unit_gpu_counts: Iterable[int]) -> list[int]:
+    """Every job size a plan on this GPU model can take (see plan_candidates.sql), up to MAX_PLAN_GPU_COUNT.
+
+    1..gpus_per_node (cards picked on one node) and the unit sizes offers sell it in (a 10-GPU
+    machine, a 16-GPU cluster).
+    """
+    limit = plans.MAX_PLAN_GPU_COUNT
+    counts = {count for count in unit_gpu_counts if 1 <= count <= limit}
+    counts.update(range(1, min(gpus_per_node, limit) + 1))
+    return sorted(counts)
+
+
+def requirements_frame(
+    models: Sequence[str], methods: Sequence[str], gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame
+) -> pd.DataFrame:
+    """The sizing model's requirements, one row per (model, method, catalog GPU, job size).
+
+    `unit_sizes` (gpu_model, gpu_count) are the unit sizes on offer. GPUs that take the same job
+    sizes are sized in one call, so the GPU-independent work is done once per group.
+    """
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for gpu in gpus:
+        offered = unit_sizes.loc[unit_sizes["gpu_model"] == gpu.gpu_model, "gpu_count"]
+        groups.setdefault(tuple(plan_gpu_counts(gpu.gpus_per_node, offered)), []).append(gpu.gpu_model)
+    frame = pd.DataFrame(
+        [
+            dataclasses.asdict(requirement)
+            for model in models
+            for method in methods
+            for counts, names in groups.items()
+            for requirement in requirements(model, method, gpu_counts=counts, gpus=names)
+        ]
+    )
+    frame["gpus_per_node"] = frame["gpu_model"].map({gpu.gpu_model: gpu.gpus_per_node for gpu in gpus})
+    return frame
+
+
+def job_sizes(gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame) -> pd.DataFrame:
+    """(gpu_model, gpu_count) pairs `requirements_frame` sizes for a day whose offers come in `unit_sizes`."""
+    offered = unit_sizes.groupby("gpu_model")["gpu_count"].agg(list).to_dict()
+    return pd.DataFrame(
+        [
+            (gpu.gpu_model, count)
+            for gpu in gpus
+            for count in plan_gpu_counts(gpu.gpus_per_node, offered.get(gpu.gpu_model, []))
+        ],
+        columns=["gpu_model", "gpu_count"],
+    )
+
+
+def size_days(
+    con: duckdb.DuckDBPyConnection, days: Sequence[date], models: Sequence[str], methods: Sequence[str]
+) -> SizedDays:
+    """Replace the plan_requirements of each of `days` with the sizing model's rows for that day's offers.
+
+    `con` is the writer; the offers of a day are those of the crawls recorded for it (plan_crawls).
+    Raises what the sizing model raises for an unknown model or method, before anything is written.
+    """
+    if not days:
+        return SizedDays(
+            requirements=pd.DataFrame(columns=list(plans.REQUIREMENT_COLUMNS)),
+            gpu_models_on_offer=(),
+            rows_stored=0,
+        )
+    gpus = load_gpus()
+    units = {day: queries.frame(con, "plan_unit_sizes", plan_date=day) for day in days}
+    union = pd.concat(units.values(), ignore_index=True).drop_duplicates()
+    everything = requirements_frame(models, methods, gpus, union)
+    stored = sum(
+        plans.store_requirements(
+            con, day, everything.merge(job_sizes(gpus, units[day]), on=["gpu_model", "gpu_count"])
+        )
+        for day in days
+    )
+    return SizedDays(
+        requirements=everything,
+        gpu_models_on_offer=tuple(sorted(union["gpu_model"].unique())),
+        rows_stored=stored,
+    )
