@@ -1,0 +1,217 @@
+"""Fault days: real crawls against the fault server, then the real loader and plans, day after day.
+
+Day 0 crawls every platform cleanly (the history that must survive). On each later day every
+platform gets one fault of its own (faults.platforms_for decides which), so a day shows each
+fault beside the others' outcomes: whatever one platform got, the others must end as their own
+faults say. All crawls run first, in parallel threads, each `scrapers.runner.run_crawl` child
+process against its own loopback server, into `<crawl_dir>/<day>/`, the Dagster layout. Then the
+days are loaded in order, each in one writer session as the daily run does it:
+the steps of the `offers`, `gpus` and plan assets (`run_day`). After each day the published
+warehouse is read back (`DayState`) with the day's digest as it would be mailed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuplan.digest.content import build_digest
+from gpuplan.digest.render import render
+from gpuplan.settings import Settings
+from reliability.fault_server import Hit, serving
+from reliability.faults import (
+    BY_NAME,
+    CLEAN,
+    FAULTS,
+    CrawlFault,
+    platforms_for,
+    snapshot,
+    token_env,
+    web_platforms,
+)
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING
+from scrapers.runner import CrawlSummary, run_crawl
+from warehouse import connect, gpus, plans
+from warehouse.loading import LoadResult, load_crawl
+from warehouse.plan_requirements import size_days
+
+# The fixtures' recorded day (their Date headers): day 0, the clean history.
+FIRST_DAY = date(2026, 11, 30)
+# Crawls at a time. Most of a crawl is its child's start-up (CPU); the rest waits on the
+# loopback server (stalls, backoff), so twice the cores keeps them busy without thrashing.
+CRAWLS_AT_ONCE = 2 * (os.cpu_count() or 1)
+# A crawl here takes seconds; a hung one must fail its test, not the suite's time limit.
+CRAWL_TIMEOUT_S = 120.0
+# Scrapy settings every crawl here runs with: the loopback origin, no politeness delays, a fast
+# backoff (retries still happen, in milliseconds) and a short timeout for a loopback answer.
+LOOPBACK_SETTINGS = {
+    "AUTOTHROTTLE_ENABLED": "False",
+    "DOWNLOAD_DELAY": "0",
+    "RETRY_BACKOFF_BASE_S": "0.05",
+    "DOWNLOAD_TIMEOUT": "5",
+}
+# What the day's plans are asked for: two asks keep the sizing step quick and still give plans on
+# the smallest and the largest GPUs on offer.
+MODELS = ("7B", "70B")
+METHODS = ("lora",)
+RANKINGS_PER_ASK = len(plans.RANKINGS)
+
+
+@dataclass
+class CrawlRun:
+    """One crawl of one platform with one fault on one day, and what became of it."""
+
+    fault: CrawlFault
+    platform: str
+    day: date
+    summary: CrawlSummary
+    hits: list[Hit]
+    request_headers: list[dict[str, str]]
+    load: LoadResult | None = None  # set when the day is loaded
+
+
+@dataclass(frozen=True)
+class DayState:
+    """The published warehouse right after a day's run."""
+
+    day: date
+    crawls: pd.DataFrame  # plans.day_crawls: the crawl of each platform feeding the day
+    offers_by_crawl: dict[str, int]  # every crawl_id in offers -> its rows
+    plan_rows: dict[date, list[tuple[Any, ...]]]  # every plan_date -> its cheapest_plans rows
+    plans: pd.DataFrame  # the day's cheapest plans
+    candidate_platforms: set[str]  # platforms of the day's plan candidates
+    latest_platforms: set[str]  # platforms with rows in latest_offers
+    digest_text: str  # the day's digest as mailed: subject and plain text
+    digest_html: str
+
+
+@dataclass
+class FaultMatrix:
+    settings: Settings
+    runs: dict[tuple[str, str], CrawlRun] = field(default_factory=dict)  # (fault, platform) -> run
+    states: dict[date, DayState] = field(default_factory=dict)
+
+    def run(self, fault: str, platform: str) -> CrawlRun:
+        return self.runs[fault, platform]
+
+    def day_runs(self, day: date) -> list[CrawlRun]:
+        return [run for run in self.runs.values() if run.day == day]
+
+
+def schedule(names: Sequence[str]) -> dict[tuple[str, str], date]:
+    """(fault, platform) -> day: day 0 clean for all; then each platform's faults, rotated by its
+    position so that a day mixes different faults, one per platform."""
+    days: dict[tuple[str, str], date] = {(CLEAN.name, name): FIRST_DAY for name in names}
+    for position, name in enumerate(names):
+        own = [fault.name for fault in FAULTS if name in platforms_for(fault)]
+        width = max(1, len(own))
+        for index, fault in enumerate(own):
+            days[fault, name] = FIRST_DAY + timedelta(days=1 + (index + position) % width)
+    return days
+
+
+def http_date(day: date) -> str:
+    """The Date header the platforms answer with on `day` (06:00 UTC, the schedule's hour)."""
+    return format_datetime(datetime(day.year, day.month, day.day, 6, tzinfo=UTC), usegmt=True)
+
+
+def crawl(
+    fault: CrawlFault, platform: str, day: date, settings: Settings, env: Mapping[str, str]
+) -> CrawlRun:
+    """Crawl `platform` on `day` with `fault` into `<crawl_dir>/<day>/`, a real child process."""
+    token = env.get(token_env(platform) or "")
+    first, then = fault.answers(platform, token)
+    with serving(snapshot(platform), http_date(day), fault.rewrite(), first, then) as server:
+        summary = run_crawl(
+            platform,
+            settings.crawl_dir / day.isoformat(),
+            env=env,
+            timeout_s=CRAWL_TIMEOUT_S,
+            settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS, **fault.settings},
+        )
+        return CrawlRun(fault, platform, day, summary, list(server.hits), list(server.request_headers))
+
+
+def run_day(settings: Settings, day: date) -> list[LoadResult]:
+    """The daily run after the crawls, in one writer session: the steps of the `offers`, `gpus`
+    and plan assets for one day (load every crawl summary of the day, record them as the day's
+    crawls, size, candidates, cheapest plans, changes)."""
+    with connect.writer(settings) as con:
+        results = [
+            load_crawl(con, path)
+            for path in sorted((settings.crawl_dir / day.isoformat()).glob("*.summary.json"))
+        ]
+        loaded = pd.DataFrame(
+            [{"platform": r.platform, "crawl_id": r.crawl_id, "status": r.status} for r in results]
+        )
+        plans.record_plan_crawls(con, day, loaded)
+        gpus.sync_catalog(con)
+        size_days(con, [day], settings.models, settings.methods)
+        plans.compute_candidates(con, day)
+        plans.compute_cheapest_plans(con, day)
+        plans.compute_plan_changes_for_days(con, [day], settings.price_move_pct)
+    return results
+
+
+def read_state(settings: Settings, day: date) -> DayState:
+    """The published warehouse after `day`'s run, and the day's digest (rendered, not sent)."""
+    with connect.reader(settings) as con:
+        offers = con.execute("SELECT crawl_id, count(*) FROM offers GROUP BY crawl_id").fetchall()
+        plan_rows: dict[date, list[tuple[Any, ...]]] = {}
+        for row in con.execute("SELECT * EXCLUDE (computed_at) FROM cheapest_plans ORDER BY ALL").fetchall():
+            plan_rows.setdefault(row[0], []).append(row)
+        candidates = con.execute(
+            "SELECT DISTINCT platform FROM plan_candidates WHERE plan_date = $d", {"d": day}
+        ).fetchall()
+        latest = con.execute("SELECT DISTINCT platform FROM latest_offers").fetchall()
+        rendered = render(build_digest(con, day, price_move_pct=settings.price_move_pct))
+        return DayState(
+            day=day,
+            crawls=plans.day_crawls(con, day),
+            offers_by_crawl=dict(offers),
+            plan_rows=plan_rows,
+            plans=plans.plans_for_date(con, day),
+            candidate_platforms={platform for (platform,) in candidates},
+            latest_platforms={platform for (platform,) in latest},
+            digest_text=f"{rendered.subject}\n{rendered.text}",
+            digest_html=rendered.html,
+        )
+
+
+def build_matrix(root: Path, env: Mapping[str, str]) -> FaultMatrix:
+    """Crawl every scheduled (fault, platform), then run the days in order (see the module doc)."""
+    settings = Settings.from_env(
+        {
+            **env,
+            "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
+            "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
+            "GPUPLAN_MODELS": ",".join(MODELS),
+            "GPUPLAN_METHODS": ",".join(METHODS),
+        }
+    )
+    matrix = FaultMatrix(settings)
+    days = schedule(web_platforms())
+    with ThreadPoolExecutor(CRAWLS_AT_ONCE) as pool:
+        futures = {
+            key: pool.submit(crawl, BY_NAME[key[0]], key[1], day, settings, env)
+            for key, day in sorted(days.items(), key=lambda item: item[1])
+        }
+        matrix.runs = {key: future.result() for key, future in futures.items()}
+    for day in sorted(set(days.values())):
+        for result in run_day(settings, day):
+            matrix.runs[_key_of(matrix, day, result.platform)].load = result
+        matrix.states[day] = read_state(settings, day)
+    return matrix
+
+
+def _key_of(matrix: FaultMatrix, day: date, platform: str) -> tuple[str, str]:
+    (run,) = [run for run in matrix.day_runs(day) if run.platform == platform]
+    return run.fault.name, platform

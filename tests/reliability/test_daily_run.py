@@ -1,0 +1,198 @@
+"""The daily Dagster run with failing platforms, while two other processes hold the warehouse open.
+
+One run of the pipeline's own assets and checks (crawls, offers, plans, digest) for DAY, with the
+crawler resource pointed at fault servers: one platform's server answers HTTP 503 every time,
+one answers an empty list, one answers as recorded. Meanwhile `reader_child.py` runs twice: one
+process holds a read-only connection throughout, one opens a fresh one for every read.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from gpuplan.settings import Settings
+from pipelines.assets.crawls import GROUP as CRAWLS
+from pipelines.assets.crawls import crawl_key
+from pipelines.definitions import build_defs
+from pipelines.resources import CrawlerResource, WarehouseResource
+from reliability.fake_secrets import FAKE_SECRETS
+from reliability.fault_days import CRAWL_TIMEOUT_S, LOOPBACK_SETTINGS, METHODS, MODELS, http_date, run_day
+from reliability.fault_server import serving
+from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapshot, web_platforms
+from reliability.synthetic_crawls import write_crawl
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING
+from scrapers.runner import CrawlSummary, run_crawl
+from warehouse import connect, plans
+
+pytestmark = pytest.mark.faults
+
+HISTORY_DAY = date(2026, 11, 29)
+DAY = date(2026, 11, 30)  # the fixtures' recorded day, a partition that exists whatever the clock says
+READER = Path(__file__).with_name("reader_child.py")
+
+
+class LoopbackCrawler(CrawlerResource):
+    """The pipeline's crawler resource with each platform's requests sent to its fault server."""
+
+    origins: dict[str, str]
+
+    def crawl(self, platform: str, out_dir: Path) -> CrawlSummary:
+        settings = {ORIGIN_OVERRIDE_SETTING: self.origins[platform], **LOOPBACK_SETTINGS}
+        return run_crawl(platform, out_dir, timeout_s=CRAWL_TIMEOUT_S, settings=settings)
+
+
+@dataclass(frozen=True)
+class DailyRun:
+    settings: Settings
+    result: dg.ExecuteInProcessResult
+    faults: dict[str, str]  # platform -> fault name
+    history: dict[str, object]  # what the warehouse held before the run
+    readers: dict[str, dict[str, list]]  # "hold" | "poll" -> the reader's report
+
+
+def _holding(mode: str, settings: Settings, stop_file: Path) -> subprocess.Popen[str]:
+    reader = subprocess.Popen(
+        [sys.executable, str(READER), mode, str(settings.warehouse), str(stop_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert reader.stdout.readline().strip() == "ready", reader.stderr.read()
+    return reader
+
+
+def _holdings(settings: Settings) -> dict[str, object]:
+    with connect.reader(settings) as con:
+        return {
+            "offers_by_crawl": dict(
+                con.execute("SELECT crawl_id, count(*) FROM offers GROUP BY ALL").fetchall()
+            ),
+            "plans": con.execute(
+                "SELECT * EXCLUDE (computed_at) FROM cheapest_plans ORDER BY ALL"
+            ).fetchall(),
+        }
+
+
+@pytest.fixture(scope="module")
+def daily_run(tmp_path_factory: pytest.TempPathFactory) -> DailyRun:
+    root = tmp_path_factory.mktemp("daily-run")
+    settings = Settings.from_env(
+        {
+            "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
+            "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
+            "GPUPLAN_MODELS": ",".join(MODELS),
+            "GPUPLAN_METHODS": ",".join(METHODS),
+        }
+    )
+    write_crawl(settings.crawl_dir / HISTORY_DAY.isoformat(), HISTORY_DAY, 40)
+    run_day(settings, HISTORY_DAY)
+    history = _holdings(settings)
+    down = web_platforms()[0]
+    empty = next(platform for platform in platforms_for(BY_NAME["empty_list"]) if platform != down)
+    healthy = next(platform for platform in web_platforms() if platform not in (down, empty))
+    faults = {down: "server_error_persisting", empty: "empty_list", healthy: "clean"}
+    chosen = list(faults)
+    defs = build_defs(settings, offline=True)
+    # the whole graph but the crawls of the platforms not chosen (as `gpuplan refresh --platform` runs it)
+    selection = (dg.AssetSelection.all() - dg.AssetSelection.groups(CRAWLS)) | dg.AssetSelection.assets(
+        *(crawl_key(platform) for platform in chosen)
+    )
+    stop_file = root / "stop-reading"
+    with ExitStack() as stack, pytest.MonkeyPatch.context() as env:
+        for name, value in FAKE_SECRETS.items():  # the crawls inherit this process's environment
+            env.setenv(name, value)
+        servers = {}
+        for platform, fault in faults.items():
+            first, then = BY_NAME[fault].answers(platform, None)
+            servers[platform] = stack.enter_context(
+                serving(snapshot(platform), http_date(DAY), BY_NAME[fault].rewrite(), first, then)
+            )
+        readers = {mode: _holding(mode, settings, stop_file) for mode in ("hold", "poll")}
+        result = dg.materialize(
+            [*defs.assets, *defs.asset_checks],
+            selection=selection,
+            partition_key=DAY.isoformat(),
+            resources={
+                "warehouse": WarehouseResource.from_settings(settings),
+                # offline: no FX download and no mail; the crawls go to the fault servers either way
+                "crawler": LoopbackCrawler(offline=True, origins={p: s.url for p, s in servers.items()}),
+            },
+            instance=dg.DagsterInstance.ephemeral(),
+            raise_on_error=False,
+        )
+        stop_file.touch()
+        reports = {}
+        for mode, reader in readers.items():
+            out, err = reader.communicate(timeout=60)
+            assert reader.returncode == 0, err
+            reports[mode] = json.loads(out)
+    return DailyRun(settings, result, faults, history, reports)
+
+
+def _by_fault(run: DailyRun, fault: str) -> str:
+    return next(platform for platform, name in run.faults.items() if name == fault)
+
+
+def test_daily_run_goes_on_past_failing_platforms(daily_run: DailyRun) -> None:
+    result = daily_run.result
+    assert result.success, "a failing platform failed the run"
+    down, empty, healthy = (
+        _by_fault(daily_run, f) for f in ("server_error_persisting", "empty_list", "clean")
+    )
+    crawled = {
+        platform: result.asset_materializations_for_node(f"crawls__{platform}")[0].metadata
+        for platform in daily_run.faults
+    }
+    assert crawled[down]["status"].value == "failed" and "HTTP 503" in crawled[down]["error"].value
+    assert crawled[empty]["status"].value == "failed"
+    assert empty_list_error(empty) in crawled[empty]["error"].value
+    assert crawled[healthy]["status"].value == "ok"
+    volume = {e.asset_key: e.passed for e in result.get_asset_check_evaluations() if e.check_name == "volume"}
+    assert volume == {crawl_key(down): False, crawl_key(empty): False, crawl_key(healthy): True}
+    checks = {
+        e.check_name: e.passed for e in result.get_asset_check_evaluations() if e.check_name != "volume"
+    }
+    assert checks["every_ask_has_a_plan"] and checks["prices_believable"]
+    offers = result.asset_materializations_for_node("offers")[0].metadata
+    assert offers["failed_platforms"].value == ", ".join(sorted((down, empty)))
+    with connect.reader(daily_run.settings) as con:
+        day_crawls = plans.day_crawls(con, DAY).set_index("platform")
+        day_plans = plans.plans_for_date(con, DAY)
+    assert dict(day_crawls["status"]) == {down: "failed", empty: "failed", healthy: "ok"}
+    assert day_crawls.loc[healthy, "offers_loaded"] > 0
+    assert set(day_plans.loc[day_plans["status"] == "ok", "platform"]) <= {healthy}
+    after = _holdings(daily_run.settings)
+    assert {crawl: after["offers_by_crawl"].get(crawl) for crawl in daily_run.history["offers_by_crawl"]} == (
+        daily_run.history["offers_by_crawl"]
+    )
+    assert [row for row in after["plans"] if row[0] == HISTORY_DAY] == daily_run.history["plans"]
+
+
+def test_readers_holding_the_warehouse_through_the_daily_run(daily_run: DailyRun) -> None:
+    assert daily_run.result.success  # the writer was never blocked by the readers
+    hold, poll = daily_run.readers["hold"], daily_run.readers["poll"]
+    assert hold["errors"] == [] and poll["errors"] == []
+    first = hold["observations"][0]
+    assert all(seen == first for seen in hold["observations"]), "the held snapshot changed under its reader"
+    assert len(hold["observations"]) > 10 and len(poll["observations"]) > 10, "the readers hardly read"
+    for seen in poll["observations"]:
+        assert seen["offers"] == seen["offers_loaded"] and seen["orphan_plan_crawls"] == 0, seen
+    for earlier, later in zip(poll["observations"], poll["observations"][1:], strict=False):
+        assert later["offers"] >= earlier["offers"] and later["crawls"] >= earlier["crawls"], (earlier, later)
+    with connect.reader(daily_run.settings) as con:
+        [(offers, crawls, plan_rows)] = con.execute(
+            "SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM crawl_runs), "
+            "(SELECT count(*) FROM cheapest_plans)"
+        ).fetchall()
+    assert poll["observations"][0] == first
+    assert (poll["observations"][-1]["offers"], poll["observations"][-1]["crawls"]) == (offers, crawls)
+    assert poll["observations"][-1]["plans"] == plan_rows > first["plans"]
