@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from gpuplan import __version__, commands
 from gpuplan.settings import Settings
@@ -26,7 +25,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -64,10 +62,12 @@ def run() -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        typer.echo("interrupted", err=True)
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - the edge of the program
+    except Exception as exc:
         if os.environ.get("GPUPLAN_DEBUG"):
             raise
-        err_console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        # One line whatever the terminal width: cron mail and CI logs must not wrap paths.
+        message = " ".join(str(exc).split())
+        typer.echo(f"error: {message}", err=True)
         sys.exit(1)

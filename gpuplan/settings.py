@@ -57,6 +57,11 @@ class Settings:
         """The writer's private DuckDB file; only the single writer opens it."""
         return self.warehouse.with_name(self.warehouse.stem + ".writer" + self.warehouse.suffix)
 
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value set (tokens, SMTP password): what must never be logged or stored."""
+        values = (self.autodl_token, self.gpushare_token, self.lambda_api_key, self.smtp.password)
+        return tuple(value for value in values if value)
+
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
 

@@ -11,6 +11,8 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
+from scrapers.redaction import install_log_redaction
+
 REPORT_FILE_SETTING = "GPUPLAN_REPORT_FILE"
 
 
@@ -38,6 +40,8 @@ class CrawlReport:
         path = crawler.settings.get(REPORT_FILE_SETTING)
         if not path:
             raise NotConfigured(f"{REPORT_FILE_SETTING} not set")
+        # Scrapy has installed its log handler by now; a platform echoing a token must not reach it.
+        install_log_redaction()
         report = cls(crawler, Path(path))
         crawler.signals.connect(report.spider_closed, signal=signals.spider_closed)
         return report

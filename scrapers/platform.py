@@ -25,6 +25,7 @@ from gpuplan.settings import Settings
 from scrapers import parsing
 from scrapers.gpus import GpuIdentity
 from scrapers.items import OfferItem
+from scrapers.redaction import redact
 from scrapers.rejects import RejectedOffer
 
 # Crawl stats keys the runner reads (scrapers.runner.summarize).
@@ -129,6 +130,7 @@ class PlatformSpider(scrapy.Spider):
 
     def record_failure(self, message: str) -> None:
         """Count a failed request or unusable response and keep its message for the summary."""
+        message = redact(message, Settings.from_env().secrets())
         stats = self.crawler.stats
         stats.inc_value(STAT_FAILURES)
         errors = list(stats.get_value(STAT_ERRORS, []))

@@ -33,6 +33,7 @@ from scrapers import pipelines
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.parsing import utc_iso
 from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED, PlatformSpider
+from scrapers.redaction import redact
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
 
 SETTINGS_MODULE = "scrapers.settings"
@@ -126,12 +127,16 @@ def run_crawl(
     if child_env.get("GPUPLAN_QUOTES_FILE"):
         child_env["GPUPLAN_QUOTES_FILE"] = str(Path(child_env["GPUPLAN_QUOTES_FILE"]).expanduser().resolve())
 
+    secrets = Settings.from_env(child_env).secrets()
+
     def summary(status: str, error: str | None, stats: dict[str, Any] | None = None) -> CrawlSummary:
         finished = datetime.now(UTC)
+        if stats and stats.get("errors"):
+            stats = {**stats, "errors": [redact(e, secrets) for e in stats["errors"]]}
         result = CrawlSummary(
             platform=platform,
             status=status,
-            error=error,
+            error=None if error is None else redact(error, secrets),
             started_at=utc_iso(started),
             finished_at=utc_iso(finished),
             items_yielded=_count_lines(paths.feed),
