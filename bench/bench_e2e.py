@@ -1,0 +1,267 @@
+"""Bench: `gpuplan refresh --offline` end to end: wall time, peak memory, and where the time goes.
+
+    /work/venv/bin/python bench/bench_e2e.py [--quick] [--repeat 3] [--history-days 0]
+
+Each run is the real command in a child process, on a fresh warehouse and crawl folder, with
+one DAGSTER_HOME whose SQLite storage exists before the first run (as in a deployment), so each
+run's event log is kept, as with the UI. The split comes from that event log: each step's
+STEP_START to STEP_SUCCESS/FAILURE, grouped by the asset group of what it materialized (crawls,
+warehouse = load, plans, digest), or `checks` for asset-check steps. `Dagster` is the run's time
+outside any step (planning the run's assets and checks before PIPELINE_START, between steps,
+closing the run); `startup` is process start to the run's first event (interpreter, imports,
+definitions, instance); `after run` is the last event to exit (the CLI prints the plans).
+
+Peak memory: the largest sum of RSS over the command's whole process tree (the CLI and its
+Scrapy children) and the largest single process in it, sampled from /proc every SAMPLE_S.
+(getrusage(RUSAGE_CHILDREN) is not used: a child's ru_maxrss counts the bench's own memory it
+was forked with before exec, gigabytes after --history-days.) One more run without DAGSTER_HOME
+(Dagster's in-memory instance, nothing kept) gives the wall time without event-log storage.
+
+--history-days N first loads N days of SYNTHETIC history (bench_history.py, 20k offers a day)
+into the warehouse, so the refresh runs against a grown warehouse. The script exits 1 when a
+run fails or the tree's peak RSS exceeds MEMORY_BUDGET_MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bench_history
+
+from gpuplan.settings import Settings
+
+# The team's memory budget on the shared 24 GB dev machine.
+MEMORY_BUDGET_MB = 8_000
+SAMPLE_S = 0.05  # a Scrapy child lives ~2-5 s: 50 ms samples see every one at its peak
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+GPUPLAN = Path(sys.executable).with_name("gpuplan")
+DAGSTER_YAML = "telemetry:\n  enabled: false\n"  # no banner, no network
+GROUPS = ("startup", "Dagster", "crawls", "warehouse", "plans", "checks", "digest", "after run")
+STEP_END = ("STEP_SUCCESS", "STEP_FAILURE")
+
+
+@dataclass
+class Run:
+    """One refresh: wall seconds, its split (GROUPS -> seconds), peak memory, per-step seconds."""
+
+    wall_s: float
+    returncode: int
+    tree_peak_mb: float
+    process_peak_mb: float
+    split_s: dict[str, float] = field(default_factory=dict)
+    steps_s: dict[str, float] = field(default_factory=dict)
+
+
+def process_tree_rss_bytes(root: int) -> list[int]:
+    """Resident memory of `root` and of each of its descendants, read from /proc (empty once gone)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue  # exited while we looked
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # field 4; the name in (...) may hold spaces
+        children.setdefault(parent, []).append(int(entry.name))
+    sizes, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            sizes.append(int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_BYTES)
+        except OSError:
+            continue
+        pending.extend(children.get(pid, ()))
+    return sizes
+
+
+class TreeSampler(threading.Thread):
+    """Samples a process tree's RSS until stopped: the largest sum seen, and the largest process."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.peak_bytes = 0
+        self.process_peak_bytes = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(SAMPLE_S):
+            sizes = process_tree_rss_bytes(self.root)
+            self.peak_bytes = max(self.peak_bytes, sum(sizes))
+            self.process_peak_bytes = max(self.process_peak_bytes, *sizes, 0)
+
+
+def dagster_home(root: Path) -> Path:
+    """A DAGSTER_HOME with its SQLite storage created, as a deployment has it before a daily run."""
+    import dagster as dg  # only here: the bench's own start stays light
+
+    home = root / "dagster_home"
+    home.mkdir(parents=True)
+    (home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+    dg.DagsterInstance.from_config(str(home)).dispose()
+    return home
+
+
+def refresh(folder: Path, platforms: list[str], home: Path | None) -> tuple[Run, dt.datetime]:
+    """Run `gpuplan refresh --offline` with its warehouse and crawls in `folder`, DAGSTER_HOME `home`."""
+    env = dict(os.environ)
+    env |= {
+        "GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb"),
+        "GPUPLAN_CRAWL_DIR": str(folder / "crawls"),
+    }
+    env.pop("DAGSTER_HOME", None)
+    if home is not None:
+        env["DAGSTER_HOME"] = str(home)
+    command = [str(GPUPLAN), "refresh", "--offline", *(arg for p in platforms for arg in ("--platform", p))]
+    started_at = dt.datetime.now(dt.UTC)
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sampler = TreeSampler(process.pid)
+    sampler.start()
+    output, _ = process.communicate()
+    wall_s = time.perf_counter() - start
+    sampler.done.set()
+    sampler.join()
+    if process.returncode != 0:
+        print(f"refresh exited {process.returncode}; its output ends:\n{output[-2000:]}")
+    return Run(
+        wall_s, process.returncode, sampler.peak_bytes / 1e6, sampler.process_peak_bytes / 1e6
+    ), started_at
+
+
+def split_from_event_log(run: Run, home: Path, started_at: dt.datetime, settings: Settings) -> None:
+    """Fill `run.split_s` and `run.steps_s` from the one run recorded in the instance at `home`."""
+    import dagster as dg  # only here: the bench's own start stays light
+
+    from pipelines.definitions import build_defs
+
+    graph = build_defs(settings, offline=True).resolve_asset_graph()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        (record,) = instance.get_runs(limit=1)  # the newest: the run just made
+        events = [log for log in instance.all_logs(record.run_id) if log.dagster_event is not None]
+    step_start: dict[str, float] = {}
+    step_group: dict[str, str] = {}
+    for log in events:
+        event = log.dagster_event
+        key = event.step_key
+        if event.event_type_value == "STEP_START":
+            step_start[key] = log.timestamp
+        elif event.event_type_value in STEP_END:
+            run.steps_s[key] = log.timestamp - step_start[key]
+        elif event.event_type_value == "ASSET_MATERIALIZATION":
+            step_group[key] = graph.get(event.asset_key).group_name
+    first, last = events[0].timestamp, events[-1].timestamp
+    split = dict.fromkeys(GROUPS, 0.0)
+    for key, seconds in run.steps_s.items():
+        split[step_group.get(key, "checks")] += seconds
+    split["startup"] = first - started_at.timestamp()
+    split["Dagster"] = (last - first) - sum(run.steps_s.values())
+    split["after run"] = run.wall_s - sum(split.values())
+    run.split_s = split
+
+
+def seed_history(template: Path, days: int) -> None:
+    """A warehouse with `days` days of SYNTHETIC history (20k offers a day) in `template`."""
+    settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(template / "warehouse.duckdb")})
+    first_day = bench_history.LAST_DAY - dt.timedelta(days=days - 1)
+    bench_history.build_warehouse(settings, first_day, 0, days, 20_000)
+
+
+def fresh_folder(root: Path, name: str, template: Path | None) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    if template is not None:
+        for path in template.glob("warehouse*.duckdb"):
+            shutil.copyfile(path, folder / path.name)
+    return folder
+
+
+def report(runs: list[Run], ephemeral: Run | None) -> None:
+    wall = statistics.median(run.wall_s for run in runs)
+    print(f"\n{'part':<11} {'median s':>9} {'share':>6}   (median of {len(runs)} runs, DAGSTER_HOME kept)")
+    for group in GROUPS:
+        seconds = statistics.median(run.split_s[group] for run in runs)
+        print(f"{group:<11} {seconds:>9.2f} {seconds / wall:>6.0%}")
+    print(f"{'wall':<11} {wall:>9.2f} {1:>6.0%}")
+    print(f"\n{'step':<34} {'median s':>9}")
+    for key in runs[0].steps_s:
+        print(f"{key:<34} {statistics.median(run.steps_s.get(key, 0.0) for run in runs):>9.2f}")
+    peak = max(run.tree_peak_mb for run in runs)
+    largest_mb = max(run.process_peak_mb for run in runs)
+    print(f"\npeak RSS, whole process tree: {peak:,.0f} MB; largest single process: {largest_mb:,.0f} MB")
+    if ephemeral is not None:
+        print(f"wall without DAGSTER_HOME (in-memory instance, 1 run): {ephemeral.wall_s:.2f} s")
+
+
+def measured_runs(root: Path, template: Path | None, platforms: list[str], repeat: int) -> list[Run]:
+    """`repeat` refreshes with one DAGSTER_HOME, each split from its event log, each on a fresh folder."""
+    home = dagster_home(root)
+    runs = []
+    for index in range(repeat):
+        folder = fresh_folder(root, f"run{index}", template)
+        run, started_at = refresh(folder, platforms, home)
+        if run.returncode == 0:
+            settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb")})
+            split_from_event_log(run, home, started_at, settings)
+        print(f"run {index + 1}: {run.wall_s:.2f} s, exit {run.returncode}, peak {run.tree_peak_mb:,.0f} MB")
+        runs.append(run)
+        shutil.rmtree(folder, ignore_errors=True)
+    return runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="refresh runs; medians are reported")
+    parser.add_argument("--quick", action="store_true", help="smoke run: one platform (lambda), one run")
+    parser.add_argument(
+        "--history-days",
+        type=int,
+        default=0,
+        help="days of SYNTHETIC history loaded first (0: empty warehouse)",
+    )
+    args = parser.parse_args(argv)
+    platforms = ["lambda"] if args.quick else []
+    repeat = 1 if args.quick else args.repeat
+
+    root = Path(tempfile.mkdtemp(prefix="bench_e2e."))
+    try:
+        template = None
+        if args.history_days > 0:
+            template = root / "template"
+            start = time.perf_counter()
+            seed_history(template, args.history_days)
+            size_mb = (template / "warehouse.duckdb").stat().st_size / 1e6
+            print(
+                f"history: {args.history_days} days, {size_mb:,.0f} MB, {time.perf_counter() - start:.0f} s"
+            )
+        runs = measured_runs(root, template, platforms, repeat)
+        ephemeral = None
+        if not args.quick:
+            ephemeral, _ = refresh(fresh_folder(root, "ephemeral", template), platforms, None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    failed = [run for run in [*runs, *([ephemeral] if ephemeral else [])] if run.returncode != 0]
+    if failed:
+        print(f"{len(failed)} refresh run(s) failed")
+        return 1
+    report(runs, ephemeral)
+    peak = max(run.tree_peak_mb for run in runs)
+    ok = peak <= MEMORY_BUDGET_MB
+    print(f"peak {peak:,.0f} MB; budget <= {MEMORY_BUDGET_MB:,} MB: {'ok' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""The scale benchmarks run end to end at a tiny size (`--quick`), so they cannot rot.
+
+Each script runs as a user runs it (`python bench/<name>.py --quick`, from the repository root)
+and must exit 0 and print its table. No timing is asserted: `--quick` does not judge targets,
+and figures at these sizes mean nothing. Temporary warehouses go under pytest's tmp_path.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What each script must print: its table's header and its closing line.
+EXPECTED = {
+    "bench_history.py": ("trend (product)", "naive (pandas)", "warehouse on disk:", "not judged in --quick"),
+    "bench_growth.py": ("ingest", "plans", "trend 90 d", "growth exponent", "not judged in --quick"),
+    "bench_e2e.py": ("crawls", "warehouse", "plans", "Dagster", "peak RSS, whole process tree"),
+}
+
+
+def run_quick(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("DAGSTER_HOME", None)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), "--quick"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_quick_run_prints_its_table_and_cleans_up(script: str, tmp_path: Path) -> None:
+    result = run_quick(script, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for text in EXPECTED[script]:
+        assert text in result.stdout, f"{script} --quick did not print {text!r}:\n{result.stdout}"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [], "the script left temporary files"
