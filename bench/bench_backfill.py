@@ -44,7 +44,10 @@ OBSERVATIONS = (
     / "shared/samples/price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
 )
 TARGET_S = 60.0  # issue 8: backfilling the 159 days of the observations file
-PLAN_COLUMNS = "plan_date, model, method, ranking, status, platform, offer_id, gpu_count, rent_usd_per_month"
+PLANS_QUERY = (
+    "SELECT plan_date, model, method, ranking, status, platform, offer_id, gpu_count, rent_usd_per_month"
+    " FROM cheapest_plans ORDER BY ALL"
+)
 
 
 def naive_backfill(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
@@ -74,7 +77,7 @@ def timed_on_copy(template: Settings, folder: Path, run) -> tuple[float, float, 
         started, cpu_started = time.perf_counter(), time.process_time()
         run(con, settings)
         seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
-        produced = con.execute(f"SELECT {PLAN_COLUMNS} FROM cheapest_plans ORDER BY ALL").fetchall()
+        produced = con.execute(PLANS_QUERY).fetchall()
     return seconds, cpu_seconds, produced
 
 

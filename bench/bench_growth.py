@@ -58,6 +58,11 @@ OFFER_FIELDS = (
     "price_currency, price_per, billing_period, min_term_periods, pricing_type, available_gpus, source_url, "
     "observed_at, extra"
 )
+FEED_COPY_SQL = (  # the OFFER_FIELDS, spelled out: SQL text is never formatted
+    "COPY (SELECT platform, offer_id, region, gpu_name_raw, gpu_model, gpu_form, gpu_memory_gb, gpu_count, "
+    "price_amount, price_currency, price_per, billing_period, min_term_periods, pricing_type, "
+    "available_gpus, source_url, observed_at, extra FROM bench_feed ORDER BY row_no) TO $feed (FORMAT json)"
+)
 HOURS_PER_PERIOD = {"hour": 1, "day": 24, "week": 168, "month": 730}  # as load_price_staged.sql
 ROW_INSERT_SQL = (
     "INSERT INTO offers (crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form, "
@@ -108,7 +113,7 @@ def write_crawl(folder: Path, offers: int) -> Path:
         relation = bench_history.synthetic_offers(con, INGEST_DAY, 0, 1, offers, platforms=1)
         relation.create_view("bench_feed")
         con.execute(
-            f"COPY (SELECT {OFFER_FIELDS} FROM bench_feed ORDER BY row_no) TO $feed (FORMAT json)",
+            FEED_COPY_SQL,
             {"feed": str(feed)},
         )
     summary = folder / "bench-00.summary.json"
@@ -137,7 +142,7 @@ def load_in_fresh_warehouse(
     """Seconds `load` takes in a new, migrated warehouse file (migrating and publishing not counted)."""
     shutil.rmtree(folder, ignore_errors=True)
     with connect.writer(warehouse_settings(folder)) as con:
-        con.execute(f"SET memory_limit = '{bench_history.MEMORY_LIMIT}'")
+        con.execute("SET memory_limit = $limit", {"limit": bench_history.MEMORY_LIMIT})
         start = time.perf_counter()
         loaded = load(con, summary)
         seconds = time.perf_counter() - start

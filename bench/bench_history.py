@@ -138,13 +138,13 @@ def build_warehouse(
 ) -> int:
     """Append SYNTHETIC days to the warehouse of `settings` with its writer, which publishes it on exit."""
     with connect.writer(settings) as con:
-        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
         return load_history(con, first_day, day_offset, days, offers_per_day)
 
 
 def open_reader(settings: Settings) -> duckdb.DuckDBPyConnection:
     con = connect.reader(settings)
-    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
     return con
 
 
