@@ -1,0 +1,1 @@
+"""The only package that talks to DuckDB: migrations, writer and snapshot, loading, FX, named queries."""

@@ -1,0 +1,235 @@
+"""Ingest benchmark: SYNTHETIC crawl feeds loaded by `warehouse.loading.load_crawl`.
+
+Measures offers/s for feeds of 10k, 100k and 1M offers, including validation, duplicate
+detection, per-GPU-hour normalization and FX (USD and CNY), on a real DuckDB file; each size
+runs several times on a fresh copy of a migrated warehouse and the median is reported. A
+row-by-row baseline (one INSERT per offer, normalization in Python) runs on a small sample.
+Also: the cost of a feed whose last line was cut off (a killed crawl), which makes the loader
+re-read the feed for the verbatim text of the broken line, and the writer's exit
+(CHECKPOINT + publishing the snapshot).
+
+    python bench/bench_ingest.py                       # 10k, 100k, 1M; 5 runs each; 2 threads
+    python bench/bench_ingest.py --sizes 1000000 --runs 7
+
+Every offer is made up (offer ids "synthetic-N", platform "synthbench"); 0.1% of them are
+invalid (negative price) so the reject path is part of the measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import datetime as dt
+import json
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from gpuplan.settings import Settings
+from warehouse import connect
+from warehouse.loading import load_crawl
+
+PLATFORM = "synthbench"
+MODELS = [
+    ("H100 SXM 80GB", "NVIDIA H100 80GB HBM3", 80),
+    ("A100 SXM 80GB", "NVIDIA A100-SXM4-80GB", 80),
+    ("RTX 4090 24GB", "GeForce RTX 4090", 24),
+    ("L40S 48GB", "NVIDIA L40S", 48),
+    (None, "Synthetic Accelerator X", 64),  # an unknown name: kept with gpu_model null
+]
+INVALID_EVERY = 1000  # 0.1% of offers get a negative price and land in rejected_offers
+HOURS = {"hour": 1, "day": 24, "week": 168, "month": 730}
+PRICING = {"hour": "on_demand", "day": "daily_plan", "week": "weekly_plan", "month": "monthly_plan"}
+
+
+def synthetic_feed(path: Path, offers: int, seed: int = 7) -> None:
+    """Write `offers` SYNTHETIC OfferItem lines: currencies, billing periods and per-instance
+    prices mixed like a real crawl day (observed over 2026-10-01..07, UTC)."""
+    rnd = random.Random(seed)
+    with path.open("w", encoding="utf-8") as feed:
+        for n in range(offers):
+            model, raw_name, memory_gb = rnd.choice(MODELS)
+            gpu_count = rnd.choice((1, 1, 2, 4, 8))
+            period = rnd.choice(("hour", "hour", "hour", "day", "week", "month"))
+            price = round(rnd.uniform(0.2, 4.0) * HOURS[period], 3)
+            item = {
+                "platform": PLATFORM,
+                "offer_id": f"synthetic-{n}",
+                "gpu_name_raw": raw_name,
+                "gpu_model": model,
+                "gpu_memory_gb": memory_gb,
+                "gpu_count": gpu_count,
+                "price_amount": -price if n % INVALID_EVERY == 0 else price,
+                "price_currency": rnd.choice(("USD", "USD", "CNY", "EUR")),
+                "price_per": rnd.choice(("gpu", "instance")),
+                "billing_period": period,
+                "pricing_type": PRICING[period],
+                "observed_at": f"2026-10-0{rnd.randint(1, 7)}T0{rnd.randint(0, 9)}:00:00Z",
+                "source_url": f"https://synthbench.invalid/offers/{n}",
+                "region": rnd.choice(("us-east", "eu-west", "cn-north", None)),
+                "min_term_periods": 1,
+                "available_gpus": rnd.choice((None, 0, gpu_count, 8 * gpu_count)),
+                "extra": {"host_id": rnd.randint(1, 50_000), "reliability": round(rnd.random(), 4)},
+            }
+            feed.write(json.dumps(item) + "\n")
+
+
+def write_summary(folder: Path, feed: Path, offers: int) -> Path:
+    path = folder / f"{feed.stem}.summary.json"
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    summary = {
+        "platform": PLATFORM,
+        "status": "ok",
+        "error": None,
+        "started_at": now,
+        "finished_at": now,
+        "items_yielded": offers,
+        "offline": True,
+        "source": "crawl",
+        "feed": str(feed),
+    }
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    return path
+
+
+def _settings(folder: Path) -> Settings:
+    return Settings.from_env({"GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb")})
+
+
+def timed_load(template: Path, folder: Path, summary: Path, threads: int) -> tuple[float, float, float, int]:
+    """One load into a fresh copy of the migrated warehouse: (load_crawl wall s, its CPU s summed
+    over threads, the writer's exit s (CHECKPOINT + publish), lines loaded or rejected)."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir()
+    settings = _settings(folder)
+    shutil.copyfile(template, settings.writer_path)
+    with connect.writer(settings) as con:
+        con.execute(f"SET threads = {int(threads)}")
+        started, cpu_started = time.perf_counter(), time.process_time()
+        result = load_crawl(con, summary)
+        loaded, cpu = time.perf_counter(), time.process_time() - cpu_started
+    return loaded - started, cpu, time.perf_counter() - loaded, result.offers_loaded + result.items_rejected
+
+
+# The offer fields the row-by-row baseline inserts as they are.
+BASELINE_FIELDS = (
+    "platform", "offer_id", "region", "gpu_name_raw", "gpu_model", "gpu_memory_gb", "gpu_count",
+    "price_amount", "price_currency", "price_per", "billing_period", "pricing_type", "available_gpus",
+    "source_url",
+)  # fmt: skip
+BASELINE_INSERT = (
+    "INSERT INTO offers VALUES ('baseline', $platform, 'crawl', $offer_id, $region, $gpu_name_raw, "
+    "$gpu_model, NULL, $gpu_memory_gb, $gpu_count, $price_amount, $price_currency, $price_per, "
+    "$billing_period, 1, $pricing_type, $hourly, $usd, $cny, $fx_date, 'ECB', $available_gpus, "
+    "$source_url, $observed_at, $observed_date, $extra)"
+)
+
+
+def row_by_row(template: Path, folder: Path, feed: Path, rows: int) -> float:
+    """The baseline (offers/s): read, validate and normalize each line in Python, one INSERT each."""
+    folder.mkdir()
+    path = folder / "baseline.duckdb"
+    shutil.copyfile(template, path)
+    con = duckdb.connect(str(path))
+    rates = {
+        (currency, day): units
+        for currency, day, units in con.execute(
+            "SELECT currency, rate_date, units_per_usd FROM fx_rates"
+        ).fetchall()
+    }
+    ecb_days = sorted(day for currency, day in rates if currency == "CNY")
+    lines = feed.read_text(encoding="utf-8").splitlines()[:rows]
+    started = time.perf_counter()
+    con.execute("BEGIN TRANSACTION")
+    for line in lines:
+        item = json.loads(line)
+        if item["price_amount"] <= 0:
+            con.execute(
+                "INSERT INTO rejected_offers VALUES ('baseline', $p, $raw, 'price <= 0', now())",
+                {"p": PLATFORM, "raw": line},
+            )
+            continue
+        observed = dt.datetime.fromisoformat(item["observed_at"]).astimezone(dt.UTC).replace(tzinfo=None)
+        fx_day = ecb_days[bisect.bisect_right(ecb_days, observed.date()) - 1]  # nearest earlier ECB day
+        per_gpu = item["price_amount"] / (item["gpu_count"] if item["price_per"] == "instance" else 1)
+        usd = per_gpu / HOURS[item["billing_period"]] / rates[(item["price_currency"], fx_day)]
+        params = {key: item[key] for key in BASELINE_FIELDS} | {
+            "hourly": item["billing_period"] == "hour",
+            "usd": usd,
+            "cny": usd * rates[("CNY", fx_day)],
+            "fx_date": fx_day,
+            "observed_at": observed,
+            "observed_date": observed.date(),
+            "extra": json.dumps(item["extra"]),
+        }
+        con.execute(BASELINE_INSERT, params)
+    con.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    con.close()
+    return len(lines) / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated feed sizes (offers)")
+    parser.add_argument("--runs", type=int, default=5, help="loads per size; the median is reported")
+    parser.add_argument(
+        "--threads", type=int, default=2, help="DuckDB threads (the target is a 2-core machine)"
+    )
+    parser.add_argument(
+        "--baseline-rows", type=int, default=2000, help="sample size of the row-by-row baseline"
+    )
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as scratch:
+        root = Path(scratch)
+        template_settings = _settings(root / "template")
+        template_settings.warehouse.parent.mkdir()
+        with connect.writer(template_settings):
+            pass  # migrated, bundled FX rates loaded
+        template = template_settings.writer_path
+
+        print(
+            f"duckdb {duckdb.__version__}, threads={args.threads}, runs={args.runs}: median (slowest-fastest)"
+        )
+        print(f"{'offers':>10} {'load s':>7} {'offers/s':>9} {'(range)':>19} {'cpu s':>6} {'exit s':>6}  MB")
+        for size in sizes:
+            feed = root / f"feed-{size}.jsonl"
+            synthetic_feed(feed, size)
+            summary = write_summary(root, feed, size)
+            runs = [timed_load(template, root / "run", summary, args.threads) for _ in range(args.runs)]
+            assert all(lines == size for *_, lines in runs), "every line must be loaded or rejected"
+            loads = [load for load, *_ in runs]
+            median = statistics.median(loads)
+            span = f"({size / max(loads):,.0f}-{size / min(loads):,.0f})"
+            print(
+                f"{size:>10,} {median:>7.2f} {size / median:>9,.0f} {span:>19} "
+                f"{statistics.median(cpu for _, cpu, _, _ in runs):>6.2f} "
+                f"{statistics.median(exit for _, _, exit, _ in runs):>6.2f}  {feed.stat().st_size / 1e6:,.0f}"
+            )
+
+        cut_size = max(sizes) + 1
+        cut = root / "feed-cut.jsonl"
+        shutil.copyfile(root / f"feed-{max(sizes)}.jsonl", cut)
+        with cut.open("a", encoding="utf-8") as feed:
+            feed.write('{"platform": "synthbench", "offer_id": "synthetic-cut", "price_am')  # a killed crawl
+        load, cpu, _, _ = timed_load(template, root / "run", write_summary(root, cut, cut_size), args.threads)
+        print(f"{cut_size:>10,} {load:>7.2f} {cut_size / load:>9,.0f} {'last line cut off':>19} {cpu:>6.2f}")
+
+        baseline = row_by_row(
+            template, root / "baseline", root / f"feed-{min(sizes)}.jsonl", args.baseline_rows
+        )
+        print(
+            f"row-by-row baseline ({args.baseline_rows:,} offers, one INSERT each): {baseline:,.0f} offers/s"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""warehouse/connect.py: one writer publishing a snapshot, readers beside it, with real processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import pytest
+from synthetic_crawls import WriteCrawl, synthetic_offer
+
+from gpuplan.settings import Settings
+from warehouse import connect
+from warehouse.loading import load_crawl
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A reader process: holds the published file open and keeps counting offers until told to stop;
+# every answer must be the one it first saw (a consistent snapshot). Exit 0 = never failed.
+READER = """
+import sys, time
+from pathlib import Path
+from gpuplan.settings import Settings
+from warehouse import connect
+settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
+with connect.reader(settings) as con:
+    first = con.execute("SELECT count(*), sum(price_amount) FROM offers").fetchall()
+    print("ready", first[0][0], flush=True)
+    reads = 0
+    while not Path(sys.argv[2]).exists():
+        assert con.execute("SELECT count(*), sum(price_amount) FROM offers").fetchall() == first
+        reads += 1
+        time.sleep(0.005)
+    print("done", reads, first[0][0], flush=True)
+"""
+
+CLI = "from gpuplan.cli import run; run()"  # the `gpuplan` console script
+# Someone opening the writer's own file with plain DuckDB, holding it until stdin closes.
+HOLD_FILE = (
+    "import duckdb, sys; con = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()"
+)
+
+# A process that holds the writer until told to stop.
+WRITER = """
+import sys, time
+from pathlib import Path
+from gpuplan.settings import Settings
+from warehouse import connect
+settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
+with connect.writer(settings) as con:
+    print("ready", flush=True)
+    while not Path(sys.argv[2]).exists():
+        time.sleep(0.01)
+"""
+
+
+@contextmanager
+def _process(script: str, settings: Settings, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Run `script` in another Python process; it stops when the test leaves the block."""
+    stop = tmp_path / f"stop-{os.urandom(4).hex()}"
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script), str(settings.warehouse), str(stop)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        assert line.startswith("ready"), process.stderr.read() if process.stderr else line
+        process.ready_line = line  # type: ignore[attr-defined]
+        yield process
+    finally:
+        stop.touch()
+        process.wait(timeout=60)
+
+
+def _load(settings: Settings, write_crawl: WriteCrawl, name: str, count: int, day: str) -> None:
+    offers = [synthetic_offer(n, observed_at=f"{day}T06:00:00Z") for n in range(count)]
+    summary = write_crawl(offers, name=name, started_at=f"{day}T06:00:00Z", finished_at=f"{day}T06:05:00Z")
+    with connect.writer(settings) as con:
+        load_crawl(con, summary)
+
+
+def test_a_reader_process_holding_the_warehouse_never_blocks_a_load(
+    settings: Settings, write_crawl: WriteCrawl, tmp_path: Path
+) -> None:
+    _load(settings, write_crawl, "day1", 3, "2026-10-01")
+    with _process(READER, settings, tmp_path) as reader:
+        _load(settings, write_crawl, "day2", 5000, "2026-10-02")  # publishes while the reader reads
+        _load(settings, write_crawl, "day3", 7, "2026-10-03")
+    out, err = reader.communicate()
+    assert reader.returncode == 0, err
+    _, reads, seen = out.split()
+    assert int(seen) == 3 and int(reads) > 0  # it kept its consistent snapshot throughout
+    with connect.reader(settings) as con:  # a new reader sees the new state
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(5010,)]
+
+
+def test_a_load_in_another_process_while_this_one_reads(settings: Settings, write_crawl: WriteCrawl) -> None:
+    _load(settings, write_crawl, "day1", 3, "2026-10-01")
+    summary = write_crawl(
+        [synthetic_offer(n) for n in range(100, 150)], name="day2", finished_at="2026-10-01T07:00:00Z"
+    )
+    with connect.reader(settings) as con:
+        loader = subprocess.run(
+            [sys.executable, "-c", CLI, "--warehouse", str(settings.warehouse), "load", str(summary)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert loader.returncode == 0, loader.stderr
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
+    with connect.reader(settings) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(53,)]
+
+
+def test_a_second_writer_waits_then_fails_clearly(settings: Settings, tmp_path: Path) -> None:
+    with _process(WRITER, settings, tmp_path) as holder:
+        busy = pytest.raises(connect.WriterBusyError, match=rf"pid {holder.pid} .*gave up after 0.3 s")
+        with busy, connect.writer(settings, lock_timeout_s=0.3):
+            pass
+    with connect.writer(settings, lock_timeout_s=5) as con:  # free again once the holder is gone
+        assert con.execute("SELECT 1").fetchall() == [(1,)]
+
+
+def test_two_writers_in_one_process_exclude_each_other(settings: Settings) -> None:
+    busy = pytest.raises(connect.WriterBusyError)
+    with connect.writer(settings), busy, connect.writer(settings, lock_timeout_s=0.1):
+        pass
+
+
+def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> None:
+    with connect.writer(settings):
+        pass
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            HOLD_FILE,
+            str(settings.writer_path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout and holder.stdout.readline().startswith("ready")
+        busy = pytest.raises(connect.WriterBusyError, match="Only gpuplan's writer may open it")
+        with busy, connect.writer(settings):
+            pass
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def test_nothing_is_published_when_the_block_fails(settings: Settings, write_crawl: WriteCrawl) -> None:
+    _load(settings, write_crawl, "day1", 3, "2026-10-01")
+    before = settings.warehouse.read_bytes()
+    with pytest.raises(RuntimeError, match="synthetic failure"), connect.writer(settings) as con:
+        con.execute("BEGIN TRANSACTION")
+        con.execute("DELETE FROM offers")
+        raise RuntimeError("synthetic failure")
+    assert settings.warehouse.read_bytes() == before
+    with connect.writer(settings, lock_timeout_s=1) as con:  # lock released, open transaction rolled back
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
+
+
+def test_readers_cannot_write(settings: Settings) -> None:
+    with connect.writer(settings):
+        pass
+    with connect.reader(settings) as con, pytest.raises(duckdb.Error, match="read-only"):
+        con.execute("DELETE FROM offers")
+
+
+def test_reading_before_the_first_run_says_what_to_do(settings: Settings) -> None:
+    with pytest.raises(connect.NoWarehouseError, match="run `gpuplan refresh` first"):
+        connect.reader(settings)
+
+
+def test_a_lost_writer_file_starts_again_from_the_published_one(
+    settings: Settings, write_crawl: WriteCrawl
+) -> None:
+    _load(settings, write_crawl, "day1", 3, "2026-10-01")
+    settings.writer_path.unlink()
+    with connect.writer(settings) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
+
+
+def test_publishing_clears_temp_files_a_dead_publisher_left(settings: Settings) -> None:
+    settings.warehouse.parent.mkdir(parents=True, exist_ok=True)
+    stale = settings.warehouse.with_name(f".{settings.warehouse.name}.publish-99999.tmp")
+    stale.write_bytes(b"half a database")
+    with connect.writer(settings):
+        pass
+    assert not stale.exists() and settings.warehouse.exists()
+    assert list(settings.warehouse.parent.glob("*.tmp")) == []
+
+
+def test_in_memory_is_migrated_with_fx_rates() -> None:
+    with connect.in_memory() as con:
+        ((rates,),) = con.execute("SELECT count(*) FROM fx_rates WHERE currency = 'CNY'").fetchall()
+    assert rates > 5000  # the ECB has published CNY daily since 2005

@@ -1,0 +1,93 @@
+"""`gpuplan sql`: read-only queries on the published warehouse, as table, csv or json."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from synthetic_crawls import WriteCrawl, synthetic_offer
+from typer.testing import CliRunner, Result
+
+from gpuplan.cli import app
+from gpuplan.settings import Settings
+from warehouse import connect
+from warehouse.loading import load_crawl
+
+
+@pytest.fixture
+def published(settings: Settings, write_crawl: WriteCrawl) -> Settings:
+    """A published warehouse with two SYNTHETIC offers."""
+    with connect.writer(settings) as con:
+        load_crawl(
+            con, write_crawl([synthetic_offer(1, price_amount=2.5), synthetic_offer(2, region="[U] ok")])
+        )
+    return settings
+
+
+def _sql(settings: Settings, *args: str) -> Result:
+    return CliRunner(env={"COLUMNS": "200"}).invoke(
+        app, ["--warehouse", str(settings.warehouse), "sql", *args]
+    )
+
+
+QUERY = "SELECT offer_id, price_amount, observed_date, region FROM offers ORDER BY offer_id"
+
+
+def test_table_output(published: Settings) -> None:
+    result = _sql(published, QUERY)
+    assert result.exit_code == 0, result.output
+    assert "synthetic-1" in result.stdout and "2.5" in result.stdout
+    assert "[U] ok" in result.stdout  # data is printed as text, never read as rich markup
+    assert "2 row(s)" in result.stdout
+
+
+def test_csv_output(published: Settings) -> None:
+    result = _sql(published, QUERY, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0] == ["offer_id", "price_amount", "observed_date", "region"]
+    assert rows[1] == ["synthetic-1", "2.5", "2026-10-01", "synthetic-region"]
+
+
+def test_json_output(published: Settings) -> None:
+    result = _sql(published, QUERY + " LIMIT 1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [
+        {
+            "offer_id": "synthetic-1",
+            "price_amount": 2.5,
+            "observed_date": "2026-10-01",
+            "region": "synthetic-region",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DELETE FROM offers",
+        "CREATE TABLE sneaky AS SELECT 1",
+        "COPY offers TO 'offers.csv'",
+        "ATTACH 'other.duckdb' AS other",
+    ],
+)
+def test_writing_is_one_clear_error(published: Settings, statement: str) -> None:
+    before = published.warehouse.read_bytes()
+    result = _sql(published, statement)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: gpuplan sql is read-only") and result.stderr.count("\n") == 1
+    assert published.warehouse.read_bytes() == before
+
+
+def test_bad_sql_is_one_line(published: Settings) -> None:
+    result = _sql(published, "SELEC nonsense")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: Parser Error") and result.stderr.count("\n") == 1
+
+
+def test_no_warehouse_yet(settings: Settings) -> None:
+    result = _sql(settings, "SELECT 1")
+    assert result.exit_code != 0
+    assert isinstance(result.exception, connect.NoWarehouseError)  # gpuplan.cli.run prints it as one line

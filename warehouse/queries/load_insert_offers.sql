@@ -1,0 +1,18 @@
+-- Append the priced, valid lines of one crawl (temp table load_priced) to offers.
+-- hourly_rentable: only an offer billed by the hour can be rented for an hour; day, week and
+-- month offers keep their per-GPU-hour price for comparison but are never hourly.
+INSERT INTO offers (
+    crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
+    gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
+    min_term_periods, pricing_type, hourly_rentable, price_usd_per_gpu_hour,
+    price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
+    observed_date, extra
+)
+SELECT
+    $crawl_id, platform, $source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
+    gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
+    min_term_periods, pricing_type, billing_period = 'hour', price_usd_per_gpu_hour,
+    price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
+    observed_date, extra
+FROM load_priced
+WHERE reason IS NULL

@@ -1,0 +1,88 @@
+-- Price the staged records of one crawl (temp table load_staged) in the temp view load_priced
+-- (with the temp tables load_duplicates and load_day_rates):
+-- per GPU, per hour, in USD and CNY with the ECB rate of the observation date or the nearest
+-- earlier one, and the final rejection reason (NULL = the record loads as an offer).
+--
+--   per GPU:   a price quoted per instance is divided by gpu_count
+--   per hour:  hour 1, day 24, week 168, month 730 (= 8760 / 12: a twelfth of a 365-day year,
+--              the month cloud providers bill by)
+--   USD:       amount / units_per_usd of the quoted currency;  CNY: USD x units_per_usd of CNY
+--   fx_date:   the older of the two rates used (they share a day when both come from the ECB)
+--
+-- Duplicates within a crawl (same offer_id and pricing_type): the latest observation loads
+-- (the freshest price; ties: the lower price, then the record's content, so the choice never
+-- depends on read order), the others are rejected. Above 1000 USD per GPU-hour a price is absurd: no GPU rents
+-- near it (an 8x B200 node lists at about 50-60 USD/h, < 10 USD per GPU-hour), so it is a unit
+-- mistake (a monthly price quoted as hourly, cents, a wrong currency).
+CREATE OR REPLACE TEMP TABLE load_duplicates AS
+WITH repeated_keys AS (
+    SELECT offer_id, pricing_type
+    FROM load_staged
+    WHERE reason IS NULL
+    GROUP BY offer_id, pricing_type
+    HAVING count(*) > 1
+)
+SELECT staged.rowid AS duplicate_rowid
+FROM load_staged AS staged
+SEMI JOIN repeated_keys USING (offer_id, pricing_type)
+WHERE staged.reason IS NULL
+QUALIFY row_number() OVER (
+    PARTITION BY staged.offer_id, staged.pricing_type
+    ORDER BY staged.observed_at DESC, staged.price_amount, to_json(staged)
+) > 1;
+
+-- The ASOF join runs on the crawl's distinct (day, currency) pairs, a handful of rows; the
+-- records then take their rate with an equality join.
+CREATE OR REPLACE TEMP TABLE load_day_rates AS
+WITH cny AS (
+    SELECT rate_date, units_per_usd, source FROM fx_rates WHERE currency = 'CNY'
+)
+SELECT
+    days.observed_date,
+    days.price_currency,
+    rate.units_per_usd,
+    cny.units_per_usd AS cny_per_usd,
+    least(rate.rate_date, cny.rate_date) AS fx_date,
+    CASE WHEN rate.source = cny.source THEN rate.source ELSE rate.source || '; CNY: ' || cny.source END AS fx_source
+FROM (SELECT DISTINCT observed_date, price_currency FROM load_staged WHERE reason IS NULL) AS days
+ASOF LEFT JOIN fx_rates AS rate
+    ON rate.currency = days.price_currency AND days.observed_date >= rate.rate_date
+ASOF LEFT JOIN cny ON days.observed_date >= cny.rate_date;
+
+-- Read twice (offers, then rejected_offers); every join has a small build side.
+CREATE OR REPLACE TEMP VIEW load_priced AS
+WITH known_currencies AS (
+    SELECT DISTINCT currency FROM fx_rates
+),
+priced AS (
+    SELECT
+        s.*,
+        dup.duplicate_rowid IS NOT NULL AS duplicate,
+        k.currency IS NOT NULL AS currency_known,
+        s.price_amount
+            / (CASE s.price_per WHEN 'instance' THEN s.gpu_count ELSE 1 END)
+            / (CASE s.billing_period WHEN 'hour' THEN 1 WHEN 'day' THEN 24 WHEN 'week' THEN 168 WHEN 'month' THEN 730 END)
+            / d.units_per_usd AS price_usd_per_gpu_hour,
+        d.cny_per_usd,
+        d.fx_date,
+        d.fx_source
+    FROM load_staged AS s
+    LEFT JOIN load_duplicates AS dup ON dup.duplicate_rowid = s.rowid
+    LEFT JOIN known_currencies AS k ON k.currency = s.price_currency
+    LEFT JOIN load_day_rates AS d
+        ON d.observed_date = s.observed_date AND d.price_currency = s.price_currency AND s.reason IS NULL
+)
+SELECT
+    * EXCLUDE (duplicate, currency_known, cny_per_usd, reason),
+    price_usd_per_gpu_hour * cny_per_usd AS price_cny_per_gpu_hour,
+    CASE
+        WHEN reason IS NOT NULL THEN reason
+        WHEN NOT currency_known THEN 'unknown currency ' || price_currency
+        WHEN price_usd_per_gpu_hour IS NULL OR cny_per_usd IS NULL
+            THEN 'no FX rate for ' || price_currency || ' on or before ' || observed_date
+        WHEN duplicate
+            THEN 'duplicate offer_id and pricing_type in this crawl (the latest observation loaded)'
+        WHEN price_usd_per_gpu_hour > 1000
+            THEN 'absurd price: ' || round(price_usd_per_gpu_hour, 2) || ' USD per GPU-hour (limit 1000)'
+    END AS reason
+FROM priced;
