@@ -110,7 +110,7 @@ def timed_load(template: Path, folder: Path, summary: Path, threads: int) -> tup
     settings = _settings(folder)
     shutil.copyfile(template, settings.writer_path)
     with connect.writer(settings) as con:
-        con.execute(f"SET threads = {int(threads)}")
+        con.execute("SET threads = $threads", {"threads": threads})
         started, cpu_started = time.perf_counter(), time.process_time()
         result = load_crawl(con, summary)
         loaded, cpu = time.perf_counter(), time.process_time() - cpu_started

@@ -27,7 +27,7 @@ Contract:
                                         "everything sold out"
     runner ok, some lines rejected   -> partial (the error says how many; the offers stay visible)
     otherwise                        -> as the runner said
-- A feed that cannot be read at all (no permission, an object over read_json's 16 MB) records
+- A feed that cannot be read at all (no permission, or DuckDB refuses it as a whole) records
   the crawl as failed with the reason; lines that are not UTF-8 are rejected one by one. An
   error writing the warehouse (a full disk...) is raised and leaves nothing of the crawl: the
   transaction rolls back, and loading it again later is not a no-op.
@@ -184,9 +184,7 @@ def _load_feed(
     rejected += _inserted(
         con, "load_insert_rejected", crawl_id=crawl_id, platform=summary.platform, rejected_at=now
     )
-    con.execute("DROP VIEW load_priced")
-    for table in ("load_day_rates", "load_duplicates", "load_staged"):
-        con.execute(f"DROP TABLE {table}")
+    queries.execute(con, "load_drop_staging")
     return offers, rejected, note
 
 
@@ -242,7 +240,7 @@ def load_crawl(con: duckdb.DuckDBPyConnection, summary_path: Path) -> LoadResult
     try:
         status, offers, rejected, error = _load_in_transaction(con, summary, feed, feed_note, crawl_id)
     finally:
-        con.execute(f"SET preserve_insertion_order = {'true' if order_kept else 'false'}")
+        con.execute("SET preserve_insertion_order = $kept", {"kept": order_kept})
     return LoadResult(crawl_id, summary.platform, status, offers, rejected, error, already_loaded=False)
 
 

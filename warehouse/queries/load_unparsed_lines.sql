@@ -19,7 +19,7 @@ WITH lines AS (
         columns = {'line': 'VARCHAR'},
         delim = $delimiter, quote = '', escape = '', header = false,
         auto_detect = false, strict_mode = false,
-        max_line_size = 16777216,  -- read_json's largest object, so every line it read fits
+        max_line_size = 16777216,  -- 16 MB: far past any offer line, bounded buffers
         ignore_errors = true, store_rejects = true,
         rejects_table = 'load_unreadable_lines', rejects_scan = 'load_unreadable_scans'
     )
