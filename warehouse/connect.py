@@ -43,7 +43,7 @@ import duckdb
 
 from gpuplan.settings import Settings
 from warehouse import fx
-from warehouse.migrate import migrate
+from warehouse.migrate import available, migrate
 
 # How long a second writer waits for the first before giving up. A whole daily load takes
 # seconds to a minute; a manual `gpuplan load` started during it should wait, not fail, but
@@ -58,6 +58,10 @@ class WriterBusyError(RuntimeError):
 
 class NoWarehouseError(RuntimeError):
     """No published warehouse file exists yet."""
+
+
+class OutdatedWarehouseError(RuntimeError):
+    """The published snapshot predates migrations this code has: a writer must migrate it first."""
 
 
 class PublishError(RuntimeError):
@@ -182,7 +186,20 @@ def reader(settings: Settings) -> duckdb.DuckDBPyConnection:
         raise NoWarehouseError(f"no warehouse at {path} yet: run `gpuplan refresh` first")
     con = duckdb.connect(str(path), read_only=True)
     con.execute("SET TimeZone = 'UTC'")
+    _require_current_schema(con, path)
     return con
+
+
+def _require_current_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """A snapshot published by an older gpuplan lacks newer tables: say so instead of a SQL error."""
+    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+    missing = [m.name for m in available() if m.version not in done]
+    if missing:
+        con.close()
+        raise OutdatedWarehouseError(
+            f"the warehouse at {path} was published by an older gpuplan (missing {', '.join(missing)}): "
+            "run `gpuplan refresh` (or any command that writes) to migrate it"
+        )
 
 
 def in_memory() -> duckdb.DuckDBPyConnection:

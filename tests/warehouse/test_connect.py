@@ -206,3 +206,14 @@ def test_in_memory_is_migrated_with_fx_rates() -> None:
     with connect.in_memory() as con:
         ((rates,),) = con.execute("SELECT count(*) FROM fx_rates WHERE currency = 'CNY'").fetchall()
     assert rates > 5000  # the ECB has published CNY daily since 2005
+
+
+def test_a_reader_on_a_snapshot_from_an_older_gpuplan_says_what_to_do(settings: Settings) -> None:
+    with connect.writer(settings):
+        pass
+    with duckdb.connect(str(settings.warehouse)) as con:  # as if published before the newest migration
+        con.execute(
+            "DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)"
+        )
+    with pytest.raises(connect.OutdatedWarehouseError, match="run `gpuplan refresh`"):
+        connect.reader(settings)
