@@ -36,6 +36,10 @@ class BackfilledDay:
     offers_excluded: int
 
 
+# `gpuplan history --days` default: a model priced within that many days of the latest run
+# resolves even before the gpus table lists it.
+RECENT_MODEL_DAYS = 90
+
 # Columns of the frames `load_imported` takes.
 IMPORT_RUN_COLUMNS = ("crawl_id", "platform", "day", "items_yielded", "rows_refused", "problem")
 IMPORT_OFFER_COLUMNS = (
@@ -118,9 +122,18 @@ def record_history_crawls(
     return crawls
 
 
-def priced_gpu_models(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Canonical GPU models with priced offers: gpu_model, offers, last_day."""
-    return queries.frame(con, "history_gpu_models")
+def priced_gpu_models(con: duckdb.DuckDBPyConnection, since: dt.date | None = None) -> pd.DataFrame:
+    """Canonical GPU model names to resolve a GPU name against (column gpu_model), sorted.
+
+    The GPU catalog (`gpus`) and the models priced by runs of day `since` or later (None: the
+    RECENT_MODEL_DAYS days up to the latest run's). Reads only those days' offers, however long
+    the history is.
+    """
+    if since is None:  # an empty warehouse has no latest run, and no offers either
+        latest = queries.frame(con, "history_latest_run_day")["latest_day"].iloc[0]
+        if not pd.isna(latest):
+            since = pd.Timestamp(latest).date() - dt.timedelta(days=RECENT_MODEL_DAYS - 1)
+    return queries.frame(con, "history_gpu_models", since=since)
 
 
 def load_imported(
@@ -149,7 +162,7 @@ def load_imported(
         con.execute("BEGIN TRANSACTION")
         try:
             queries.execute(con, "history_price_imported")
-            queries.execute(con, "history_insert_offers", source=source)
+            queries.execute(con, "history_insert_offers", source=source, loaded_at=now)
             queries.execute(con, "history_insert_rejected", rejected_at=now)
             queries.execute(con, "history_record_runs", source=source, source_file=source_file, loaded_at=now)
             con.execute("DROP TABLE history_priced")

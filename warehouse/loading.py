@@ -18,6 +18,11 @@ Contract:
   is dropped silently. Duplicates (same offer_id and pricing_type) keep the latest observation.
 - Values must be spelled as OfferItem says (currency "USD", price_per "gpu"...); variants are
   rejected with the value in the reason. gpu_model null (an unknown GPU name) loads.
+- The quotes the spider itself rejected (`<platform>.rejected.jsonl`, scrapers.rejects, named by
+  the summary's `stats.rejected_feed`) load into rejected_offers too, in the same transaction,
+  each line verbatim with its reason code and detail (a quote file's line-numbered problems),
+  and count in items_rejected. A rejected feed that is named but missing or unreadable is said
+  in the crawl's error; the offers still load.
 - Every crawl gets a crawl_runs row, whatever its outcome. Offers are only ever appended:
   a failed, skipped or empty crawl never deletes, overwrites or hides earlier offers
   (`latest_offers` shows each platform's last crawl that is ok or partial and loaded offers).
@@ -26,6 +31,7 @@ Contract:
     runner ok / partial, 0 offers    -> failed ("no offers loaded ..."): an empty crawl is not
                                         "everything sold out"
     runner ok, some lines rejected   -> partial (the error says how many; the offers stay visible)
+    (quotes the spider rejected count in items_rejected only: the runner's status judged them)
     otherwise                        -> as the runner said
 - A feed that cannot be read at all (no permission, or DuckDB refuses it as a whole) records
   the crawl as failed with the reason; lines that are not UTF-8 are rejected one by one. An
@@ -77,6 +83,7 @@ class CrawlSummary:
     offline: bool
     source: str  # "crawl" or "import:<format>"
     feed: Path | None  # absolute; a relative path in the file is relative to the summary's folder
+    rejected_feed: Path | None  # stats.rejected_feed, the spider's rejected quotes; resolved as feed
 
     @classmethod
     def read(cls, path: Path) -> CrawlSummary:
@@ -100,6 +107,12 @@ class CrawlSummary:
         feed = data.get("feed")
         if feed is not None and not isinstance(feed, str):
             raise SummaryError(f"crawl summary {path}: feed must be a path or null")
+        stats = data.get("stats") or {}
+        if not isinstance(stats, dict):
+            raise SummaryError(f"crawl summary {path}: stats must be an object")
+        rejected_feed = stats.get("rejected_feed")
+        if rejected_feed is not None and not isinstance(rejected_feed, str):
+            raise SummaryError(f"crawl summary {path}: stats.rejected_feed must be a path or null")
         return cls(
             path=path,
             platform=platform.strip(),
@@ -111,6 +124,7 @@ class CrawlSummary:
             offline=bool(data.get("offline", False)),
             source=data.get("source") or "crawl",
             feed=(path.parent / feed).resolve() if feed else None,
+            rejected_feed=(path.parent / rejected_feed).resolve() if rejected_feed else None,
         )
 
 
@@ -180,7 +194,14 @@ def _load_feed(
         if rejected != unparsed:  # both passes use DuckDB's JSON parser; say so if they ever disagree
             note = f"{unparsed} line(s) could not be parsed but {rejected} were found again as text"
     queries.execute(con, "load_price_staged")
-    offers = _inserted(con, "load_insert_offers", crawl_id=crawl_id, source=summary.source)
+    offers = _inserted(
+        con,
+        "load_insert_offers",
+        crawl_id=crawl_id,
+        source=summary.source,
+        started_at=summary.started_at,
+        loaded_at=now,
+    )
     rejected += _inserted(
         con, "load_insert_rejected", crawl_id=crawl_id, platform=summary.platform, rejected_at=now
     )
@@ -188,10 +209,33 @@ def _load_feed(
     return offers, rejected, note
 
 
+def _stage_scraper_rejects(con: duckdb.DuckDBPyConnection, summary: CrawlSummary) -> tuple[bool, str | None]:
+    """Stage the spider's rejected feed (temp table load_scraper_rejects): (staged, a note if not).
+
+    Runs outside the load's transaction, so a feed DuckDB cannot read aborts nothing.
+    """
+    path = summary.rejected_feed
+    if path is None:
+        return False, None
+    if not path.is_file():
+        return False, f"rejected feed {path} named by the summary does not exist"
+    if path.stat().st_size == 0:
+        return False, None
+    try:
+        queries.execute(con, "load_stage_scraper_rejects", feed=str(path), delimiter=_LINE_DELIMITER)
+    except (duckdb.InvalidInputException, duckdb.IOException) as exc:
+        return False, f"rejected feed {path} is unreadable: {str(exc).splitlines()[0]}"
+    return True, None
+
+
 def _outcome(
-    summary: CrawlSummary, offers: int, rejected: int, feed_note: str | None
+    summary: CrawlSummary, offers: int, rejected: int, notes: tuple[str | None, ...]
 ) -> tuple[str, str | None]:
-    """The status to record and the error text: the runner's error, then the loader's notes."""
+    """The status to record and the error text: the runner's error, then the loader's notes.
+
+    `rejected`: the records the loader rejected. Quotes the spider rejected do not count here:
+    the runner's status and error already judge them (an ok crawl may reject quotes by design).
+    """
     status = summary.status
     loader_note = None
     if status in ("ok", "partial") and offers == 0:
@@ -200,7 +244,7 @@ def _outcome(
     elif rejected:
         status = "partial" if status == "ok" else status
         loader_note = f"{rejected} item(s) rejected, see rejected_offers"
-    parts = [part for part in (summary.error, feed_note, loader_note) if part]
+    parts = [part for part in (summary.error, *notes, loader_note) if part]
     return status, "; ".join(parts) or None
 
 
@@ -238,8 +282,12 @@ def load_crawl(con: duckdb.DuckDBPyConnection, summary_path: Path) -> LoadResult
     ((order_kept,),) = con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()
     con.execute("SET preserve_insertion_order = false")
     try:
-        status, offers, rejected, error = _load_in_transaction(con, summary, feed, feed_note, crawl_id)
+        rejects_staged, rejects_note = _stage_scraper_rejects(con, summary)
+        status, offers, rejected, error = _load_in_transaction(
+            con, summary, feed, feed_note, crawl_id, rejects_staged, rejects_note
+        )
     finally:
+        con.execute("DROP TABLE IF EXISTS load_scraper_rejects")
         con.execute("SET preserve_insertion_order = $kept", {"kept": order_kept})
     return LoadResult(crawl_id, summary.platform, status, offers, rejected, error, already_loaded=False)
 
@@ -250,10 +298,13 @@ def _load_in_transaction(
     feed: Path | None,
     feed_note: str | None,
     crawl_id: str,
+    rejects_staged: bool,
+    rejects_note: str | None,
 ) -> tuple[str, int, int, str | None]:
-    """Load the feed (if any) and record the crawl in one transaction: (status, offers, rejected, error)."""
+    """Load the feed (if any), the staged spider rejects (if any) and record the crawl in one
+    transaction: (status, offers, records rejected by the loader and the spider, error)."""
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    offers = rejected = 0
+    offers = rejected = scraper_rejected = 0
     con.execute("BEGIN TRANSACTION")
     try:
         if feed is not None:
@@ -265,7 +316,15 @@ def _load_in_transaction(
                 con.execute("BEGIN TRANSACTION")
                 feed_note = f"feed {feed} is unreadable: {exc}"
                 offers = rejected = 0
-        status, error = _outcome(summary, offers, rejected, feed_note)
+        if rejects_staged:
+            scraper_rejected = _inserted(
+                con,
+                "load_insert_scraper_rejects",
+                crawl_id=crawl_id,
+                platform=summary.platform,
+                rejected_at=now,
+            )
+        status, error = _outcome(summary, offers, rejected, (feed_note, rejects_note))
         queries.execute(
             con,
             "load_record_crawl",
@@ -277,7 +336,7 @@ def _load_in_transaction(
             started_at=summary.started_at,
             finished_at=summary.finished_at,
             items_yielded=summary.items_yielded,
-            items_rejected=rejected,
+            items_rejected=rejected + scraper_rejected,
             offers_loaded=offers,
             offline=summary.offline,
             source_file=str(feed or summary.path),
@@ -288,4 +347,4 @@ def _load_in_transaction(
         with contextlib.suppress(duckdb.TransactionException):  # a failed COMMIT leaves none open
             con.execute("ROLLBACK")
         raise
-    return status, offers, rejected, error
+    return status, offers, rejected + scraper_rejected, error

@@ -1,7 +1,13 @@
--- The canonical GPU models that have priced offers, with how many offers and the last day seen.
-SELECT gpu_model, count(*) AS offers, max(observed_date) AS last_day
+-- The canonical GPU model names a GPU name given to `gpuplan history` resolves against: the GPU
+-- catalog (gpus) and the models priced by runs of day $since or later (one the gpus table does not
+-- list yet). Bounded by run_day, the offers scan reads the recent row groups only, so its cost does
+-- not grow with the length of the history.
+SELECT gpu_model
+FROM gpus
+UNION
+SELECT gpu_model
 FROM offers
-WHERE gpu_model IS NOT NULL
+WHERE run_day >= $since
+  AND gpu_model IS NOT NULL
   AND price_usd_per_gpu_hour IS NOT NULL
-GROUP BY gpu_model
 ORDER BY gpu_model
