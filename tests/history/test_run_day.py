@@ -65,7 +65,7 @@ def test_the_migration_gives_existing_offers_their_run_day(tmp_path: Path) -> No
             "'hour', 'on_demand', TRUE, price, '2026-03-01 00:00:00', '2026-03-01' "
             "FROM (VALUES ('c1', 4.0), ('c2', 5.0)) AS v(crawl_id, price)"
         )
-        assert migrate(con) == ["031_offers_run_day.sql"]
+        assert migrate(con)[0] == "031_offers_run_day.sql"
         days = con.execute("SELECT crawl_id, run_day FROM offers ORDER BY crawl_id").fetchall()
         assert days == [("c1", dt.date(2026, 4, 6)), ("c2", dt.date(2026, 4, 8))]
         trend = history.price_trend(con, "H100 SXM 80GB", dt.date(2026, 4, 1), dt.date(2026, 4, 30))

@@ -2,7 +2,7 @@
 -- file at once) into the temp table history_priced: per GPU, per hour, in USD and CNY with the ECB
 -- rate of the observation date or the nearest earlier one, and why a row is rejected (NULL = it
 -- loads). The crawl loader's rules (load_price_staged.sql), applied per run instead of per crawl:
--- instance prices / gpu_count; hour 1, day 24, week 168, month 730; a duplicate (offer_id,
+-- per GPU-hour by the shared macro price_per_gpu_hour (migration 032); a duplicate (offer_id,
 -- pricing_type) within one run keeps its first row; above 1000 USD per GPU-hour a price is a unit
 -- mistake (an 8x B200 node lists at about 50-60 USD/h). Runs already in crawl_runs are skipped.
 CREATE OR REPLACE TEMP TABLE history_priced AS
@@ -36,9 +36,7 @@ day_rates AS (
 priced AS (
     SELECT
         f.*,
-        f.price_amount
-            / (CASE f.price_per WHEN 'instance' THEN f.gpu_count ELSE 1 END)
-            / (CASE f.billing_period WHEN 'hour' THEN 1 WHEN 'day' THEN 24 WHEN 'week' THEN 168 WHEN 'month' THEN 730 END)
+        price_per_gpu_hour(f.price_amount, f.price_per, f.gpu_count, f.billing_period)
             / d.units_per_usd AS price_usd_per_gpu_hour,
         d.cny_per_usd,
         d.fx_date,

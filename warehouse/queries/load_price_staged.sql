@@ -3,9 +3,7 @@
 -- per GPU, per hour, in USD and CNY with the ECB rate of the observation date or the nearest
 -- earlier one, and the final rejection reason (NULL = the record loads as an offer).
 --
---   per GPU:   a price quoted per instance is divided by gpu_count
---   per hour:  hour 1, day 24, week 168, month 730 (= 8760 / 12: a twelfth of a 365-day year,
---              the month cloud providers bill by)
+--   per GPU-hour: the macro price_per_gpu_hour (migration 032, shared with history imports)
 --   USD:       amount / units_per_usd of the quoted currency;  CNY: USD x units_per_usd of CNY
 --   fx_date:   the older of the two rates used (they share a day when both come from the ECB)
 --
@@ -59,9 +57,7 @@ priced AS (
         s.*,
         dup.duplicate_rowid IS NOT NULL AS duplicate,
         k.currency IS NOT NULL AS currency_known,
-        s.price_amount
-            / (CASE s.price_per WHEN 'instance' THEN s.gpu_count ELSE 1 END)
-            / (CASE s.billing_period WHEN 'hour' THEN 1 WHEN 'day' THEN 24 WHEN 'week' THEN 168 WHEN 'month' THEN 730 END)
+        price_per_gpu_hour(s.price_amount, s.price_per, s.gpu_count, s.billing_period)
             / d.units_per_usd AS price_usd_per_gpu_hour,
         d.cny_per_usd,
         d.fx_date,

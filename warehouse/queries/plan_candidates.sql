@@ -30,12 +30,7 @@ shapes AS MATERIALIZED (
         n.gpus_per_node,
         k.units_rented,
         k.units_rented * o.gpu_count AS plan_gpu_count,
-        greatest(
-            730,
-            o.min_term_periods * CASE o.billing_period
-                WHEN 'hour' THEN 1 WHEN 'day' THEN 24 WHEN 'week' THEN 168 WHEN 'month' THEN 730
-            END
-        ) AS commitment_hours,
+        greatest(730, o.min_term_periods * hours_per_billing_period(o.billing_period)) AS commitment_hours,
         row_number() OVER () AS shape_id
     FROM day_offers AS o
     JOIN node_sizes AS n USING (gpu_model)
