@@ -161,11 +161,15 @@ def load_imported(
         existing = set(queries.frame(con, "history_runs_loaded")["crawl_id"])
         con.execute("BEGIN TRANSACTION")
         try:
+            queries.execute(con, "history_fx_days")
+            queries.execute(con, "fx_day_rates")
             queries.execute(con, "history_price_imported")
             queries.execute(con, "history_insert_offers", source=source, loaded_at=now)
             queries.execute(con, "history_insert_rejected", rejected_at=now)
             queries.execute(con, "history_record_runs", source=source, source_file=source_file, loaded_at=now)
             con.execute("DROP TABLE history_priced")
+            con.execute("DROP TABLE fx_day_rates")
+            con.execute("DROP VIEW fx_days")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

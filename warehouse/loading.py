@@ -193,6 +193,11 @@ def _load_feed(
         con.execute("DROP TABLE load_unreadable_scans")
         if rejected != unparsed:  # both passes use DuckDB's JSON parser; say so if they ever disagree
             note = f"{unparsed} line(s) could not be parsed but {rejected} were found again as text"
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW fx_days AS "
+        "SELECT observed_date, price_currency FROM load_staged WHERE reason IS NULL"
+    )
+    queries.execute(con, "fx_day_rates")
     queries.execute(con, "load_price_staged")
     offers = _inserted(
         con,

@@ -1,6 +1,7 @@
 -- Price the offers of a history import in bulk (registered frame import_offers: every run of one
 -- file at once) into the temp table history_priced: per GPU, per hour, in USD and CNY with the ECB
--- rate of the observation date or the nearest earlier one, and why a row is rejected (NULL = it
+-- rate of the observation date or the nearest earlier one (fx_day_rates.sql, run first on the
+-- view of history_fx_days.sql), and why a row is rejected (NULL = it
 -- loads). The crawl loader's rules (load_price_staged.sql), applied per run instead of per crawl:
 -- per GPU-hour by the shared macro price_per_gpu_hour (migration 032); a duplicate (offer_id,
 -- pricing_type) within one run keeps its first row; above 1000 USD per GPU-hour a price is a unit
@@ -16,23 +17,6 @@ WITH fresh AS (
     FROM import_offers AS o
     ANTI JOIN crawl_runs AS r ON r.crawl_id = o.crawl_id
 ),
-cny AS (
-    SELECT rate_date, units_per_usd, source FROM fx_rates WHERE currency = 'CNY'
-),
--- The ASOF join runs on the distinct (day, currency) pairs; rows take their rate by equality.
-day_rates AS (
-    SELECT
-        days.observed_date,
-        days.price_currency,
-        rate.units_per_usd,
-        cny.units_per_usd AS cny_per_usd,
-        least(rate.rate_date, cny.rate_date) AS fx_date,
-        CASE WHEN rate.source = cny.source THEN rate.source ELSE rate.source || '; CNY: ' || cny.source END AS fx_source
-    FROM (SELECT DISTINCT observed_date, price_currency FROM fresh) AS days
-    ASOF LEFT JOIN fx_rates AS rate
-        ON rate.currency = days.price_currency AND days.observed_date >= rate.rate_date
-    ASOF LEFT JOIN cny ON days.observed_date >= cny.rate_date
-),
 priced AS (
     SELECT
         f.*,
@@ -42,7 +26,7 @@ priced AS (
         d.fx_date,
         d.fx_source
     FROM fresh AS f
-    LEFT JOIN day_rates AS d ON d.observed_date = f.observed_date AND d.price_currency = f.price_currency
+    LEFT JOIN fx_day_rates AS d ON d.observed_date = f.observed_date AND d.price_currency = f.price_currency
 )
 SELECT
     * EXCLUDE (cny_per_usd, repeated),

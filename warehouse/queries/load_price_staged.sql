@@ -1,5 +1,5 @@
 -- Price the staged records of one crawl (temp table load_staged) in the temp view load_priced
--- (with the temp tables load_duplicates and load_day_rates):
+-- (with the temp table load_duplicates, and fx_day_rates from fx_day_rates.sql):
 -- per GPU, per hour, in USD and CNY with the ECB rate of the observation date or the nearest
 -- earlier one, and the final rejection reason (NULL = the record loads as an offer).
 --
@@ -29,23 +29,8 @@ QUALIFY row_number() OVER (
     ORDER BY staged.observed_at DESC, staged.price_amount, to_json(staged)
 ) > 1;
 
--- The ASOF join runs on the crawl's distinct (day, currency) pairs, a handful of rows; the
--- records then take their rate with an equality join.
-CREATE OR REPLACE TEMP TABLE load_day_rates AS
-WITH cny AS (
-    SELECT rate_date, units_per_usd, source FROM fx_rates WHERE currency = 'CNY'
-)
-SELECT
-    days.observed_date,
-    days.price_currency,
-    rate.units_per_usd,
-    cny.units_per_usd AS cny_per_usd,
-    least(rate.rate_date, cny.rate_date) AS fx_date,
-    CASE WHEN rate.source = cny.source THEN rate.source ELSE rate.source || '; CNY: ' || cny.source END AS fx_source
-FROM (SELECT DISTINCT observed_date, price_currency FROM load_staged WHERE reason IS NULL) AS days
-ASOF LEFT JOIN fx_rates AS rate
-    ON rate.currency = days.price_currency AND days.observed_date >= rate.rate_date
-ASOF LEFT JOIN cny ON days.observed_date >= cny.rate_date;
+-- FX: fx_day_rates, built first by the shared step fx_day_rates.sql on the crawl's
+-- (day, currency) pairs (the view fx_days, defined in loading.py).
 
 -- Read twice (offers, then rejected_offers); every join has a small build side.
 CREATE OR REPLACE TEMP VIEW load_priced AS
@@ -65,7 +50,7 @@ priced AS (
     FROM load_staged AS s
     LEFT JOIN load_duplicates AS dup ON dup.duplicate_rowid = s.rowid
     LEFT JOIN known_currencies AS k ON k.currency = s.price_currency
-    LEFT JOIN load_day_rates AS d
+    LEFT JOIN fx_day_rates AS d
         ON d.observed_date = s.observed_date AND d.price_currency = s.price_currency AND s.reason IS NULL
 )
 SELECT
