@@ -6,7 +6,7 @@ The file is ../shared/samples/price_history/cherielilili_observations_2026-02-11
 (33,654 rows, 3,305 platform-days, 159 days; real data). Steps, on a warehouse file written by
 `warehouse.connect.writer` as `gpuplan import` and `gpuplan backfill` do:
 
-- import: `gpuplan.imports.runs.import_file` (read, price, one bulk load of every run), once;
+- import: `warehouse.imports.import_file` (read, price, one bulk load of every run), once;
 - backfill (product): `gpuplan.commands.backfill.backfill_plans` over all 159 days, `--repeat`
   times, each on a fresh copy of the imported warehouse (plans computed from nothing, as on a
   new user's first day). Target: under 60 s (issue 8); the script exits 1 when the median misses.
@@ -31,12 +31,12 @@ from pathlib import Path
 
 import duckdb
 
-from gpuplan.imports import formats
-from gpuplan.imports.runs import import_file
 from gpuplan.settings import Settings
+from scrapers.history import formats
 from sizing.catalog import load_gpus
 from warehouse import connect, history, plans, queries
 from warehouse.history import backfill_plans
+from warehouse.imports import import_file
 from warehouse.plan_requirements import requirements_frame
 
 OBSERVATIONS = (
@@ -48,6 +48,10 @@ PLANS_QUERY = (
     "SELECT plan_date, model, method, ranking, status, platform, offer_id, gpu_count, rent_usd_per_month"
     " FROM cheapest_plans ORDER BY ALL"
 )
+
+
+def _backfill_all(con, settings):
+    return backfill_plans(con, settings.models, settings.methods, settings.price_move_pct, None, None)
 
 
 def naive_backfill(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
@@ -72,8 +76,8 @@ def timed_on_copy(template: Settings, folder: Path, run) -> tuple[float, float, 
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb")})
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    shutil.copyfile(template.writer_path, settings.writer_path)
-    with connect.writer(settings) as con:
+    shutil.copyfile(connect.writer_path(template.warehouse), connect.writer_path(settings.warehouse))
+    with connect.writer(settings.warehouse) as con:
         started, cpu_started = time.perf_counter(), time.process_time()
         run(con, settings)
         seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
@@ -98,7 +102,7 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="bench_backfill."))
     try:
         template = Settings.from_env({"GPUPLAN_WAREHOUSE": str(root / "imported" / "warehouse.duckdb")})
-        with connect.writer(template) as con:
+        with connect.writer(template.warehouse) as con:
             started = time.perf_counter()
             report = import_file(con, formats.get("observations"), args.file)
             import_s = time.perf_counter() - started
@@ -106,8 +110,7 @@ def main() -> int:
         print(f"import: {report.offers_loaded:,} offers, {runs:,} platform-days in {import_s:.1f} s")
 
         results = [
-            timed_on_copy(template, root / f"run{index}", lambda con, s: backfill_plans(con, s, None, None))
-            for index in range(args.repeat)
+            timed_on_copy(template, root / f"run{index}", _backfill_all) for index in range(args.repeat)
         ]
         seconds = [result[0] for result in results]
         produced = results[0][2]

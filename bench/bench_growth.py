@@ -141,7 +141,7 @@ def load_in_fresh_warehouse(
 ) -> float:
     """Seconds `load` takes in a new, migrated warehouse file (migrating and publishing not counted)."""
     shutil.rmtree(folder, ignore_errors=True)
-    with connect.writer(warehouse_settings(folder)) as con:
+    with connect.writer(warehouse_settings(folder).warehouse) as con:
         con.execute("SET memory_limit = $limit", {"limit": bench_history.MEMORY_LIMIT})
         start = time.perf_counter()
         loaded = load(con, summary)

@@ -137,13 +137,13 @@ def build_warehouse(
     settings: Settings, first_day: dt.date, day_offset: int, days: int, offers_per_day: int
 ) -> int:
     """Append SYNTHETIC days to the warehouse of `settings` with its writer, which publishes it on exit."""
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
         return load_history(con, first_day, day_offset, days, offers_per_day)
 
 
 def open_reader(settings: Settings) -> duckdb.DuckDBPyConnection:
-    con = connect.reader(settings)
+    con = connect.reader(settings.warehouse)
     con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
     return con
 
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.dir or Path(tempfile.mkdtemp(prefix="bench_history."))
     folder.mkdir(parents=True, exist_ok=True)
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb")})
-    if settings.warehouse.exists() or settings.writer_path.exists():
+    if settings.warehouse.exists() or connect.writer_path(settings.warehouse).exists():
         raise SystemExit(f"{folder} already holds a warehouse; give an empty --dir")
     first_day = LAST_DAY - dt.timedelta(days=args.days - 1)
     since, until = LAST_DAY - dt.timedelta(days=TREND_DAYS - 1), LAST_DAY

@@ -108,8 +108,8 @@ def timed_load(template: Path, folder: Path, summary: Path, threads: int) -> tup
         shutil.rmtree(folder)
     folder.mkdir()
     settings = _settings(folder)
-    shutil.copyfile(template, settings.writer_path)
-    with connect.writer(settings) as con:
+    shutil.copyfile(template, connect.writer_path(settings.warehouse))
+    with connect.writer(settings.warehouse) as con:
         con.execute("SET threads = $threads", {"threads": threads})
         started, cpu_started = time.perf_counter(), time.process_time()
         result = load_crawl(con, summary)
@@ -192,9 +192,9 @@ def main() -> None:
         root = Path(scratch)
         template_settings = _settings(root / "template")
         template_settings.warehouse.parent.mkdir()
-        with connect.writer(template_settings):
+        with connect.writer(template_settings.warehouse):
             pass  # migrated, bundled FX rates loaded
-        template = template_settings.writer_path
+        template = connect.writer_path(template_settings.warehouse)
 
         print(
             f"duckdb {duckdb.__version__}, threads={args.threads}, runs={args.runs}: median (slowest-fastest)"

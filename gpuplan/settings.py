@@ -1,7 +1,13 @@
 """One settings object, built at the edge from the environment and passed down.
 
-Every field here is documented in the README's settings table (a test checks it).
-Nothing reads `os.environ` at import time; call `Settings.from_env()`.
+Every field here is documented in the README's settings table (a test checks it). Nothing reads
+`os.environ` at import time; the edge (the CLI's callback, the Dagster definitions) calls
+`Settings.from_env()` once per process and passes plain values down.
+
+Not here, on purpose: platform tokens, declared by the spider that sends them (`Token(env=...)`
+in `scrapers/spiders/`) and read by the crawl process from the environment it inherits; the broker
+quotes file (`GPUPLAN_QUOTES_FILE`), read the same way by the `quotes` spider. Neither passes
+through the settings object, so neither can reach Dagster's resource config or a log.
 """
 
 from __future__ import annotations
@@ -45,22 +51,8 @@ class Settings:
     schedule_cron: str = "0 6 * * *"
     schedule_timezone: str = "Asia/Shanghai"
     price_move_pct: float = 10.0
-    quotes_file: Path | None = None  # broker quotes CSV/YAML; None = the bundled example
-    autodl_token: str | None = field(default=None, repr=False)
-    gpushare_token: str | None = field(default=None, repr=False)
-    lambda_api_key: str | None = field(default=None, repr=False)
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
     digest_skip_empty: bool = False
-
-    @property
-    def writer_path(self) -> Path:
-        """The writer's private DuckDB file; only the single writer opens it."""
-        return self.warehouse.with_name(self.warehouse.stem + ".writer" + self.warehouse.suffix)
-
-    def secrets(self) -> tuple[str, ...]:
-        """Every secret value set (tokens, SMTP password): what must never be logged or stored."""
-        values = (self.autodl_token, self.gpushare_token, self.lambda_api_key, self.smtp.password)
-        return tuple(value for value in values if value)
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -80,7 +72,6 @@ class Settings:
             sender=env.get("GPUPLAN_SMTP_FROM") or None,
             recipients=_csv(env.get("GPUPLAN_SMTP_TO") or ""),
         )
-        quotes = env.get("GPUPLAN_QUOTES_FILE")
         return cls(
             warehouse=warehouse,
             crawl_dir=crawl_dir,
@@ -89,10 +80,6 @@ class Settings:
             schedule_cron=env.get("GPUPLAN_SCHEDULE_CRON") or "0 6 * * *",
             schedule_timezone=env.get("GPUPLAN_SCHEDULE_TZ") or "Asia/Shanghai",
             price_move_pct=float(env.get("GPUPLAN_PRICE_MOVE_PCT") or 10.0),
-            quotes_file=Path(quotes).expanduser() if quotes else None,
-            autodl_token=env.get("AUTODL_TOKEN") or None,
-            gpushare_token=env.get("GPUSHARE_TOKEN") or None,
-            lambda_api_key=env.get("LAMBDA_API_KEY") or None,
             smtp=smtp,
             digest_skip_empty=_bool(env.get("GPUPLAN_DIGEST_SKIP_EMPTY") or "false"),
         )

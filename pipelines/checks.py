@@ -13,19 +13,15 @@ import pandas as pd
 from pipelines import markdown
 from pipelines.assets.crawls import crawl_key, summary_path
 from pipelines.partitions import partition_days
-from pipelines.resources import WarehouseResource
+from pipelines.resources import CrawlerResource, WarehouseResource
+from scrapers.summary import CrawlSummary, SummaryError
 from warehouse import plans, queries
-from warehouse.loading import CrawlSummary, SummaryError
 
 # A crawl yielding under half its usual volume has lost pages or a parser (a layout change, a
 # block), while stock varies day to day by far less than that.
 MIN_VOLUME_SHARE = 0.5
 VOLUME_HISTORY_DAYS = 7
 
-# No GPU rents below a cent per GPU-hour (marketplace floors are ~0.05 USD for old consumer cards)
-# or above 50 USD (flagships list under 15 USD on demand): outside is a unit mistake.
-MIN_USD_PER_GPU_HOUR = 0.01
-MAX_USD_PER_GPU_HOUR = 50.0
 # Spot and monthly plans differ from on-demand by 2-3x, never 5x: beyond is a parsing fault.
 MEDIAN_FACTOR = 5.0
 
@@ -42,10 +38,12 @@ def _crawl_volume_check(platform: str) -> dg.AssetChecksDefinition:
             f"median of its last {VOLUME_HISTORY_DAYS} days. A crawl skipped for want of a token passes."
         ),
     )
-    def volume(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    def volume(
+        context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
+    ) -> dg.AssetCheckResult:
         day = date.fromisoformat(context.partition_key)
         try:
-            summary = CrawlSummary.read(summary_path(warehouse, day, platform))
+            summary = CrawlSummary.read(summary_path(warehouse, day, platform, crawler.offline))
         except SummaryError as exc:
             return dg.AssetCheckResult(passed=False, metadata={"day": str(day), "error": str(exc)})
         metadata: dict[str, object] = {
@@ -85,11 +83,10 @@ def _crawl_volume_check(platform: str) -> dg.AssetChecksDefinition:
 @dg.asset_check(
     asset="offers",
     description=(
-        f"Every price of the day is within {MIN_USD_PER_GPU_HOUR}-{MAX_USD_PER_GPU_HOUR:g} USD per GPU-hour "
-        f"and within {MEDIAN_FACTOR:g}x of the median of the same GPU model; and no offer is under "
-        f"{plans.PRICE_FLOOR_SHARE:.0%} of what at least {plans.MIN_OTHER_PLATFORMS} other platforms ask for "
-        f"the same GPU, or with fewer, under {plans.OWN_PRICE_FLOOR_SHARE:.0%} of the platform's other "
-        "offers of it (a placeholder price: plans leave it out)."
+        "Every price of the day is a plausible price per GPU-hour (the loaders' rule, `offer_price_problem` "
+        f"in SQL) and within {MEDIAN_FACTOR:g}x of the median of the same GPU model; and no offer is under "
+        "the price floor (`judged_offers`: a small share of what the other platforms ask for the same GPU "
+        "that day, or of the platform's other offers of it): a placeholder price, which plans leave out."
     ),
 )
 def prices_believable(
@@ -102,8 +99,6 @@ def prices_believable(
                 con,
                 "offer_price_outliers",
                 plan_date=day,
-                min_usd=MIN_USD_PER_GPU_HOUR,
-                max_usd=MAX_USD_PER_GPU_HOUR,
                 factor=MEDIAN_FACTOR,
             ).assign(day=day)
             for day in days

@@ -21,7 +21,7 @@ from pipelines.assets.warehouse import build_warehouse_assets
 from pipelines.checks import build_checks
 from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions
-from pipelines.resources import CrawlerResource, WarehouseResource
+from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from pipelines.schedules import build_daily_schedule
 from scrapers.runner import platforms
 
@@ -58,6 +58,7 @@ def build_defs(settings: Settings, offline: bool = False) -> dg.Definitions:
             resources={
                 "warehouse": WarehouseResource.from_settings(settings),
                 "crawler": CrawlerResource(offline=offline),
+                "mailer": MailerResource.from_settings(settings),
             },
         )
         defs.resolve_all_job_defs()  # now, inside the filter: Dagster caches them

@@ -1,14 +1,15 @@
-"""Resources: the warehouse (where data lives and what to plan) and the crawler (live or offline).
+"""Resources: the warehouse (where data lives and what to plan), the crawler (live or offline), the mailer.
 
-Both are built from `Settings` when the definitions load; nothing here opens DuckDB or reads
-the environment at import time. Secrets never pass through resource config (the UI shows it):
-crawls get tokens from the environment they inherit, `settings()` re-reads them at run time.
+All three are built from `Settings` when the definitions load (`from_settings`), as plain values;
+nothing here opens DuckDB or reads the environment at import time, and no step re-reads it at run
+time. Secrets never pass through resource config, which the UI shows: the SMTP password is a
+`dg.EnvVar`, resolved when the run starts, and platform tokens reach the crawl processes through
+the environment they inherit (each spider names its own, `scrapers.platform.Token`).
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -16,13 +17,17 @@ import dagster as dg
 import duckdb
 from pydantic import Field
 
+from digest.sending import SendOptions
 from gpuplan.settings import Settings
-from scrapers.runner import CrawlSummary, run_crawl
+from scrapers.runner import run_crawls
+from scrapers.summary import CrawlSummary
 from warehouse import connect
 
 # Every asset that writes DuckDB runs in this pool, limited to 1 (dagster.yaml): DuckDB allows one
 # writing process, so two writing steps must never overlap, across runs and backfills included.
 WRITER_POOL = "duckdb_writer"
+# The crawl folder of offline runs, under crawl_dir: demo data never lands beside live crawls.
+OFFLINE_FOLDER = "offline"
 
 
 class WarehouseResource(dg.ConfigurableResource):
@@ -44,40 +49,67 @@ class WarehouseResource(dg.ConfigurableResource):
             price_move_pct=settings.price_move_pct,
         )
 
-    def settings(self) -> Settings:
-        """The run's Settings: this resource's fields over the environment read now."""
-        return replace(
-            Settings.from_env(),
-            warehouse=Path(self.warehouse),
-            crawl_dir=Path(self.crawl_dir),
-            models=tuple(self.models),
-            methods=tuple(self.methods),
-            price_move_pct=self.price_move_pct,
-        )
+    @property
+    def path(self) -> Path:
+        return Path(self.warehouse)
 
-    def day_dir(self, day: date) -> Path:
-        """The folder of one day's crawl feeds and summaries."""
-        return Path(self.crawl_dir) / day.isoformat()
+    def day_dir(self, day: date, offline: bool = False) -> Path:
+        """The folder of one day's crawl feeds and summaries (offline runs: under `offline/`)."""
+        base = Path(self.crawl_dir) / OFFLINE_FOLDER if offline else Path(self.crawl_dir)
+        return base / day.isoformat()
 
     def writer(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         """The single writer connection; publishes the read snapshot when the block ends cleanly."""
-        return connect.writer(self.settings())
+        return connect.writer(self.path)
 
     def reader(self) -> duckdb.DuckDBPyConnection:
         """A read-only connection on the published snapshot (NoWarehouseError before the first run)."""
-        return connect.reader(self.settings())
+        return connect.reader(self.path)
 
     def has_snapshot(self) -> bool:
-        return Path(self.warehouse).exists()
+        return self.path.exists()
 
 
 class CrawlerResource(dg.ConfigurableResource):
-    """Runs one platform's spider in a child process, live or replaying its bundled snapshot."""
+    """Runs the platforms' spiders, live or replaying their bundled snapshots."""
 
     offline: bool = Field(
         default=False, description="Replay each spider's bundled snapshot instead of the network."
     )
 
-    def crawl(self, platform: str, out_dir: Path) -> CrawlSummary:
-        """Crawl `platform` into `out_dir`; a failed platform is a 'failed' summary, never raised."""
-        return run_crawl(platform, out_dir, offline=self.offline)
+    def crawl(self, platforms: list[str], out_dir: Path) -> list[CrawlSummary]:
+        """Crawl `platforms` into `out_dir`; a failed platform is a 'failed' summary, never raised."""
+        return run_crawls(platforms, out_dir, offline=self.offline)
+
+
+class MailerResource(dg.ConfigurableResource):
+    """Where the digest goes (GPUPLAN_SMTP_*). The password is an EnvVar: never in the UI."""
+
+    host: str | None = Field(default=None, description="SMTP server; unset: the digest is not sent.")
+    port: int = Field(default=587, description="SMTP port.")
+    security: str = Field(default="starttls", description="starttls, ssl or none.")
+    user: str | None = Field(default=None, description="SMTP login, if the server wants one.")
+    password: str | None = Field(default=None, description="SMTP password (GPUPLAN_SMTP_PASSWORD).")
+    sender: str | None = Field(default=None, description="From address.")
+    recipients: list[str] = Field(default_factory=list, description="To addresses.")
+    skip_empty: bool = Field(default=False, description="Send nothing on a day without any change.")
+    price_move_pct: float = Field(default=10.0, description="Price moves smaller than this are left out.")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MailerResource:
+        smtp = settings.smtp
+        return cls(
+            host=smtp.host,
+            port=smtp.port,
+            security=smtp.security,
+            user=smtp.user,
+            # Resolved from the environment when a run starts; only named here.
+            password=dg.EnvVar("GPUPLAN_SMTP_PASSWORD") if smtp.password else None,  # type: ignore[arg-type]
+            sender=smtp.sender,
+            recipients=list(smtp.recipients),
+            skip_empty=settings.digest_skip_empty,
+            price_move_pct=settings.price_move_pct,
+        )
+
+    def options(self) -> SendOptions:
+        return SendOptions(smtp=self, price_move_pct=self.price_move_pct, skip_empty=self.skip_empty)

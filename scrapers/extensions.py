@@ -41,7 +41,8 @@ class CrawlReport:
         if not path:
             raise NotConfigured(f"{REPORT_FILE_SETTING} not set")
         # Scrapy has installed its log handler by now; a platform echoing a token must not reach it.
-        install_log_redaction()
+        token = getattr(crawler.spidercls, "token", None)
+        install_log_redaction([token.value() or ""] if token is not None else [])
         report = cls(crawler, Path(path))
         crawler.signals.connect(report.spider_closed, signal=signals.spider_closed)
         return report

@@ -9,6 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+# The currencies gpuplan prices in (ISO 4217): platforms quote USD, CNY or EUR
+# (shared/reference/price-sources.md). The warehouse keeps FX rates for exactly these; an offer in
+# any other is rejected. Adding one here (any ECB currency) is all it takes to accept it.
+CURRENCIES: tuple[str, ...] = ("USD", "EUR", "CNY")
+
 PricePer = Literal["gpu", "instance"]
 BillingPeriod = Literal["hour", "day", "week", "month"]
 PricingType = Literal["on_demand", "spot", "monthly_plan", "weekly_plan", "daily_plan", "reserved"]
@@ -29,13 +34,13 @@ class OfferItem:
     gpu_name_raw: str  # exactly as the platform wrote it
     gpu_count: int  # GPUs in one rentable unit
     price_amount: float  # as quoted, in `price_currency` per `billing_period`
-    price_currency: str  # ISO 4217: USD, CNY, EUR
+    price_currency: str  # ISO 4217, one of CURRENCIES
     price_per: PricePer
     billing_period: BillingPeriod
     pricing_type: PricingType
     observed_at: str  # ISO-8601 UTC, e.g. "2026-11-30T06:00:00Z"
     source_url: str
-    gpu_model: str | None = None  # canonical name from scrapers.gpus; None = unknown, kept
+    gpu_model: str | None = None  # canonical name from sizing.gpu_names; None = unknown, kept
     gpu_memory_gb: float | None = None
     gpu_form: str | None = None  # "SXM" | "PCIe" | "NVL" | None
     region: str | None = None

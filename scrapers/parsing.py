@@ -18,7 +18,7 @@ from typing import Any
 
 from scrapy.http import Response
 
-from scrapers.items import BillingPeriod, PricePer
+from scrapers.items import CURRENCIES, BillingPeriod, PricePer
 
 
 class CrawlError(Exception):
@@ -48,19 +48,6 @@ CENTS = 100  # Lambda `price_cents_per_hour`: US cents
 LI = 1_000  # AutoDL `payg_price`: 1/1000 CNY (厘)
 HUNDRED_THOUSANDTHS = 100_000  # matpool `price`, PPIO/Novita: 1/100000 CNY
 
-HOURS_PER_PERIOD: dict[str, float] = {
-    "hour": 1.0,
-    "day": 24.0,
-    "week": 168.0,
-    "month": 730.0,  # 8760 h / 12, the convention the warehouse uses too
-}
-
-# The most one GPU-hour can plausibly cost, in each currency. The dearest public
-# on-demand GPU in 2026 is a B200 at about $6-$10/GPU-hour (Lambda, RunPod); a
-# hundred dollars is ten times that, so anything above is a unit or typing error.
-# CNY: the same bound at ~7 CNY/USD. EUR: as USD.
-MAX_PRICE_PER_GPU_HOUR: dict[str, float] = {"USD": 100.0, "EUR": 100.0, "CNY": 700.0}
-
 _NUMBER_TEXT = re.compile(r"^[^\d\-+.]*([-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+)\s*[^\d]*$")
 
 
@@ -89,14 +76,6 @@ def from_minor_units(value: Any, per_unit: int) -> float | None:
     return None if amount is None else amount / per_unit
 
 
-def price_per_gpu_hour(
-    amount: float, price_per: PricePer, gpu_count: int, billing_period: BillingPeriod
-) -> float:
-    """The quoted amount per GPU per hour, in the quote's own currency."""
-    per_gpu = amount / gpu_count if price_per == "instance" else amount
-    return per_gpu / HOURS_PER_PERIOD[billing_period]
-
-
 def price_problem(
     amount: float | None,
     currency: str,
@@ -104,17 +83,20 @@ def price_problem(
     gpu_count: int,
     billing_period: BillingPeriod,
 ) -> str | None:
-    """Why a quote is not a usable price, as a short reason code; None when it is plausible."""
+    """Why a quote is not a price at all, as a short reason code; None when it is one.
+
+    Only what the quote says by itself: plausibility (a price per GPU-hour no GPU rents at) needs
+    FX rates and is the warehouse's one rule (`offer_price_problem`, migration 041), applied to
+    every offer, crawled or imported.
+    """
     if amount is None or not math.isfinite(amount):
         return "price_missing"
     if amount <= 0:
         return "price_not_positive"
-    if currency not in MAX_PRICE_PER_GPU_HOUR:
+    if currency not in CURRENCIES:
         return "currency_unknown"
     if gpu_count < 1:
         return "gpu_count_not_positive"
-    if price_per_gpu_hour(amount, price_per, gpu_count, billing_period) > MAX_PRICE_PER_GPU_HOUR[currency]:
-        return "price_absurd"
     return None
 
 

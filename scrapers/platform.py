@@ -11,6 +11,7 @@ recorded in the crawl stats, which the runner turns into the summary status.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -21,12 +22,11 @@ from scrapy.http import Request, Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
-from gpuplan.settings import Settings
 from scrapers import parsing
-from scrapers.gpus import GpuIdentity
 from scrapers.items import OfferItem
 from scrapers.redaction import redact
 from scrapers.rejects import RejectedOffer
+from sizing.gpu_names import GpuIdentity
 
 # Crawl stats keys the runner reads (scrapers.runner.summarize).
 STAT_SKIPPED = "gpuplan/skipped"
@@ -43,31 +43,44 @@ ORIGIN_OVERRIDE_SETTING = "GPUPLAN_ORIGIN_OVERRIDE"
 
 @dataclass(frozen=True)
 class Token:
-    """A credential a spider reads from `gpuplan.settings.Settings`; never logged, never in items."""
+    """A credential a spider sends, declared once here: the one place its variable is named.
 
-    setting: str  # Settings attribute, e.g. "lambda_api_key"
-    env: str  # the environment variable users set, named in messages
+    The crawl process reads it from the environment it inherits (`value()`), when the crawl
+    starts; it is never logged, never in items, and redacted from every message
+    (`scrapers.redaction`). The README's settings table and the test helpers list the tokens
+    from the spiders' declarations.
+    """
+
+    env: str  # the environment variable users set, e.g. "LAMBDA_API_KEY", named in messages
     required: bool  # False when the spider has a keyless path (Lambda's pricing page)
+    description: str = ""  # where a user gets it, for the README and `gpuplan crawl` messages
+
+    def value(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The token as set in `env` (default: this process's environment), or None when unset."""
+        return (os.environ if env is None else env).get(self.env) or None
 
 
 class PlatformSpider(scrapy.Spider):
     """Base spider: subclasses implement `first_requests()` and callbacks that use `offer()`."""
 
     token: ClassVar[Token | None] = None
+    # An environment variable naming a file this spider reads (the quotes spider's
+    # GPUPLAN_QUOTES_FILE): the runner makes a relative one absolute against the caller's folder.
+    file_env: ClassVar[str | None] = None
 
     @classmethod
-    def skip_reason(cls, settings: Settings) -> str | None:
-        """Why this platform cannot be crawled with these settings (a required token is missing)."""
-        if cls.token is not None and cls.token.required and not getattr(settings, cls.token.setting):
+    def skip_reason(cls, env: Mapping[str, str] | None = None) -> str | None:
+        """Why this platform cannot be crawled with this environment (a required token is missing)."""
+        if cls.token is not None and cls.token.required and not cls.token.value(env):
             return f"skipped: {cls.name} needs a login token; set {cls.token.env}"
         return None
 
     def token_value(self) -> str | None:
         """The spider's credential from the environment, read when the crawl starts."""
-        return getattr(Settings.from_env(), self.token.setting) if self.token else None
+        return self.token.value() if self.token else None
 
     async def start(self) -> AsyncIterator[Request]:
-        reason = self.skip_reason(Settings.from_env())
+        reason = self.skip_reason()
         if reason is not None:
             self.logger.warning(reason)
             self.crawler.stats.set_value(STAT_SKIPPED, reason)
@@ -130,7 +143,7 @@ class PlatformSpider(scrapy.Spider):
 
     def record_failure(self, message: str) -> None:
         """Count a failed request or unusable response and keep its message for the summary."""
-        message = redact(message, Settings.from_env().secrets())
+        message = redact(message, [self.token_value() or ""])
         stats = self.crawler.stats
         stats.inc_value(STAT_FAILURES)
         errors = list(stats.get_value(STAT_ERRORS, []))

@@ -34,6 +34,7 @@ from typing import Any, cast
 import yaml
 
 from scrapers import parsing
+from scrapers.items import CURRENCIES as OFFER_CURRENCIES
 from scrapers.items import BillingPeriod, PricePer, PricingType
 
 FIELDS = (
@@ -61,7 +62,7 @@ PLAN_OF_PERIOD: dict[str, PricingType] = {
     "month": "monthly_plan",
 }
 # Allowed spellings (lower case) -> the value used.
-CURRENCIES = {code.lower(): code for code in sorted(parsing.MAX_PRICE_PER_GPU_HOUR)}
+CURRENCIES = {code.lower(): code for code in sorted(OFFER_CURRENCIES)}
 FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL"}
 PRICE_PER = {"gpu": "gpu", "instance": "instance"}
 PERIODS = {period: period for period in PLAN_OF_PERIOD}
@@ -294,17 +295,5 @@ def check(record: Record) -> tuple[Quote | None, list[tuple[int, str]]]:
         note=fields.text("note"),
     )
     if fields.problems:
-        return None, fields.problems
-    # The shared plausibility rule, checked here so the file's author learns the line.
-    problem = parsing.price_problem(
-        quote.price, quote.currency, quote.price_per, gpu_count, quote.billing_period
-    )
-    if problem == "price_absurd":
-        limit = parsing.MAX_PRICE_PER_GPU_HOUR[quote.currency]
-        fields.fail(
-            "price",
-            f"{quote.price:g} {quote.currency} per {quote.price_per} per {quote.billing_period} is over "
-            f"{limit:g} {quote.currency} per GPU-hour: is the billing period right?",
-        )
         return None, fields.problems
     return quote, []

@@ -10,14 +10,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from gpuplan.settings import Settings
-
 MASK = "***"
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
     """`text` with every secret value replaced by `***` (longest first, so none leaks in part)."""
-    for secret in sorted(secrets, key=len, reverse=True):
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
         text = text.replace(secret, MASK)
     return text
 
@@ -38,9 +36,9 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def install_log_redaction(secrets: Iterable[str] | None = None) -> None:
-    """Redact secrets from every record the root logger's handlers write."""
-    values = tuple(Settings.from_env().secrets() if secrets is None else secrets)
+def install_log_redaction(secrets: Iterable[str]) -> None:
+    """Redact `secrets` from every record the root logger's handlers write."""
+    values = tuple(filter(None, secrets))
     if not values:
         return
     log_filter = RedactingFilter(values)

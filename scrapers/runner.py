@@ -1,13 +1,10 @@
-"""Run one platform's crawl in a child process and write its summary; list the platforms.
+"""Run platform crawls in child processes and write their summaries; list the platforms and their tokens.
 
 Scrapy's reactor cannot restart inside a process, so every crawl is a fresh
 `python -m scrapy crawl <platform>` child. The child writes the offers feed,
 the rejected-offers feed, a log, and a report of its stats (scrapers.extensions);
-the parent reads them back and writes `<out_dir>/<platform>.summary.json`:
-
-    platform, status ("ok" | "failed" | "partial" | "skipped"), error,
-    started_at, finished_at (ISO UTC), items_yielded, offline, source ("crawl"),
-    feed (path of the JSONL or null), stats (counts, errors, paths)
+the parent reads them back and writes `<out_dir>/<platform>.summary.json`
+(`scrapers.summary.CrawlSummary`, the one summary type).
 
 A platform failure (HTTP errors, error envelopes, a crash, a timeout) is a
 summary with status "failed" and the reason, never an exception.
@@ -19,22 +16,27 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scrapy.settings import Settings as ScrapySettings
 from scrapy.spiderloader import SpiderLoader
 
-from gpuplan.settings import Settings
 from scrapers import pipelines
 from scrapers.extensions import REPORT_FILE_SETTING
-from scrapers.parsing import utc_iso
-from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED, PlatformSpider
+from scrapers.platform import (
+    STAT_ERRORS,
+    STAT_FAILURES,
+    STAT_PARTIAL,
+    STAT_SKIPPED,
+    PlatformSpider,
+    Token,
+)
 from scrapers.redaction import redact
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
+from scrapers.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
 
 SETTINGS_MODULE = "scrapers.settings"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -46,6 +48,10 @@ GRACEFUL_STOP_SHARE = 0.8
 # Stands in for a required token in offline replay: the snapshot answers, nothing is sent.
 OFFLINE_TOKEN = "offline-replay"
 LAST_LINE_CHARS = 300  # of a crashed child's output, for the summary's error
+
+# What `run_crawls` tells its caller as it goes: (platform, state, summary once done).
+ProgressState = str  # "waiting" | "crawling" | "done"
+OnProgress = Callable[[str, ProgressState, CrawlSummary | None], None]
 
 
 class UnknownPlatform(LookupError):
@@ -65,9 +71,22 @@ def platforms() -> list[str]:
 
 def spider_class(name: str) -> type[PlatformSpider]:
     try:
-        return _loader().load(name)
+        spider = _loader().load(name)
     except KeyError:
         raise UnknownPlatform(f"unknown platform {name!r}; known: {', '.join(platforms())}") from None
+    if not issubclass(spider, PlatformSpider):
+        raise UnknownPlatform(f"spider {name!r} is not a gpuplan platform spider")
+    return spider
+
+
+def platform_tokens() -> dict[str, Token]:
+    """The token each platform declares (`PlatformSpider.token`), by platform: the one list of them."""
+    return {name: token for name in platforms() if (token := spider_class(name).token) is not None}
+
+
+def token_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every platform token set in `env`: what no summary, log or table may ever show."""
+    return tuple(value for token in platform_tokens().values() if (value := token.value(env)))
 
 
 def fixture_dir(name: str) -> Path:
@@ -75,27 +94,49 @@ def fixture_dir(name: str) -> Path:
     return FIXTURES / name
 
 
-@dataclass(frozen=True)
-class CrawlSummary:
-    platform: str
-    status: str  # ok | failed | partial | skipped
-    error: str | None
-    started_at: str  # ISO-8601 UTC
-    finished_at: str
-    items_yielded: int  # offers written to the feed
-    offline: bool
-    source: str = "crawl"
-    feed: str | None = None
-    stats: dict[str, Any] = field(default_factory=dict)
+def run_crawls(
+    names: Sequence[str],
+    out_dir: Path,
+    *,
+    offline: bool = False,
+    replay_dir: Path | None = None,
+    record_dir: Path | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    on_progress: OnProgress | None = None,
+) -> list[CrawlSummary]:
+    """Crawl each of `names` into `out_dir`; one summary per platform, in order.
 
-    def write(self, path: Path) -> None:
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(asdict(self), indent=1, ensure_ascii=False) + "\n", "utf-8")
-        temporary.replace(path)
-
-    @classmethod
-    def read(cls, path: Path) -> CrawlSummary:
-        return cls(**json.loads(path.read_text("utf-8")))
+    A platform's failure is its summary's status, never an exception, and never stops the
+    others. `replay_dir` and `record_dir` take one platform (a recording is one snapshot).
+    Raises UnknownPlatform (before crawling anything) for a name no spider has.
+    """
+    for name in names:
+        spider_class(name)
+    if len(names) > 1 and (replay_dir is not None or record_dir is not None):
+        raise ValueError("replaying or recording a snapshot takes one platform")
+    if on_progress is not None:
+        for name in names:
+            on_progress(name, "waiting", None)
+    summaries = []
+    for name in names:
+        if on_progress is not None:
+            on_progress(name, "crawling", None)
+        summary = run_crawl(
+            name,
+            out_dir,
+            offline=offline,
+            replay_dir=replay_dir,
+            record_dir=record_dir,
+            timeout_s=timeout_s,
+            env=env,
+            settings=settings,
+        )
+        summaries.append(summary)
+        if on_progress is not None:
+            on_progress(name, "done", summary)
+    return summaries
 
 
 def run_crawl(
@@ -107,13 +148,16 @@ def run_crawl(
     *,
     feed: Path | None = None,
     settings: Mapping[str, Any] | None = None,
+    replay_dir: Path | None = None,
     record_dir: Path | None = None,
 ) -> CrawlSummary:
     """Crawl one platform in a child process; write and return its summary.
 
     `feed`: where the offers JSONL goes (default `<out_dir>/<platform>.jsonl`).
     `settings`: extra Scrapy settings for this crawl (tests point spiders at a
-    loopback server with them). `offline`: replay `scrapers/fixtures/<platform>/`.
+    loopback server with them). `offline`: replay `scrapers/fixtures/<platform>/`;
+    `replay_dir`: replay that recorded snapshot folder instead (a crawl recorded with
+    `record_dir`, yours or one attached to a bug report); both are marked offline.
     `record_dir`: also record every response there as a new snapshot.
     Raises UnknownPlatform for a name no spider has; never for a platform failure.
     """
@@ -121,42 +165,52 @@ def run_crawl(
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = _Paths(out_dir, platform, feed)
     paths.clear()
-    started = datetime.now(UTC)
+    started = utc_now()
     child_env = {**(os.environ if env is None else env), "SCRAPY_SETTINGS_MODULE": SETTINGS_MODULE}
-    # The child runs in `out_dir`: a relative quotes path must mean the caller's folder.
-    if child_env.get("GPUPLAN_QUOTES_FILE"):
-        child_env["GPUPLAN_QUOTES_FILE"] = str(Path(child_env["GPUPLAN_QUOTES_FILE"]).expanduser().resolve())
+    # The child runs in `out_dir`: a relative file path must mean the caller's folder.
+    if spider.file_env and child_env.get(spider.file_env):
+        child_env[spider.file_env] = str(Path(child_env[spider.file_env]).expanduser().resolve())
 
-    secrets = Settings.from_env(child_env).secrets()
+    secrets = token_secrets(child_env)
+    replaying = offline or replay_dir is not None
 
-    def summary(status: str, error: str | None, stats: dict[str, Any] | None = None) -> CrawlSummary:
-        finished = datetime.now(UTC)
+    def summary(
+        status: str,
+        error: str | None,
+        stats: dict[str, Any] | None = None,
+        feed_digest: FeedDigest | None = None,
+    ) -> CrawlSummary:
+        finished = utc_now()
         if stats and stats.get("errors"):
             stats = {**stats, "errors": [redact(e, secrets) for e in stats["errors"]]}
+        if feed_digest is None and paths.feed.exists():
+            feed_digest = digest_feed(paths.feed)
         result = CrawlSummary(
             platform=platform,
             status=status,
             error=None if error is None else redact(error, secrets),
-            started_at=utc_iso(started),
-            finished_at=utc_iso(finished),
-            items_yielded=_count_lines(paths.feed),
-            offline=offline,
-            feed=str(paths.feed) if paths.feed.exists() else None,
+            started_at=started,
+            finished_at=finished,
+            items_yielded=feed_digest.lines if feed_digest else 0,
+            offline=replaying,
+            feed=paths.feed if feed_digest else None,
+            feed_sha256=feed_digest.sha256 if feed_digest else None,
             stats={"duration_s": round((finished - started).total_seconds(), 2), **(stats or {})},
         )
-        result.write(paths.summary)
-        return result
+        return result.write(paths.summary)
 
     crawl_settings: dict[str, Any] = {}
-    if offline:
-        snapshot = fixture_dir(platform)
+    if replaying:
+        snapshot = replay_dir if replay_dir is not None else fixture_dir(platform)
         if not (snapshot / SNAPSHOT_FILE).exists():
-            return summary("failed", f"no offline snapshot for {platform} (looked in {snapshot})")
+            return summary(
+                "failed", f"no snapshot of {platform} to replay (looked for {snapshot / SNAPSHOT_FILE})"
+            )
         crawl_settings.update(_replay_settings(snapshot))
-        if spider.token is not None and spider.token.required and not child_env.get(spider.token.env):
+        if spider.token is not None and spider.token.required and not spider.token.value(child_env):
             child_env[spider.token.env] = OFFLINE_TOKEN
     else:
-        reason = spider.skip_reason(Settings.from_env(child_env))
+        reason = spider.skip_reason(child_env)
         if reason is not None:
             return summary("skipped", reason)
     if record_dir is not None:
@@ -194,13 +248,17 @@ def run_crawl(
         last = _last_line(child.stderr or "") or _last_line(_read_text(paths.log))
         error = f"crawl process exited with code {child.returncode} without a report: {last or 'no output'}"
         return summary("failed", error, _paths_stats(paths))
-    status, error, stats = summarize(report, _count_lines(paths.feed), _count_lines(paths.rejected))
-    return summary(status, error, {**stats, **_paths_stats(paths)})
+    # One read of the feed counts its offers and hashes it (the loader's crawl id).
+    feed_digest = digest_feed(paths.feed) if paths.feed.exists() else FeedDigest(0, "")
+    status, error, stats = summarize(report, feed_digest.lines, _count_lines(paths.rejected))
+    return summary(
+        status, error, {**stats, **_paths_stats(paths)}, feed_digest if feed_digest.sha256 else None
+    )
 
 
 def summarize(
     report: Mapping[str, Any], offers_written: int, rejected_written: int
-) -> tuple[str, str | None, dict]:
+) -> tuple[str, str | None, dict[str, Any]]:
     """Status, error and summary stats from a child's report and what its feeds hold."""
     stats = report.get("stats", {})
     finish_reason = report.get("finish_reason")
@@ -340,7 +398,4 @@ def _read_report(path: Path) -> dict[str, Any] | None:
 
 
 def _count_lines(path: Path) -> int:
-    if not path.exists():
-        return 0
-    with path.open("rb") as lines:
-        return sum(1 for line in lines if line.strip())
+    return digest_feed(path).lines if path.exists() else 0

@@ -1,15 +1,17 @@
 """Connections: one writer that publishes a snapshot, any number of readers of that snapshot.
 
 Public API (stable):
-    writer(settings, lock_timeout_s=DEFAULT_LOCK_TIMEOUT_S)   context manager -> connection
-        The only read-write connection. Opens `settings.writer_path` (a private file) under an
+    writer(warehouse, lock_timeout_s=DEFAULT_LOCK_TIMEOUT_S)   context manager -> connection
+        The only read-write connection. Opens `writer_path(warehouse)` (a private file) under an
         exclusive OS lock, migrates it and loads the bundled FX rates if missing. On a clean
-        exit it CHECKPOINTs, closes, and publishes a copy to `settings.warehouse` atomically.
+        exit it CHECKPOINTs, closes, and publishes a copy to `warehouse` atomically.
         On an exception nothing is published and an open transaction is rolled back; work
         already committed stays in the writer file and goes out with the next clean publish.
-    reader(settings) -> connection
-        Read-only connection on the published file (`settings.warehouse`). Usable as a
-        context manager (`with reader(s) as con:` closes it).
+    reader(warehouse) -> connection
+        Read-only connection on the published file `warehouse`. Usable as a context manager
+        (`with reader(path) as con:` closes it).
+    writer_path(warehouse) -> Path
+        The writer's private file beside the published one.
     in_memory() -> connection
         A migrated in-memory database with the bundled FX rates: tests and scratch work.
     WriterBusyError, NoWarehouseError, PublishError
@@ -22,7 +24,7 @@ of it; the next reader sees the new one. Neither blocks the other. Within one Py
 DuckDB caches a database by path, so a process that keeps a reader open keeps seeing the
 copy it opened until all its connections to it are closed.
 
-Layout next to `settings.warehouse` (e.g. warehouse.duckdb):
+Layout next to the published file (e.g. warehouse.duckdb):
     warehouse.duckdb             the published snapshot (read-only for everyone)
     warehouse.writer.duckdb      the writer's file (+ .wal while it runs)
     warehouse.writer.duckdb.lock the writer lock (flock); holds the holder's pid
@@ -41,7 +43,6 @@ from pathlib import Path
 
 import duckdb
 
-from gpuplan.settings import Settings
 from warehouse import fx
 from warehouse.migrate import available, migrate
 
@@ -68,8 +69,14 @@ class PublishError(RuntimeError):
     """The snapshot could not be written next to the warehouse (disk full, not writable...)."""
 
 
-def _lock_path(settings: Settings) -> Path:
-    return settings.writer_path.with_name(settings.writer_path.name + ".lock")
+def writer_path(warehouse: Path) -> Path:
+    """The writer's private DuckDB file beside the published `warehouse`; only the single writer opens it."""
+    return warehouse.with_name(warehouse.stem + ".writer" + warehouse.suffix)
+
+
+def _lock_path(warehouse: Path) -> Path:
+    private = writer_path(warehouse)
+    return private.with_name(private.name + ".lock")
 
 
 def _holder(fd: int) -> str:
@@ -121,18 +128,18 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _publish(settings: Settings) -> None:
+def _publish(warehouse: Path) -> None:
     """Copy the (closed, checkpointed) writer file over the published one, atomically.
 
     Copy to a temp file in the same folder, fsync, os.replace, fsync the folder: a reader
     sees the old file or the new one, never a half-written one, even across a crash.
     """
-    published = settings.warehouse
+    published = warehouse
     for stale in published.parent.glob(f".{published.name}.publish-*.tmp"):
         stale.unlink()  # left by a publisher that died; we hold the writer lock, so none is running
     temp = published.with_name(f".{published.name}.publish-{os.getpid()}.tmp")
     try:
-        shutil.copyfile(settings.writer_path, temp)  # a kernel-side copy (sendfile) on Linux
+        shutil.copyfile(writer_path(warehouse), temp)  # a kernel-side copy (sendfile) on Linux
         with temp.open("rb+") as copied:
             os.fsync(copied.fileno())
         os.replace(temp, published)
@@ -141,34 +148,36 @@ def _publish(settings: Settings) -> None:
         temp.unlink(missing_ok=True)
         raise PublishError(
             f"could not publish the warehouse to {published}: {exc.strerror or exc}; "
-            f"the data is safe in {settings.writer_path} and is published on the next successful run"
+            f"the data is safe in {writer_path(warehouse)} and is published on the next successful run"
         ) from exc
 
 
-def _seed_from_published(settings: Settings) -> None:
+def _seed_from_published(warehouse: Path) -> None:
     """A missing writer file starts as a copy of the published one, so no history is lost
     (first run after the writer file was deleted or a published file was restored)."""
-    if settings.writer_path.exists() or not settings.warehouse.exists():
+    private = writer_path(warehouse)
+    if private.exists() or not warehouse.exists():
         return
-    temp = settings.writer_path.with_name(settings.writer_path.name + ".seed.tmp")
-    shutil.copyfile(settings.warehouse, temp)
-    os.replace(temp, settings.writer_path)
+    temp = private.with_name(private.name + ".seed.tmp")
+    shutil.copyfile(warehouse, temp)
+    os.replace(temp, private)
 
 
 @contextmanager
 def writer(
-    settings: Settings, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+    warehouse: Path, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The single read-write connection; publishes `settings.warehouse` on a clean exit."""
-    settings.writer_path.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive_lock(_lock_path(settings), lock_timeout_s):
-        _seed_from_published(settings)
+    """The single read-write connection; publishes `warehouse` on a clean exit."""
+    private = writer_path(warehouse)
+    private.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive_lock(_lock_path(warehouse), lock_timeout_s):
+        _seed_from_published(warehouse)
         try:
-            con = duckdb.connect(str(settings.writer_path))
+            con = duckdb.connect(str(private))
         except duckdb.IOException as exc:
             raise WriterBusyError(
-                f"cannot open the writer file {settings.writer_path}: {exc}. Only gpuplan's writer "
-                f"may open it; read {settings.warehouse} instead"
+                f"cannot open the writer file {private}: {exc}. Only gpuplan's writer "
+                f"may open it; read {warehouse} instead"
             ) from exc
         try:
             _prepare(con)
@@ -176,12 +185,12 @@ def writer(
             con.execute("CHECKPOINT")
         finally:
             con.close()
-        _publish(settings)
+        _publish(warehouse)
 
 
-def reader(settings: Settings) -> duckdb.DuckDBPyConnection:
+def reader(warehouse: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection on the published warehouse; writes fail with a DuckDB error."""
-    path = settings.warehouse
+    path = warehouse
     if not path.exists():
         raise NoWarehouseError(f"no warehouse at {path} yet: run `gpuplan refresh` first")
     con = duckdb.connect(str(path), read_only=True)

@@ -8,7 +8,7 @@ Public API (stable):
         Load the bundled ECB history (rows added; existing days are kept as they are).
     refresh_rates(con, url=ECB_HISTORY_URL, timeout_s=30.0) -> int
         Download the latest ECB history and add the days we lack. `FxDownloadError` offline.
-    CURRENCIES, ECB_HISTORY_URL, FxDownloadError
+    CURRENCIES (scrapers.items'), ECB_HISTORY_URL, FxDownloadError
 
 The ECB publishes one rate per business day, in units per 1 EUR; `fx_rates` stores units per
 1 USD (see `warehouse/queries/fx_rates_from_ecb.sql`). Weekends and holidays have no row: an
@@ -32,12 +32,9 @@ import currency_converter
 import duckdb
 import pandas as pd
 
+from scrapers.items import CURRENCIES
 from warehouse import queries
 
-# The currencies gpuplan prices in: platforms quote USD, CNY or EUR (see
-# shared/reference/price-sources.md). An offer in any other currency is rejected as
-# "unknown currency"; adding one here (any ECB currency) is all it takes to accept it.
-CURRENCIES: tuple[str, ...] = ("USD", "EUR", "CNY")
 ECB_HISTORY_URL: str = currency_converter.ECB_URL
 _BUNDLED_HISTORY = Path(currency_converter.CURRENCY_FILE)
 

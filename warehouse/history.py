@@ -8,19 +8,19 @@ plans of every past day with data, with the same functions the Dagster plan asse
 Why a bulk path beside `warehouse.loading.load_crawl`: an observations file holds 3,305
 (platform, day) runs; one `load_crawl` per run costs ~30-40 ms of DuckDB statements (staging,
 pricing, inserts), over two minutes for one file. `load_imported` prices and inserts every run
-of a file with a handful of statements, under the same rules (see history_price_imported.sql).
+of a file with a handful of statements, through the same checks and pricing (the crawl loader's
+load_check_staged.sql and load_price_staged.sql, after history_stage_imported.sql).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import duckdb
 import pandas as pd
 
-from gpuplan.settings import Settings
 from warehouse import plan_requirements, plans, queries
 
 
@@ -161,15 +161,17 @@ def load_imported(
         existing = set(queries.frame(con, "history_runs_loaded")["crawl_id"])
         con.execute("BEGIN TRANSACTION")
         try:
-            queries.execute(con, "history_fx_days")
+            # The crawl loader's statements after staging: one rule set for crawled and imported offers.
+            stage = queries.sql("history_stage_imported") + queries.sql("load_check_staged")
+            con.execute(stage, {"source": source, "platform": None})
+            queries.execute(con, "fx_days")
             queries.execute(con, "fx_day_rates")
-            queries.execute(con, "history_price_imported")
-            queries.execute(con, "history_insert_offers", source=source, loaded_at=now)
+            queries.execute(con, "load_price_staged")
+            queries.execute(con, "load_insert_offers")
+            queries.execute(con, "load_insert_rejected", rejected_at=now)
             queries.execute(con, "history_insert_rejected", rejected_at=now)
             queries.execute(con, "history_record_runs", source=source, source_file=source_file, loaded_at=now)
-            con.execute("DROP TABLE history_priced")
-            con.execute("DROP TABLE fx_day_rates")
-            con.execute("DROP VIEW fx_days")
+            queries.execute(con, "load_drop_staging")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -191,10 +193,12 @@ def plan_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> 
 
 def backfill_plans(
     con: duckdb.DuckDBPyConnection,
-    settings: Settings,
+    models: Sequence[str],
+    methods: Sequence[str],
+    price_move_pct: float,
     first: dt.date | None,
     last: dt.date | None,
-    progress: Callable[[Sequence[dt.date], int], object] | None = None,
+    progress: Callable[[Sequence[dt.date], int], Iterable[dt.date]] | None = None,
 ) -> list[BackfilledDay]:
     """Plans and changes for each day with data in [first, last] (None = open), oldest first.
 
@@ -209,11 +213,11 @@ def backfill_plans(
         return []
     platforms_per_day = crawls.groupby("day").size()
     days = sorted(platforms_per_day.index)
-    plan_requirements.size_days(con, days, settings.models, settings.methods)
+    plan_requirements.size_days(con, days, models, methods)
     for day in progress(days, len(days)) if progress else days:
         plans.compute_candidates(con, day)
         plans.compute_cheapest_plans(con, day)
-    plans.compute_plan_changes_for_days(con, days, settings.price_move_pct)
+    plans.compute_plan_changes_for_days(con, days, price_move_pct)
     outcome = plan_days(con, days[0], days[-1]).set_index("plan_date")
     return [
         BackfilledDay(

@@ -1,14 +1,15 @@
 """Load one crawl (its summary JSON and JSONL feed) into the warehouse, in one transaction.
 
 Public API (stable):
-    load_crawl(con, summary_path) -> LoadResult
-    CrawlSummary.read(path) -> CrawlSummary     the summary file, checked (SummaryError if bad)
-    LoadResult, SummaryError
+    load_crawl(con, summary) -> LoadResult   `summary`: a scrapers.summary.CrawlSummary, or its file
+    LoadResult, SummaryError (scrapers.summary's)
 
 Contract:
-- crawl_id = sha256(platform + "\\n" + feed bytes); when there is no feed (null, missing or an
-  empty file) it is the sha256 of platform + "\\n" + the summary's bytes. Loading a crawl that
-  is already in crawl_runs is a no-op (`LoadResult.already_loaded`).
+- crawl_id = sha256(platform + newline + feed_sha256), feed_sha256 being the sha256 of the feed's
+  bytes as the runner computed it while counting the feed (one read; computed here when a summary
+  lacks it); when there is no feed (null, missing or an empty file) it is the sha256 of
+  platform + newline + the summary's bytes. Loading a crawl that is already in crawl_runs is a
+  no-op (`LoadResult.already_loaded`).
 - Bulk statements only, see `warehouse/queries/load_*.sql`: read_json with explicit columns
   into a staging table, validation and normalization in SQL (per GPU, per hour: month = 730 h,
   USD and CNY at the ECB rate of the observation day or the nearest earlier one), then
@@ -46,98 +47,25 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from scrapers.summary import CrawlSummary, SummaryError, digest_feed
 from warehouse import queries
 
-STATUSES = ("ok", "failed", "partial", "skipped")
+__all__ = ["LoadResult", "SummaryError", "load_crawl"]
+# How many kinds of rejection a crawl's error names (the commonest): enough to see a unit mistake.
+REJECTION_KINDS_SHOWN = 3
 # Column delimiter for re-reading unparsed lines verbatim: the record separator, a control
 # character that valid JSON never contains unescaped, so a line never splits.
 _LINE_DELIMITER = "\x1e"
 
 
-class SummaryError(ValueError):
-    """A crawl summary file that cannot be read or lacks what loading needs."""
-
-
 class _UnreadableFeed(Exception):
     """DuckDB refused the feed itself (as opposed to a failure writing the warehouse)."""
-
-
-@dataclass(frozen=True)
-class CrawlSummary:
-    """A crawl's `<platform>.summary.json`, as written by the crawl runner (times in UTC)."""
-
-    path: Path
-    platform: str
-    status: str  # ok | failed | partial | skipped
-    error: str | None
-    started_at: dt.datetime | None  # naive UTC
-    finished_at: dt.datetime | None
-    items_yielded: int
-    offline: bool
-    source: str  # "crawl" or "import:<format>"
-    feed: Path | None  # absolute; a relative path in the file is relative to the summary's folder
-    rejected_feed: Path | None  # stats.rejected_feed, the spider's rejected quotes; resolved as feed
-
-    @classmethod
-    def read(cls, path: Path) -> CrawlSummary:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SummaryError(f"cannot read crawl summary {path}: {exc}") from exc
-        if not isinstance(data, dict):
-            raise SummaryError(f"crawl summary {path} is not a JSON object")
-        platform = data.get("platform")
-        if not isinstance(platform, str) or not platform.strip():
-            raise SummaryError(f"crawl summary {path} has no platform")
-        status = data.get("status")
-        if status not in STATUSES:
-            raise SummaryError(
-                f"crawl summary {path}: status must be one of {', '.join(STATUSES)}, got {status!r}"
-            )
-        items_yielded = data.get("items_yielded") or 0
-        if not isinstance(items_yielded, int) or items_yielded < 0:
-            raise SummaryError(f"crawl summary {path}: items_yielded must be a whole number >= 0")
-        feed = data.get("feed")
-        if feed is not None and not isinstance(feed, str):
-            raise SummaryError(f"crawl summary {path}: feed must be a path or null")
-        stats = data.get("stats") or {}
-        if not isinstance(stats, dict):
-            raise SummaryError(f"crawl summary {path}: stats must be an object")
-        rejected_feed = stats.get("rejected_feed")
-        if rejected_feed is not None and not isinstance(rejected_feed, str):
-            raise SummaryError(f"crawl summary {path}: stats.rejected_feed must be a path or null")
-        return cls(
-            path=path,
-            platform=platform.strip(),
-            status=status,
-            error=data.get("error") or None,
-            started_at=_utc(path, "started_at", data.get("started_at")),
-            finished_at=_utc(path, "finished_at", data.get("finished_at")),
-            items_yielded=items_yielded,
-            offline=bool(data.get("offline", False)),
-            source=data.get("source") or "crawl",
-            feed=(path.parent / feed).resolve() if feed else None,
-            rejected_feed=(path.parent / rejected_feed).resolve() if rejected_feed else None,
-        )
-
-
-def _utc(path: Path, key: str, value: Any) -> dt.datetime | None:
-    if value is None:
-        return None
-    try:
-        stamp = dt.datetime.fromisoformat(str(value))
-    except ValueError as exc:
-        raise SummaryError(f"crawl summary {path}: {key} is not an ISO-8601 time: {value!r}") from exc
-    if stamp.tzinfo is not None:
-        stamp = stamp.astimezone(dt.UTC).replace(tzinfo=None)
-    return stamp
 
 
 @dataclass(frozen=True)
@@ -152,11 +80,27 @@ class LoadResult:
 
 
 def _crawl_id(summary: CrawlSummary, feed: Path | None) -> str:
+    """sha256(platform, the feed's sha256); without a feed, of platform and the summary's bytes."""
     digest = hashlib.sha256(summary.platform.encode("utf-8") + b"\n")
-    with (feed or summary.path).open("rb") as content:
-        while chunk := content.read(1 << 20):
-            digest.update(chunk)
+    if feed is not None:
+        known = summary.feed_sha256 if summary.feed == feed else None
+        digest.update((known or digest_feed(feed).sha256).encode("ascii"))
+    elif summary.path is not None:
+        digest.update(summary.path.read_bytes())
+    else:  # a summary never written: its content stands for it
+        digest.update(repr(summary.to_json()).encode("utf-8"))
     return digest.hexdigest()
+
+
+def _naive_utc(moment: dt.datetime | None) -> dt.datetime | None:
+    """UTC wall time without zone, as the warehouse stores timestamps."""
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment is not None else None
+
+
+def _run_day(summary: CrawlSummary, loaded_at: dt.datetime) -> dt.date:
+    """The run's day (offers.run_day, migration 031): the UTC date it started, else when it loaded."""
+    started = _naive_utc(summary.started_at)
+    return (started or loaded_at).date()
 
 
 def _inserted(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> int:
@@ -165,16 +109,32 @@ def _inserted(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> int:
     return int(rows)
 
 
+@dataclass(frozen=True)
+class _FeedLoad:
+    offers: int
+    rejected: int
+    reasons: str | None  # the commonest kinds of rejection, e.g. "absurd price ×12"
+    note: str | None
+
+
 def _load_feed(
     con: duckdb.DuckDBPyConnection, summary: CrawlSummary, feed: Path, crawl_id: str, now: dt.datetime
-) -> tuple[int, int, str | None]:
-    """Stage, price and insert the feed's records; returns (offers loaded, records rejected, a note).
+) -> _FeedLoad:
+    """Stage, price and insert the feed's records: offers loaded, records rejected and why, a note.
 
     Raises _UnreadableFeed when DuckDB cannot read the feed at all (InvalidInputException of the
     two statements that read it); any other error, a full disk included, propagates.
     """
+    stage = queries.sql("load_stage_feed") + queries.sql("load_check_staged")
+    params = {
+        "feed": str(feed),
+        "platform": summary.platform,
+        "crawl_id": crawl_id,
+        "source": summary.source,
+        "run_day": _run_day(summary, now),
+    }
     try:
-        queries.execute(con, "load_stage_feed", feed=str(feed), platform=summary.platform)
+        con.execute(stage, params)
     except duckdb.InvalidInputException as exc:
         raise _UnreadableFeed(str(exc).splitlines()[0]) from exc
     ((unparsed,),) = con.execute("SELECT count(*) FROM load_staged WHERE unparsed").fetchall()
@@ -193,25 +153,15 @@ def _load_feed(
         con.execute("DROP TABLE load_unreadable_scans")
         if rejected != unparsed:  # both passes use DuckDB's JSON parser; say so if they ever disagree
             note = f"{unparsed} line(s) could not be parsed but {rejected} were found again as text"
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW fx_days AS "
-        "SELECT observed_date, price_currency FROM load_staged WHERE reason IS NULL"
-    )
+    queries.execute(con, "fx_days")
     queries.execute(con, "fx_day_rates")
     queries.execute(con, "load_price_staged")
-    offers = _inserted(
-        con,
-        "load_insert_offers",
-        crawl_id=crawl_id,
-        source=summary.source,
-        started_at=summary.started_at,
-        loaded_at=now,
-    )
-    rejected += _inserted(
-        con, "load_insert_rejected", crawl_id=crawl_id, platform=summary.platform, rejected_at=now
-    )
+    offers = _inserted(con, "load_insert_offers")
+    rejected += _inserted(con, "load_insert_rejected", rejected_at=now)
+    kinds = con.execute(queries.sql("load_rejection_kinds"), {"shown": REJECTION_KINDS_SHOWN}).fetchall()
     queries.execute(con, "load_drop_staging")
-    return offers, rejected, note
+    reasons = ", ".join(f"{kind} ×{count}" for kind, count in kinds) or None
+    return _FeedLoad(offers, rejected, reasons, note)
 
 
 def _stage_scraper_rejects(con: duckdb.DuckDBPyConnection, summary: CrawlSummary) -> tuple[bool, str | None]:
@@ -234,7 +184,7 @@ def _stage_scraper_rejects(con: duckdb.DuckDBPyConnection, summary: CrawlSummary
 
 
 def _outcome(
-    summary: CrawlSummary, offers: int, rejected: int, notes: tuple[str | None, ...]
+    summary: CrawlSummary, offers: int, rejected: int, reasons: str | None, notes: tuple[str | None, ...]
 ) -> tuple[str, str | None]:
     """The status to record and the error text: the runner's error, then the loader's notes.
 
@@ -245,17 +195,20 @@ def _outcome(
     loader_note = None
     if status in ("ok", "partial") and offers == 0:
         status = "failed"
-        loader_note = f"no offers loaded ({summary.items_yielded} items yielded, {rejected} rejected)"
+        why = f": {reasons}" if reasons else ""
+        loader_note = f"no offers loaded ({summary.items_yielded} items yielded, {rejected} rejected{why})"
     elif rejected:
         status = "partial" if status == "ok" else status
-        loader_note = f"{rejected} item(s) rejected, see rejected_offers"
+        why = f" ({reasons})" if reasons else ""
+        loader_note = f"{rejected} item(s) rejected{why}, see rejected_offers"
     parts = [part for part in (summary.error, *notes, loader_note) if part]
     return status, "; ".join(parts) or None
 
 
-def load_crawl(con: duckdb.DuckDBPyConnection, summary_path: Path) -> LoadResult:
-    """Load one crawl from its summary file (and the JSONL feed it names); see the module doc."""
-    summary = CrawlSummary.read(Path(summary_path))
+def load_crawl(con: duckdb.DuckDBPyConnection, summary: CrawlSummary | Path) -> LoadResult:
+    """Load one crawl from its summary (or summary file) and the JSONL feed it names; see the module doc."""
+    if not isinstance(summary, CrawlSummary):
+        summary = CrawlSummary.read(Path(summary))
     feed_note: str | None = None
     feed = summary.feed
     if feed is not None and not feed.is_file():
@@ -310,11 +263,18 @@ def _load_in_transaction(
     transaction: (status, offers, records rejected by the loader and the spider, error)."""
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     offers = rejected = scraper_rejected = 0
+    reasons: str | None = None
     con.execute("BEGIN TRANSACTION")
     try:
         if feed is not None:
             try:
-                offers, rejected, feed_note = _load_feed(con, summary, feed, crawl_id, now)
+                loaded = _load_feed(con, summary, feed, crawl_id, now)
+                offers, rejected, reasons, feed_note = (
+                    loaded.offers,
+                    loaded.rejected,
+                    loaded.reasons,
+                    loaded.note,
+                )
             except _UnreadableFeed as exc:
                 # The feed is unreadable as a whole: record the crawl as failed, load nothing.
                 con.execute("ROLLBACK")
@@ -329,7 +289,7 @@ def _load_in_transaction(
                 platform=summary.platform,
                 rejected_at=now,
             )
-        status, error = _outcome(summary, offers, rejected, (feed_note, rejects_note))
+        status, error = _outcome(summary, offers, rejected, reasons, (feed_note, rejects_note))
         queries.execute(
             con,
             "load_record_crawl",
@@ -338,13 +298,13 @@ def _load_in_transaction(
             source=summary.source,
             status=status,
             error=error,
-            started_at=summary.started_at,
-            finished_at=summary.finished_at,
+            started_at=_naive_utc(summary.started_at),
+            finished_at=_naive_utc(summary.finished_at),
             items_yielded=summary.items_yielded,
             items_rejected=rejected + scraper_rejected,
             offers_loaded=offers,
             offline=summary.offline,
-            source_file=str(feed or summary.path),
+            source_file=str(feed or summary.path or summary.platform),
             loaded_at=now,
         )
         con.execute("COMMIT")

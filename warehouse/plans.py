@@ -9,37 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 import duckdb
 import pandas as pd
 
+from sizing.planner import DEFAULT_GPU_COUNTS
 from warehouse import queries
 
-# The sizing planner's largest default GPU count. Bigger jobs are clusters bought by contract, not
-# rented from the platforms we crawl, and each extra count multiplies the candidates to rank.
-MAX_PLAN_GPU_COUNT = 64
-
-# An offer priced far below the rest of the market for its GPU that day is a placeholder or a unit
-# slip, not a deal, and no plan uses it (`plan_offers`, migration 013). Shares calibrated on the real
-# history (price_history/ observations: 159 days, 43 platforms, RunPod's out-of-stock placeholder of
-# 0.5 USD per GPU-hour for MI300X and H200):
-# - against the median of the other platforms' cheapest price for the GPU: RunPod's placeholder sits at
-#   0.14-0.18 of it, the cheapest real marketplace offers at 0.21 and up (vast A100 80GB 0.43-0.47
-#   against 2.06). The offers check's MEDIAN_FACTOR (5) says the same: one GPU's prices differ 2-3x;
-PRICE_FLOOR_SHARE = 0.2
-# - where too few other platforms sell the GPU, against the median of the platform's own other offers
-#   of it: a platform's tiers and regions of one GPU differ by up to 2x (RunPod community vs secure),
-#   and RunPod's 0.5 MI300X stood beside its own 1.99 (0.25) on the 19 days it was the only seller.
-OWN_PRICE_FLOOR_SHARE = 1 / 3
-# Platforms besides the offer's that must price the GPU that day for the first rule: with one or two,
-# a single odd platform would decide the median; with three, it cannot.
-MIN_OTHER_PLATFORMS = 3
-PRICE_FLOOR_PARAMS = {
-    "floor_share": PRICE_FLOOR_SHARE,
-    "own_floor_share": OWN_PRICE_FLOOR_SHARE,
-    "min_other_platforms": MIN_OTHER_PLATFORMS,
-}
+# The largest job considered: the sizing planner's largest default GPU count. Bigger jobs are clusters
+# bought by contract, not rented from the platforms we crawl, and each extra count multiplies the
+# candidates to rank.
+MAX_PLAN_GPU_COUNT = max(DEFAULT_GPU_COUNTS)
 
 RANKINGS = ("lowest_rent", "lowest_cost_per_btoken")
 
@@ -141,7 +123,7 @@ def compute_candidates(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
     """Replace `plan_date`'s candidates: every fitting configuration of the day's offers, cheapest offer each.
 
     Reads plan_crawls, offers and plan_requirements of the day. Offers under the price floor
-    (PRICE_FLOOR_PARAMS) are left out and recorded in `plan_excluded_offers` for the day.
+    (`judged_offers`, migration 040) are left out and recorded in `plan_excluded_offers` for the day.
     Returns the number of candidates.
     """
     computed_at = _now_utc()
@@ -152,7 +134,6 @@ def compute_candidates(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
             "plan_excluded_offers_record",
             plan_date=plan_date,
             computed_at=computed_at,
-            **PRICE_FLOOR_PARAMS,
         )
         con.execute("DELETE FROM plan_candidates WHERE plan_date = $d", {"d": plan_date})
         queries.execute(
@@ -161,7 +142,6 @@ def compute_candidates(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
             plan_date=plan_date,
             max_gpu_count=MAX_PLAN_GPU_COUNT,
             computed_at=computed_at,
-            **PRICE_FLOOR_PARAMS,
         )
     return _scalar(con, "SELECT count(*) FROM plan_candidates WHERE plan_date = $d", plan_date)
 
@@ -223,12 +203,36 @@ def recorded_days(con: duckdb.DuckDBPyConnection, first: date, last: date) -> li
     return [row[0] for row in rows]
 
 
+@dataclass(frozen=True)
+class PriceFloor:
+    """The price-floor rule's numbers, as the warehouse defines them (migration 040)."""
+
+    share: float  # of the median of the other platforms' cheapest price
+    own_share: float  # of the median of the platform's own other offers, where too few others sell it
+    min_other_platforms: int
+
+    def describe(self) -> str:
+        return (
+            f"under {self.share:.0%} of the median of at least {self.min_other_platforms} other platforms' "
+            f"cheapest price for the same GPU that day (else under {self.own_share:.0%} of the platform's "
+            "other offers of it)"
+        )
+
+
+def price_floor(con: duckdb.DuckDBPyConnection) -> PriceFloor:
+    """The price floor's numbers (SQL macros price_floor_share() ... of migration 040)."""
+    ((share, own_share, others),) = con.execute(
+        "SELECT price_floor_share(), own_price_floor_share(), price_floor_min_other_platforms()"
+    ).fetchall()
+    return PriceFloor(float(share), float(own_share), int(others))
+
+
 def offers_below_price_floor(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
-    """The day's offers plans leave out as implausibly cheap (PRICE_FLOOR_PARAMS), against which median.
+    """The day's offers under the price floor (`judged_offers`), against which median.
 
     Computed from the day's offers, so it can be asked before the day's candidates exist.
     """
-    return queries.frame(con, "offers_below_price_floor", plan_date=plan_date, **PRICE_FLOOR_PARAMS)
+    return queries.frame(con, "offers_below_price_floor", plan_date=plan_date)
 
 
 def excluded_offers(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:

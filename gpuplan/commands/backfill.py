@@ -46,10 +46,12 @@ def backfill_command(
     if first_day and last_day and first_day > last_day:
         raise typer.BadParameter(f"--from {first_day} is after --to {last_day}", param_hint="--from")
     started = time.perf_counter()
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         days = history.backfill_plans(
             con,
-            settings,
+            settings.models,
+            settings.methods,
+            settings.price_move_pct,
             first_day,
             last_day,
             progress=lambda items, total: track(items, total=total, description="backfilling plans"),

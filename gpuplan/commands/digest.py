@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 
 import typer
 
-from gpuplan.digest.content import build_digest
-from gpuplan.digest.render import embed_images, render
-from gpuplan.digest.sending import send_pending
+from digest.content import build_digest
+from digest.render import embed_images, render
+from digest.sending import SendOptions, send_pending
 from gpuplan.settings import Settings
 from warehouse import connect
 
@@ -60,7 +60,7 @@ def digest_command(
 
 
 def _preview(settings: Settings, digest_date: dt.date, path: Path) -> None:
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         digest = build_digest(con, digest_date, price_move_pct=settings.price_move_pct)
     if not digest.plans:
         raise typer.BadParameter(
@@ -72,8 +72,9 @@ def _preview(settings: Settings, digest_date: dt.date, path: Path) -> None:
 
 
 def _send(settings: Settings, digest_date: dt.date) -> None:
-    with connect.writer(settings) as con:
-        results = send_pending(settings, con, digest_date)
+    with connect.writer(settings.warehouse) as con:
+        options = SendOptions(settings.smtp, settings.price_move_pct, settings.digest_skip_empty)
+        results = send_pending(con, digest_date, options)
     for result in results:
         if result.status == "sent" and result.attempted:
             line = f"{result.digest_date}: sent to {', '.join(result.recipients)}"

@@ -34,7 +34,7 @@ def refresh_command(
     ] = fx.ECB_HISTORY_URL,
 ) -> None:
     settings: Settings = ctx.obj
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         added = fx.load_bundled_rates(con)
         if not offline:
             try:

@@ -14,9 +14,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from gpuplan.imports.platforms import platform_slug
 from gpuplan.settings import Settings
-from scrapers import gpus
+from scrapers.history.platforms import platform_slug
+from sizing import gpu_names
 from warehouse import connect, history
 
 PRICING_CHOICES = ("on_demand", "spot", "any")
@@ -60,7 +60,7 @@ def history_command(
     platform = platform_slug(platform) if platform else None
     until = dt.datetime.now(dt.UTC).date()
     since = until - dt.timedelta(days=days - 1)
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         gpu_model = _resolve_gpu(gpu, history.priced_gpu_models(con)["gpu_model"].tolist())
         trend = history.price_trend(
             con,
@@ -88,7 +88,7 @@ def _resolve_gpu(name: str, known: list[str]) -> str:
     loose = {_LOOSE.sub("", model.lower()): model for model in known}
     if (found := loose.get(_LOOSE.sub("", name.lower()))) is not None:
         return found
-    identified = gpus.identify(name).gpu_model
+    identified = gpu_names.identify(name).gpu_model
     if identified in known:
         return identified
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)

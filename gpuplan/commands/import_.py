@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpuplan.imports import formats
-from gpuplan.imports.runs import FileReport, import_file
 from gpuplan.settings import Settings
+from scrapers.history import formats
 from warehouse import connect
+from warehouse.imports import FileReport, import_file
 
 
 def register(app: typer.Typer) -> None:
@@ -56,7 +56,7 @@ def import_command(
     except KeyError as exc:
         raise typer.BadParameter(exc.args[0], param_hint="FORMAT") from None
     observed_on = date.date() if date else None
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         reports = [
             import_file(con, chosen, path, observed_on=observed_on, platform=platform) for path in files
         ]

@@ -32,7 +32,7 @@ def load_command(
     settings: Settings = ctx.obj
     results: list[LoadResult] = []
     unreadable: list[str] = []
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         for path in summaries:
             try:
                 results.append(load_crawl(con, path))

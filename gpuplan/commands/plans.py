@@ -50,7 +50,7 @@ def plans_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON records instead of a table.")] = False,
 ) -> None:
     settings: Settings = ctx.obj
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         frame = plans.plans_for_date(con, day.date() if day else None, model, method)
         excluded = plans.excluded_offers(con, frame["plan_date"].iloc[0]) if len(frame) else None
     if frame.empty:

@@ -82,7 +82,7 @@ def refresh_command(
 
 def _print_day(console: Console, settings: Settings, day: dt.date) -> None:
     """The platforms that did not crawl cleanly, the day's plans, and how many changes."""
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         crawls = plans.day_crawls(con, day)
         frame = plans.plans_for_date(con, day)
         changes = plans.changes_for_date(con, day)

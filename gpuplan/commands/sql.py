@@ -46,7 +46,7 @@ def sql_command(
     ] = 1000,
 ) -> None:
     settings: Settings = ctx.obj
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         # Read-only goes beyond the warehouse file: no COPY TO, ATTACH or reading other files,
         # and the setting cannot be turned back on from the query.
         con.execute("SET enable_external_access = false")

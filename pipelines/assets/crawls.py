@@ -1,6 +1,7 @@
 """One crawl asset per platform; Scrapy's spider loader is the list (`scrapers.runner.platforms()`).
 
-A crawl runs in a child process and writes `<crawl_dir>/<day>/<platform>.jsonl` and its summary.
+A crawl runs in a child process and writes `<crawl_dir>/<day>/<platform>.jsonl` and its summary
+(offline runs: under `<crawl_dir>/offline/<day>/`, so demo data never lands beside live crawls).
 A platform that fails is recorded, never raised: the step succeeds with status 'failed' and the
 error in its metadata and in the run's log, so the other platforms still load and plan, and the
 crawl's `volume` check turns red. Live crawls observe the present only: a past day keeps the
@@ -10,12 +11,13 @@ crawl it had (re-running a past day recomputes its plans from the crawls of that
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import dagster as dg
 
 from pipelines.resources import CrawlerResource, WarehouseResource
-from warehouse.loading import CrawlSummary, SummaryError
+from scrapers.summary import CrawlSummary, SummaryError
 
 GROUP = "crawls"
 
@@ -24,8 +26,8 @@ def crawl_key(platform: str) -> dg.AssetKey:
     return dg.AssetKey([GROUP, platform])
 
 
-def summary_path(warehouse: WarehouseResource, day: date, platform: str) -> Path:
-    return warehouse.day_dir(day) / f"{platform}.summary.json"
+def summary_path(warehouse: WarehouseResource, day: date, platform: str, offline: bool = False) -> Path:
+    return warehouse.day_dir(day, offline) / f"{platform}.summary.json"
 
 
 def is_current(day: date, timezone: str, now: datetime | None = None) -> bool:
@@ -34,19 +36,15 @@ def is_current(day: date, timezone: str, now: datetime | None = None) -> bool:
     return today - timedelta(days=1) <= day <= today
 
 
-def _summary_metadata(summary: CrawlSummary) -> dict[str, object]:
-    duration_s = (
-        (summary.finished_at - summary.started_at).total_seconds()
-        if summary.started_at and summary.finished_at
-        else None
-    )
-    metadata: dict[str, object] = {
+def _summary_metadata(summary: CrawlSummary) -> dict[str, Any]:
+    duration_s = summary.duration_s
+    metadata: dict[str, Any] = {
         "status": summary.status,
         "error": summary.error or "",
         "items_yielded": summary.items_yielded,
         "dagster/row_count": summary.items_yielded,
         "offline": summary.offline,
-        "summary": dg.MetadataValue.path(str(summary.path)),
+        "summary": dg.MetadataValue.path(str(summary.path or "")),
     }
     if summary.feed is not None:
         metadata["feed"] = dg.MetadataValue.path(str(summary.feed))
@@ -72,7 +70,7 @@ def _crawl_asset(platform: str, partitions: dg.DailyPartitionsDefinition) -> dg.
         context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
     ) -> dg.MaterializeResult:
         day = date.fromisoformat(context.partition_key)
-        path = summary_path(warehouse, day, platform)
+        path = summary_path(warehouse, day, platform, crawler.offline)
         if not crawler.offline and not is_current(day, partitions.timezone):
             # Crawling now would file today's prices under a past day: keep that day's crawl.
             context.log.info(f"{day} is past: keeping its crawl of {platform} instead of crawling now")
@@ -80,14 +78,14 @@ def _crawl_asset(platform: str, partitions: dg.DailyPartitionsDefinition) -> dg.
                 return dg.MaterializeResult(
                     metadata={"status": "missing", "error": f"no crawl of {platform} for {day}"}
                 )
-            return dg.MaterializeResult(metadata={**_summary_metadata(CrawlSummary.read(path)), "kept": True})
+            try:
+                kept = CrawlSummary.read(path)
+            except SummaryError as exc:
+                context.log.error(str(exc))
+                return dg.MaterializeResult(metadata={"status": "failed", "error": str(exc)})
+            return dg.MaterializeResult(metadata={**_summary_metadata(kept), "kept": True})
 
-        crawler.crawl(platform, warehouse.day_dir(day))
-        try:
-            summary = CrawlSummary.read(path)
-        except SummaryError as exc:
-            context.log.error(f"crawl of {platform} left no readable summary: {exc}")
-            return dg.MaterializeResult(metadata={"status": "failed", "error": str(exc)})
+        (summary,) = crawler.crawl([platform], warehouse.day_dir(day, crawler.offline))
         if summary.status == "failed":
             context.log.error(f"crawl of {platform} failed: {summary.error}")
         elif summary.status in ("partial", "skipped"):

@@ -1,12 +1,12 @@
-"""The digest asset: mails the day's plans and changes once (gpuplan.digest.sending does the work)."""
+"""The digest asset: mails the day's plans and changes once (digest.sending does the work)."""
 
 from datetime import date
 
 import dagster as dg
 
-from gpuplan.digest.mailer import SmtpConfigError, check_settings
-from gpuplan.digest.sending import send_pending
-from pipelines.resources import WRITER_POOL, CrawlerResource, WarehouseResource
+from digest.mailer import SmtpConfigError, check_settings
+from digest.sending import send_pending
+from pipelines.resources import WRITER_POOL, CrawlerResource, MailerResource, WarehouseResource
 
 
 def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
@@ -22,19 +22,21 @@ def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDef
         ),
     )
     def digest(
-        context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
+        context: dg.AssetExecutionContext,
+        warehouse: WarehouseResource,
+        crawler: CrawlerResource,
+        mailer: MailerResource,
     ) -> dg.MaterializeResult:
         day = date.fromisoformat(context.partition_key)
-        settings = warehouse.settings()
         if crawler.offline:
             return dg.MaterializeResult(metadata={"status": "not sent: offline run"})
         try:
-            check_settings(settings.smtp)
+            check_settings(mailer)
         except SmtpConfigError as exc:
             context.log.info(str(exc))
             return dg.MaterializeResult(metadata={"status": "not sent: SMTP not configured", "why": str(exc)})
         with warehouse.writer() as con:
-            results = send_pending(settings, con, day)
+            results = send_pending(con, day, mailer.options())
         failed = [result for result in results if result.status == "failed"]
         metadata = {
             "status": ", ".join(f"{result.digest_date}: {result.status}" for result in results),

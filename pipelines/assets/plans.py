@@ -86,17 +86,16 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
     ) -> dg.MaterializeResult:
         requested = partition_days(context)
-        settings = warehouse.settings()
         with warehouse.writer() as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
-            sized = size_days(con, days, settings.models, settings.methods)
+            sized = size_days(con, days, warehouse.models, warehouse.methods)
         counts = sorted(sized.requirements["gpu_count"].unique()) if len(sized.requirements) else []
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": sized.rows_stored,
                 **_days_metadata(requested, days),
-                "models": ", ".join(settings.models),
-                "methods": ", ".join(settings.methods),
+                "models": ", ".join(warehouse.models),
+                "methods": ", ".join(warehouse.methods),
                 "gpu_counts": ", ".join(map(str, counts)),
                 "fewest_gpus_on_offer": dg.MetadataValue.md(
                     _fewest_gpus(sized.requirements, sized.gpu_models_on_offer)
@@ -116,11 +115,10 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
             "(unknown stock kept, flagged) that fits, for rent and for cost per token. GPU counts only as "
             "platforms rent them: the unit as sold (a cluster unit may span nodes) or cards picked on one "
             "node. Rent per hour and month (730 h) in CNY and USD, tokens per day, cost per billion "
-            f"tokens. Offers under {plans.PRICE_FLOOR_SHARE:.0%} of the median of at least "
-            f"{plans.MIN_OTHER_PLATFORMS} other platforms' cheapest for the same GPU that day (else under "
-            f"{plans.OWN_PRICE_FLOOR_SHARE:.0%} of the platform's other offers of it) are placeholders, such "
-            "as RunPod's 0.5 USD for sold-out GPUs: left out, and listed in `plan_excluded_offers`. "
-            "SQL in the warehouse: `plan_candidates.sql`."
+            "tokens. Offers under the price floor (a small share of what the other platforms ask for the "
+            "same GPU that day, or of the platform's other offers of it: `price_floor_share()` and "
+            "`judged_offers` in SQL) are placeholders, such as RunPod's 0.5 USD for sold-out GPUs: left "
+            "out, and listed in `plan_excluded_offers`. SQL in the warehouse: `plan_candidates.sql`."
         ),
     )
     def plan_candidates(

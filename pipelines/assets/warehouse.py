@@ -11,8 +11,9 @@ from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WRITER_POOL, CrawlerResource, WarehouseResource
+from scrapers.summary import SummaryError
 from warehouse import fx, gpus, history, plans
-from warehouse.loading import SummaryError, load_crawl
+from warehouse.loading import load_crawl
 
 GROUP = "warehouse"
 
@@ -23,9 +24,10 @@ def _record_day(
     warehouse: WarehouseResource,
     day: date,
     timezone: str,
+    offline: bool,
 ) -> None:
     """Load the day's crawl folder and record its crawls; a past day without one takes imported history."""
-    summaries = sorted(warehouse.day_dir(day).glob("*.summary.json"))
+    summaries = sorted(warehouse.day_dir(day, offline).glob("*.summary.json"))
     loaded: list[dict[str, object]] = []
     for path in summaries:
         try:
@@ -105,19 +107,22 @@ def build_warehouse_assets(
         kinds={"duckdb"},
         deps=[*crawl_keys, fx_rates],
         description=(
-            "The day's offers: every crawl summary in `<crawl_dir>/<day>/` loaded into `offers` (a crawl "
+            "The day's offers: every crawl summary in `<crawl_dir>/<day>/` (offline runs: "
+            "`<crawl_dir>/offline/<day>/`) loaded into `offers` (a crawl "
             "already loaded is a no-op), and recorded in `plan_crawls` as the crawl behind that platform's "
             "offers for the day. A past day without crawl summaries takes imported history instead "
             "(`gpuplan import`): the run that stands for each platform that day. Failed platforms are "
             "listed with their error."
         ),
     )
-    def offers(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    def offers(
+        context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
+    ) -> dg.MaterializeResult:
         days = partition_days(context)
         frames = []
         with warehouse.writer() as con:
             for day in days:
-                _record_day(context, con, warehouse, day, partitions.timezone)
+                _record_day(context, con, warehouse, day, partitions.timezone, crawler.offline)
                 frames.append(plans.day_crawls(con, day).assign(day=day))
         crawls = pd.concat(frames, ignore_index=True)
         for row in crawls.itertuples():

@@ -29,10 +29,11 @@ from typing import Any
 from scrapy.http import Request, Response
 from twisted.python.failure import Failure
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 LIST_URL = "https://www.autodl.com/api/v1/user/machine/list"
 REGION_STOCK_URL = "https://www.autodl.com/api/v1/machine/region/gpu_type"
@@ -83,7 +84,11 @@ class _RegionStock:
 
 class AutodlSpider(PlatformSpider):
     name = "autodl"
-    token = Token(setting="autodl_token", env="AUTODL_TOKEN", required=True)
+    token = Token(
+        env="AUTODL_TOKEN",
+        required=True,
+        description="AutoDL login token: after logging in to autodl.com, the browser's localStorage.token",
+    )
 
     def first_requests(self) -> Iterable[Request]:
         self._headers = {"Authorization": self.token_value() or ""}
@@ -150,7 +155,7 @@ class AutodlSpider(PlatformSpider):
         }
         return self.offer(
             response,
-            gpus.identify(str(row["gpu_name"])),
+            gpu_names.identify(str(row["gpu_name"])),
             offer_id=str(row["machine_id"]),
             gpu_name_raw=str(row["gpu_name"]),
             gpu_count=1,

@@ -25,10 +25,11 @@ from typing import Any, ClassVar
 from parsel import Selector
 from scrapy.http import Request, Response
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import BillingPeriod, OfferItem, PricingType
 from scrapers.platform import PlatformSpider
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 PRICE_LIST_URL = "https://www.compshare.cn/price-list"
 # A header's price unit -> the billing period it names.
@@ -135,7 +136,7 @@ class CompshareSpider(PlatformSpider):
                 response, "no_price" if name and not priced else "record_incomplete", {"cells": cells}
             )
             return
-        gpu = gpus.identify(name, parsing.number(memory))
+        gpu = gpu_names.identify(name, parsing.number(memory))
         offer_id = f"{name} {memory}/{int(count)}x".replace(" /", "/")
         extra = {key: cells[index] for key, index in columns.kept.items() if cells[index]}
         for column, price in priced:

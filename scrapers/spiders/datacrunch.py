@@ -16,10 +16,11 @@ from typing import Any
 
 from scrapy.http import Request, Response
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 INSTANCE_TYPES_URL = "https://api.datacrunch.io/v1/instance-types?currency=usd"
 REQUIRED = ("instance_type", "price_per_hour", "gpu")
@@ -56,7 +57,7 @@ class DatacrunchSpider(PlatformSpider):
         names = [str(row.get(key) or "") for key in ("name", "model")] + [
             str(gpu_spec.get("description") or "")
         ]
-        gpu = gpus.identify_first(names, total_gb / gpu_count if total_gb else None)
+        gpu = gpu_names.identify_first(names, total_gb / gpu_count if total_gb else None)
         shared = {
             "offer_id": str(row["instance_type"]),
             "gpu_name_raw": next(name for name in [*names, str(row["instance_type"])] if name),

@@ -29,10 +29,11 @@ from scrapy.http import Request, Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, Token, describe_failure
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 LIST_URL = "https://api.gpushare.com/app/api/market/machine/list"
 PAGE_SIZE = 50  # `ps` the documented monitoring scripts use
@@ -50,7 +51,11 @@ def page_url(page: int) -> str:
 
 class GpushareSpider(PlatformSpider):
     name = "gpushare"
-    token = Token(setting="gpushare_token", env="GPUSHARE_TOKEN", required=True)
+    token = Token(
+        env="GPUSHARE_TOKEN",
+        required=True,
+        description="恒源云 (gpushare.com) login token, sent as a Bearer token",
+    )
 
     def first_requests(self) -> Iterable[Request]:
         self._headers = {"Authorization": f"Bearer {self.token_value()}", **STORE_HEADERS}
@@ -112,7 +117,7 @@ class GpushareSpider(PlatformSpider):
         }
         return self.offer(
             response,
-            gpus.identify(raw_name),
+            gpu_names.identify(raw_name),
             offer_id=str(row["id"]),
             gpu_name_raw=raw_name,
             gpu_count=1,

@@ -26,10 +26,11 @@ from typing import Any, ClassVar
 from parsel import Selector
 from scrapy.http import Request, Response
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 PRICING_PAGE_URL = "https://lambda.ai/service/gpu-cloud"
 INSTANCE_TYPES_URL = "https://cloud.lambda.ai/api/v1/instance-types"
@@ -41,7 +42,11 @@ API_REQUIRED = ("instance_type",)
 
 class LambdaSpider(PlatformSpider):
     name = "lambda"
-    token = Token(setting="lambda_api_key", env="LAMBDA_API_KEY", required=False)
+    token = Token(
+        env="LAMBDA_API_KEY",
+        required=False,
+        description="Lambda Cloud API key (cloud.lambda.ai, API keys); without it the pricing page is read",
+    )
     # The keyless path reads a web page: ask its robots.txt first.
     custom_settings: ClassVar[dict[str, Any]] = {"ROBOTSTXT_OBEY": True}
 
@@ -80,7 +85,7 @@ class LambdaSpider(PlatformSpider):
         if not plan or price is None:
             return self.reject(response, "no_price", {"plan": plan, "gpu_count": gpu_count, "cells": cells})
         vram = cells.get("VRAM/GPU", "")
-        gpu = gpus.identify(plan, parsing.number(vram))
+        gpu = gpu_names.identify(plan, parsing.number(vram))
         return self.offer(
             response,
             gpu,
@@ -120,7 +125,7 @@ class LambdaSpider(PlatformSpider):
         if gpu_count == 0:
             return  # a CPU instance: not a GPU offer
         gpu_text = str(kind.get("gpu_description") or "")
-        gpu = gpus.identify_first([gpu_text, description, entry["name"]])
+        gpu = gpu_names.identify_first([gpu_text, description, entry["name"]])
         price = parsing.from_minor_units(kind.get("price_cents_per_hour"), parsing.CENTS)
         if price is None:
             yield self.reject(response, "price_missing", entry)

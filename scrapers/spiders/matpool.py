@@ -23,10 +23,11 @@ from urllib.parse import urlencode
 
 from scrapy.http import Request, Response
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 POOLS_URL = "https://matgo.cn/api/machine_pools"
 PER_PAGE = 100  # what the documented clients (quziang/matpool-gpu, matpool-cli) ask for
@@ -93,7 +94,7 @@ class MatpoolSpider(PlatformSpider):
         except parsing.LayoutChanged:
             return self.reject(response, "stock_invalid", pool)
         ram_mb = parsing.number(gpu_info.get("gpuRamMB"))
-        gpu = gpus.identify(raw_name, ram_mb / MB_PER_GB if ram_mb else None)
+        gpu = gpu_names.identify(raw_name, ram_mb / MB_PER_GB if ram_mb else None)
         extra = {
             "agent_id": machine.get("agentId"),
             "driver_version": pool.get("driver_version"),

@@ -1,8 +1,8 @@
 """Quotes from a file: the broker and platform offers that arrive by chat or email.
 
-Source: the CSV or YAML file named by `GPUPLAN_QUOTES_FILE` (`Settings.quotes_file`, an
-absolute path), read through a file:// request like any platform's answer; unset, the
-bundled example `scrapers/data/quotes.example.yaml` (the article's 聚力算力平台 quotes).
+Source: the CSV or YAML file named by `GPUPLAN_QUOTES_FILE` (the runner makes a relative path
+absolute against the caller's folder), read through a file:// request like any platform's
+answer; unset, the bundled example `scrapers/data/quotes.example.yaml` (the article's 聚力算力平台 quotes).
 Offline replay reads the bundled example whatever `GPUPLAN_QUOTES_FILE` says: it is this
 source's snapshot (`scrapers/fixtures/quotes/snapshot.json` points at it).
 
@@ -23,6 +23,7 @@ cannot be read as a whole fails the crawl.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,13 +32,13 @@ from urllib.parse import unquote, urlsplit
 from scrapy.http import Request, Response
 from twisted.python.failure import Failure
 
-from gpuplan.settings import Settings
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, describe_failure
 from scrapers.quotes_file import Quote, check, read_records
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import RECORD_SETTING
+from sizing import gpu_names
 
 EXAMPLE_PATH = Path(__file__).resolve().parents[1] / "data" / "quotes.example.yaml"
 # Offers from the bundled example cite it by its place in the project: its absolute path
@@ -50,9 +51,11 @@ class QuotesSpider(PlatformSpider):
     # file:// requests go through the HTTP cache like any other (Scrapy skips "file" by
     # default), so offline replay answers them from the snapshot and recording keeps them.
     custom_settings: ClassVar[dict[str, Any]] = {"HTTPCACHE_IGNORE_SCHEMES": []}
+    file_env = "GPUPLAN_QUOTES_FILE"
 
     def first_requests(self) -> Iterable[Request]:
-        configured = Settings.from_env().quotes_file
+        named = os.environ.get(self.file_env) or None
+        configured = Path(named).expanduser() if named else None
         if configured is None or self._replaying():
             path, cited = EXAMPLE_PATH, EXAMPLE_URL
         elif not configured.is_absolute():
@@ -129,7 +132,7 @@ class QuotesSpider(PlatformSpider):
         }
         return self.offer(
             response,
-            gpus.identify(named, quote.gpu_memory_gb),
+            gpu_names.identify(named, quote.gpu_memory_gb),
             offer_id=quote.offer_id,
             gpu_name_raw=quote.gpu,
             gpu_count=quote.gpu_count,

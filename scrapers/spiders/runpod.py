@@ -27,10 +27,11 @@ from typing import Any
 
 from scrapy.http import Request, Response
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 TYPES_QUERY = (
@@ -104,7 +105,7 @@ class RunpodSpider(PlatformSpider):
     ) -> Iterator[OfferItem | RejectedOffer]:
         on_demand = parsing.number(lowest.get("uninterruptablePrice"))
         bid = parsing.number(lowest.get("minimumBidPrice"))
-        gpu = gpus.identify_first(
+        gpu = gpu_names.identify_first(
             [row["id"], row.get("displayName") or ""], parsing.number(row.get("memoryInGb"))
         )
         shared = {

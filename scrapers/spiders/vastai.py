@@ -20,10 +20,11 @@ from typing import Any
 
 from scrapy.http import Request, Response
 
-from scrapers import gpus, parsing
+from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 # SkyPilot asks for 10000, gpuhunt 3000; the whole verified market fits in 10000.
@@ -80,7 +81,7 @@ class VastaiSpider(PlatformSpider):
     def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
         gpu_count = int(parsing.number(row["num_gpus"]) or 0)
         gpu_ram_mb = parsing.number(row.get("gpu_ram"))
-        gpu = gpus.identify(str(row["gpu_name"]), gpu_ram_mb / MB_PER_GB if gpu_ram_mb else None)
+        gpu = gpu_names.identify(str(row["gpu_name"]), gpu_ram_mb / MB_PER_GB if gpu_ram_mb else None)
         rentable = row.get("rentable")
         slot_free = None if rentable is None else bool(rentable) and not row.get("rented")
         shared = {

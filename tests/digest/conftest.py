@@ -6,11 +6,8 @@ to exercise one rule each, not real quotes.
 
 from __future__ import annotations
 
-import itertools
 import socket
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -18,162 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pandas as pd
 import pytest
 from aiosmtpd.controller import Controller
+from synthetic_warehouse import SyntheticWarehouse
 
 from gpuplan.settings import Settings, SmtpSettings
 from warehouse.migrate import migrate
-
-NOW = datetime(2026, 11, 30, 22, 0, 0)  # synthetic crawl time (UTC)
-
-
-@dataclass
-class SyntheticWarehouse:
-    """A migrated warehouse and writers of synthetic rows, one table at a time, in bulk."""
-
-    con: duckdb.DuckDBPyConnection
-    _ids: itertools.count = field(default_factory=itertools.count)
-
-    def crawl(
-        self,
-        plan_date: date,
-        platform: str,
-        offers: Sequence[dict[str, Any]] = (),
-        *,
-        status: str = "ok",
-        error: str | None = None,
-    ) -> str:
-        """One crawl of `platform` that feeds `plan_date`'s plans (crawl_runs, offers, plan_crawls)."""
-        crawl_id = f"synthetic-crawl-{next(self._ids)}"
-        self._insert(
-            "crawl_runs",
-            [
-                {
-                    "crawl_id": crawl_id,
-                    "platform": platform,
-                    "status": status,
-                    "error": error,
-                    "started_at": NOW,
-                    "finished_at": NOW,
-                    "items_yielded": len(offers),
-                    "offers_loaded": len(offers),
-                    "loaded_at": NOW,
-                }
-            ],
-        )
-        self._insert(
-            "plan_crawls",
-            [
-                {
-                    "plan_date": plan_date,
-                    "platform": platform,
-                    "crawl_id": crawl_id,
-                    "status": status,
-                    "recorded_at": NOW,
-                }
-            ],
-        )
-        if offers:
-            self._insert("offers", [self._offer(crawl_id, platform, plan_date, **o) for o in offers])
-        return crawl_id
-
-    def _offer(
-        self,
-        crawl_id: str,
-        platform: str,
-        plan_date: date,
-        gpu_model: str,
-        usd: float,
-        available: int | None = None,
-        pricing_type: str = "on_demand",
-        gpu_count: int = 1,
-    ) -> dict[str, Any]:
-        return {
-            "crawl_id": crawl_id,
-            "platform": platform,
-            "offer_id": f"synthetic-offer-{next(self._ids)}",
-            "gpu_name_raw": gpu_model,
-            "gpu_model": gpu_model,
-            "gpu_count": gpu_count,
-            "price_amount": usd,
-            "price_currency": "USD",
-            "price_per": "gpu",
-            "billing_period": "hour",
-            "pricing_type": pricing_type,
-            "hourly_rentable": True,
-            "price_usd_per_gpu_hour": usd,
-            "available_gpus": available,
-            "source_url": "synthetic://test",
-            "observed_at": NOW,
-            "observed_date": plan_date,
-        }
-
-    def plans(self, plan_date: date, rows: list[dict[str, Any]]) -> None:
-        """cheapest_plans rows; each dict needs model, method and either platform... or status."""
-        self._insert(
-            "cheapest_plans",
-            [
-                {
-                    "plan_date": plan_date,
-                    "ranking": "lowest_rent",
-                    "status": "ok",
-                    "offer_id": "synthetic-plan-offer",
-                    "computed_at": NOW,
-                    **row,
-                }
-                for row in rows
-            ],
-        )
-
-    @staticmethod
-    def plan(
-        model: str,
-        method: str,
-        platform: str,
-        gpu_model: str,
-        gpu_count: int,
-        usd_per_month: float,
-        **more: Any,
-    ) -> dict[str, Any]:
-        """A cheapest_plans row that fits (synthetic), CNY at 7.2 per USD."""
-        return {
-            "model": model,
-            "params": float(model.rstrip("B")) * 1e9 if model.rstrip("B").isdigit() else None,
-            "method": method,
-            "platform": platform,
-            "gpu_model": gpu_model,
-            "gpu_count": gpu_count,
-            "pricing_type": "on_demand",
-            "stock_known": True,
-            "available_gpus": gpu_count,
-            "rent_usd_per_month": usd_per_month,
-            "rent_cny_per_month": usd_per_month * 7.2,
-            "commitment_hours": 730,
-            "commitment_usd": usd_per_month,
-            "cost_usd_per_billion_tokens": usd_per_month / 100,
-            "cost_cny_per_billion_tokens": usd_per_month / 100 * 7.2,
-            **more,
-        }
-
-    def changes(self, change_date: date, rows: list[dict[str, Any]]) -> None:
-        self._insert(
-            "plan_changes",
-            [
-                {"change_date": change_date, "ranking": "lowest_rent", "computed_at": NOW, **row}
-                for row in rows
-            ],
-        )
-
-    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        frame = pd.DataFrame.from_records(rows)
-        self.con.register("synthetic_rows", frame)
-        try:
-            self.con.execute(
-                f"INSERT INTO {table} BY NAME SELECT * FROM synthetic_rows"
-            )  # table: a literal above
-        finally:
-            self.con.unregister("synthetic_rows")
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from gpuplan.digest.content import CHART_DAYS, CHART_MAX_MODELS, Digest, build_digest
+from digest.content import CHART_DAYS, CHART_MAX_MODELS, Digest, build_digest
 
 DAY = date(2026, 12, 1)
 PREVIOUS = DAY - timedelta(days=1)
@@ -30,7 +30,7 @@ def test_plans_are_grouped_by_ranking_in_model_size_order(warehouse):
             {"model": "70B", "params": 70e9, "method": "qlora", "status": "no_offer_fits", "offer_id": None},
         ],
     )
-    digest = build_digest(warehouse.con, DAY)
+    digest = build_digest(warehouse.con, DAY, price_move_pct=10.0)
     order = [(p.model, p.method, p.ranking, p.platform) for p in digest.plans]
     assert order == [
         ("7B", "full", "lowest_rent", "矩池云"),
@@ -61,7 +61,7 @@ def test_plan_changes_of_the_day_only(warehouse):
             }
         ],
     )
-    digest = build_digest(warehouse.con, DAY)
+    digest = build_digest(warehouse.con, DAY, price_move_pct=10.0)
     assert [(c.change_type, c.old_value, c.new_value, c.pct_change) for c in digest.plan_changes] == [
         ("new_platform", "vastai", "矩池云", -20.0)
     ]
@@ -154,7 +154,7 @@ def test_price_moves_compare_with_the_previous_plan_day_not_the_calendar(warehou
     _with_plans(warehouse, three_days_ago, DAY)
     warehouse.crawl(three_days_ago, "vastai", [{"gpu_model": "A100 80GB", "usd": 1.0}])
     warehouse.crawl(DAY, "vastai", [{"gpu_model": "A100 80GB", "usd": 1.5}])
-    digest = build_digest(warehouse.con, DAY)
+    digest = build_digest(warehouse.con, DAY, price_move_pct=10.0)
     assert digest.previous_date == three_days_ago
     assert [(m.gpu_model, m.pct_change) for m in digest.price_moves] == [("A100 80GB", 50.0)]
 
@@ -194,7 +194,7 @@ def test_stock_changes(warehouse, before, now, status, expected):
     warehouse.crawl(
         DAY, "autodl", [{"gpu_model": g, "usd": 1.0, "available": n} for g, n in now], status=status
     )
-    changes = build_digest(warehouse.con, DAY).stock_changes
+    changes = build_digest(warehouse.con, DAY, price_move_pct=10.0).stock_changes
     assert [
         (s.platform, s.gpu_model, s.old_available_gpus, s.new_available_gpus) for s in changes
     ] == expected
@@ -209,7 +209,7 @@ def test_failed_crawls_are_the_ones_feeding_the_day(warehouse):
         DAY, "runpod", [{"gpu_model": "A100 80GB", "usd": 1.1}], status="partial", error="page 3 timed out"
     )
     warehouse.crawl(DAY, "gpushare", status="skipped", error="GPUSHARE_TOKEN is not set")
-    failures = build_digest(warehouse.con, DAY).failed_crawls
+    failures = build_digest(warehouse.con, DAY, price_move_pct=10.0).failed_crawls
     assert [(f.platform, f.status, f.error) for f in failures] == [
         ("gpushare", "skipped", "GPUSHARE_TOKEN is not set"),
         ("runpod", "partial", "page 3 timed out"),
@@ -228,7 +228,7 @@ def test_price_history_covers_the_chart_window_for_the_main_models(warehouse):
     warehouse.crawl(
         DAY, "vastai", [{"gpu_model": models[0], "usd": 2.0}, {"gpu_model": models[0], "usd": 3.0}]
     )
-    history = build_digest(warehouse.con, DAY).price_history
+    history = build_digest(warehouse.con, DAY, price_move_pct=10.0).price_history
     assert {p.gpu_model for p in history} == set(models[:-1])
     assert [(p.day, p.min_usd_per_gpu_hour) for p in history if p.gpu_model == models[0]] == [
         (first, 1.0),
@@ -237,7 +237,7 @@ def test_price_history_covers_the_chart_window_for_the_main_models(warehouse):
 
 
 def test_a_day_without_plans_has_an_empty_digest(warehouse):
-    digest = build_digest(warehouse.con, DAY)
+    digest = build_digest(warehouse.con, DAY, price_move_pct=10.0)
     assert digest.plans == () and digest.previous_date is None and digest.is_quiet
 
 

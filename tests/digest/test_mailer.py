@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from gpuplan.digest.mailer import SmtpConfigError, build_message, check_settings, describe, scrub
-from gpuplan.digest.render import InlineImage, RenderedDigest
+from digest.mailer import SmtpConfigError, build_message, check_settings, describe, scrub
+from digest.render import InlineImage, RenderedDigest
 from gpuplan.settings import SmtpSettings
 
 SMTP = SmtpSettings(

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from gpuplan.digest.content import (
+from digest.content import (
     CrawlFailure,
     Digest,
     PlanChange,
@@ -18,7 +18,7 @@ from gpuplan.digest.content import (
     PricePoint,
     StockChange,
 )
-from gpuplan.digest.render import embed_images, money, pad, pct, render
+from digest.render import embed_images, money, pad, pct, render
 
 DAY = date(2026, 12, 1)
 HOSTILE = '<script>alert("x")</script>'
@@ -38,6 +38,7 @@ def _plan(model, method, ranking, platform, gpu_model, gpu_count, usd, **more) -
         rent_usd_per_month=usd,
         rent_cny_per_month=usd * 7.2,
         commitment_hours=730,
+        commitment_months=None,
         commitment_usd=usd,
         cost_usd_per_billion_tokens=usd / 100,
         cost_cny_per_billion_tokens=usd / 100 * 7.2,
@@ -61,6 +62,7 @@ BUSY = Digest(
             16,
             41000.0,
             commitment_hours=2190,
+            commitment_months=3.0,
             commitment_usd=123000.0,
         ),
         _plan(

@@ -9,11 +9,16 @@ from datetime import date, timedelta
 import pytest
 from aiosmtpd.smtp import AuthResult
 
-from gpuplan.digest import mailer
-from gpuplan.digest.sending import send_pending
+from digest import mailer
+from digest.sending import SendOptions, send_pending
+from gpuplan.settings import Settings
 
 DAY = date(2026, 12, 1)
 HOSTILE = "<script>alert(1)</script>"
+
+
+def _options(settings: Settings) -> SendOptions:
+    return SendOptions(settings.smtp, settings.price_move_pct, settings.digest_skip_empty)
 
 
 def _news(warehouse, *days: date, with_offers: bool = False) -> None:
@@ -57,7 +62,7 @@ def _sends(warehouse) -> list[tuple]:
 
 def test_the_digest_arrives_as_html_and_text_with_the_chart_inline(warehouse, settings, smtp_server):
     _news(warehouse, DAY, with_offers=True)
-    [result] = send_pending(settings, warehouse.con, DAY)
+    [result] = send_pending(warehouse.con, DAY, _options(settings))
     assert (result.status, result.attempted, result.attempts) == ("sent", True, 1)
 
     [envelope] = smtp_server.handler.envelopes
@@ -87,8 +92,8 @@ def test_the_digest_arrives_as_html_and_text_with_the_chart_inline(warehouse, se
 
 def test_sending_the_same_day_twice_delivers_once(warehouse, settings, smtp_server):
     _news(warehouse, DAY)
-    first = send_pending(settings, warehouse.con, DAY)
-    second = send_pending(settings, warehouse.con, DAY)
+    first = send_pending(warehouse.con, DAY, _options(settings))
+    second = send_pending(warehouse.con, DAY, _options(settings))
     assert [(r.status, r.attempted) for r in first + second] == [("sent", True), ("sent", False)]
     assert len(smtp_server.handler.envelopes) == 1
     assert second[0].message_id == first[0].message_id
@@ -101,14 +106,14 @@ def test_a_send_failing_with_the_server_down_is_recorded_and_sent_by_the_next_ru
     _news(warehouse, DAY, next_day)
     smtp_server.stop()
 
-    [failed] = send_pending(settings, warehouse.con, DAY)
+    [failed] = send_pending(warehouse.con, DAY, _options(settings))
     assert (failed.status, failed.attempts) == ("failed", 1)
     assert failed.error.startswith("ConnectionRefusedError")
     [(day, status, attempts, error, _, _)] = _sends(warehouse)
     assert (day, status, attempts, error) == (DAY, "failed", 1, failed.error)
 
     smtp_server.start()
-    results = send_pending(settings, warehouse.con, next_day)
+    results = send_pending(warehouse.con, next_day, _options(settings))
     assert [(r.digest_date, r.status, r.attempts) for r in results] == [
         (DAY, "sent", 2),
         (next_day, "sent", 1),
@@ -135,12 +140,12 @@ def test_a_day_left_sending_by_a_crash_is_retried_with_its_message_id(
     with monkeypatch.context() as patch:
         patch.setattr(mailer, "deliver", killed)
         with pytest.raises(KeyboardInterrupt):
-            send_pending(settings, warehouse.con, yesterday)
+            send_pending(warehouse.con, yesterday, _options(settings))
     [(_, status, attempts, _, _, _)] = _sends(warehouse)
     assert (status, attempts) == ("sending", 1)
     [crashed_id] = warehouse.con.execute("SELECT message_id FROM digest_sends").fetchall()[0]
 
-    results = send_pending(settings, warehouse.con, DAY)
+    results = send_pending(warehouse.con, DAY, _options(settings))
     assert [(r.digest_date, r.status, r.attempts) for r in results] == [
         (yesterday, "sent", 2),
         (DAY, "sent", 1),
@@ -156,17 +161,17 @@ def test_a_failure_before_the_server_is_recorded_too(warehouse, settings, smtp_s
 
     with monkeypatch.context() as patch:
         patch.setattr(mailer, "deliver", broken)
-        [failed] = send_pending(settings, warehouse.con, DAY)
+        [failed] = send_pending(warehouse.con, DAY, _options(settings))
     assert (failed.status, failed.error) == ("failed", "ValueError: synthetic bug while sending")
     assert "Traceback" in caplog.text  # our own bugs keep their traceback in the log
-    [retried] = send_pending(settings, warehouse.con, DAY)
+    [retried] = send_pending(warehouse.con, DAY, _options(settings))
     assert (retried.status, retried.attempts) == ("sent", 2)
 
 
 def test_a_refused_recipient_is_recorded(warehouse, settings, smtp_server):
     _news(warehouse, DAY)
     smtp_server.handler.refuse = {"lead@gpuplan.test"}
-    [result] = send_pending(settings, warehouse.con, DAY)
+    [result] = send_pending(warehouse.con, DAY, _options(settings))
     assert result.status == "sent"
     assert result.refused == ("lead@gpuplan.test: 550 5.1.1 synthetic: no such user",)
     assert _sends(warehouse) == [(DAY, "sent", 1, None, ["ops@gpuplan.test"], list(result.refused))]
@@ -176,7 +181,7 @@ def test_a_refused_recipient_is_recorded(warehouse, settings, smtp_server):
 def test_all_recipients_refused_is_a_failure_retried_later(warehouse, settings, smtp_server):
     _news(warehouse, DAY)
     smtp_server.handler.refuse = set(settings.smtp.recipients)
-    [result] = send_pending(settings, warehouse.con, DAY)
+    [result] = send_pending(warehouse.con, DAY, _options(settings))
     assert result.status == "failed"
     assert result.error == (
         "SMTPRecipientsRefused: all recipients refused: "
@@ -185,7 +190,7 @@ def test_all_recipients_refused_is_a_failure_retried_later(warehouse, settings, 
     )
     assert smtp_server.handler.envelopes == []
     smtp_server.handler.refuse = set()
-    [retried] = send_pending(settings, warehouse.con, DAY)
+    [retried] = send_pending(warehouse.con, DAY, _options(settings))
     assert (retried.status, retried.attempts) == ("sent", 2)
 
 
@@ -199,7 +204,7 @@ def test_the_password_never_reaches_the_record_or_the_log(warehouse, settings, s
     password = "hunter2-s3cret"
     locked = replace(settings, smtp=replace(settings.smtp, user="digest", password=password))
     with caplog.at_level(logging.DEBUG):
-        [result] = send_pending(locked, warehouse.con, DAY)
+        [result] = send_pending(warehouse.con, DAY, _options(locked))
     assert result.status == "failed" and result.error.startswith("SMTPAuthenticationError: 535")
     stored = warehouse.con.execute("SELECT * FROM digest_sends").fetchall()
     assert password not in repr(stored) and password not in caplog.text
@@ -211,15 +216,15 @@ def test_a_quiet_day_sends_a_short_mail_or_nothing_when_told_to_skip(warehouse, 
     _news(warehouse, DAY)
     warehouse.plans(quiet_day, [warehouse.plan("7B", "lora", "矩池云", "A100 80GB", 1, 800.0)])
 
-    [skipped] = send_pending(replace(settings, digest_skip_empty=True), warehouse.con, quiet_day)
+    [skipped] = send_pending(warehouse.con, quiet_day, _options(replace(settings, digest_skip_empty=True)))
     assert (skipped.status, skipped.attempted) == ("skipped", True)
     assert smtp_server.handler.envelopes == []
-    [again] = send_pending(settings, warehouse.con, quiet_day)
+    [again] = send_pending(warehouse.con, quiet_day, _options(settings))
     assert (again.status, again.attempted) == ("skipped", False)  # decided once, not re-sent later
 
     other_quiet_day = quiet_day + timedelta(days=1)
     warehouse.plans(other_quiet_day, [warehouse.plan("7B", "lora", "矩池云", "A100 80GB", 1, 800.0)])
-    [sent] = send_pending(settings, warehouse.con, other_quiet_day)
+    [sent] = send_pending(warehouse.con, other_quiet_day, _options(settings))
     assert sent.status == "sent"
     [message] = smtp_server.handler.messages
     assert message["Subject"] == "gpuplan 2026-12-03: no changes"
@@ -227,7 +232,7 @@ def test_a_quiet_day_sends_a_short_mail_or_nothing_when_told_to_skip(warehouse, 
 
 
 def test_a_day_without_plans_is_reported_not_recorded(warehouse, settings, smtp_server):
-    [result] = send_pending(settings, warehouse.con, DAY)
+    [result] = send_pending(warehouse.con, DAY, _options(settings))
     assert (result.status, result.attempted, result.error) == (
         "no_plans",
         False,

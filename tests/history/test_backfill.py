@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from gpuplan.imports import formats
-from gpuplan.imports.runs import import_file
 from gpuplan.settings import Settings
+from scrapers.history import formats
 from sizing.catalog import load_gpus
 from warehouse import connect, queries
 from warehouse.history import backfill_plans
+from warehouse.imports import import_file
 from warehouse.plan_requirements import requirements_frame
 
 SETTINGS = Settings.from_env({})  # the default models (7B..70B) and methods (full, lora, qlora)
@@ -21,6 +21,10 @@ DAYS = [dt.date(2026, 4, 2), dt.date(2026, 4, 6), dt.date(2026, 4, 20), dt.date(
 PLAN_COLUMNS = (
     "plan_date, model, method, ranking, status, platform, offer_id, gpu_model, gpu_count, rent_usd_per_month"
 )
+
+
+def _backfill(con, first, last):
+    return backfill_plans(con, SETTINGS.models, SETTINGS.methods, SETTINGS.price_move_pct, first, last)
 
 
 def _lambda_warehouse(lambda_catalogs):
@@ -33,7 +37,7 @@ def _lambda_warehouse(lambda_catalogs):
 @pytest.fixture(scope="module")
 def backfilled(lambda_catalogs):
     con = _lambda_warehouse(lambda_catalogs)
-    return con, backfill_plans(con, SETTINGS, None, None)
+    return con, _backfill(con, None, None)
 
 
 def test_every_day_with_data_gets_its_plans(backfilled) -> None:
@@ -76,7 +80,7 @@ def test_backfilling_again_changes_nothing(backfilled) -> None:
         "SELECT change_date, model, method, ranking, change_type FROM plan_changes ORDER BY ALL"
     )
     changes_before = changes.fetchall()
-    backfill_plans(con, SETTINGS, None, None)
+    _backfill(con, None, None)
     assert con.execute(f"SELECT {PLAN_COLUMNS} FROM cheapest_plans ORDER BY ALL").fetchall() == before
     again = con.execute(
         "SELECT change_date, model, method, ranking, change_type FROM plan_changes ORDER BY ALL"
@@ -94,7 +98,14 @@ def test_crawls_the_pipeline_recorded_for_a_day_are_kept(lambda_catalogs) -> Non
         "INSERT INTO plan_crawls VALUES (DATE '2026-04-20', 'lambda', $id, 'ok', now()::TIMESTAMP)",
         {"id": april_6},
     )
-    backfill_plans(con, SETTINGS, dt.date(2026, 4, 20), dt.date(2026, 4, 20))
+    backfill_plans(
+        con,
+        SETTINGS.models,
+        SETTINGS.methods,
+        SETTINGS.price_move_pct,
+        dt.date(2026, 4, 20),
+        dt.date(2026, 4, 20),
+    )
     recorded = con.execute("SELECT plan_date, crawl_id FROM plan_crawls ORDER BY plan_date").fetchall()
     assert recorded == [(dt.date(2026, 4, 20), april_6)]
 
@@ -102,22 +113,53 @@ def test_crawls_the_pipeline_recorded_for_a_day_are_kept(lambda_catalogs) -> Non
 def test_backfilling_earlier_days_refreshes_the_next_days_changes(lambda_catalogs, backfilled) -> None:
     full, _ = backfilled
     con = _lambda_warehouse(lambda_catalogs)
-    backfill_plans(con, SETTINGS, dt.date(2026, 4, 20), dt.date(2026, 5, 7))
+    backfill_plans(
+        con,
+        SETTINGS.models,
+        SETTINGS.methods,
+        SETTINGS.price_move_pct,
+        dt.date(2026, 4, 20),
+        dt.date(2026, 5, 7),
+    )
     query = "SELECT model, method, ranking, change_type FROM plan_changes WHERE change_date = $d ORDER BY ALL"
     assert con.execute(query, {"d": DAYS[2]}).fetchall() == []  # no day before it yet
-    days = backfill_plans(con, SETTINGS, dt.date(2026, 4, 1), dt.date(2026, 4, 6))
+    days = backfill_plans(
+        con,
+        SETTINGS.models,
+        SETTINGS.methods,
+        SETTINGS.price_move_pct,
+        dt.date(2026, 4, 1),
+        dt.date(2026, 4, 6),
+    )
     assert [day.day for day in days] == DAYS[:2]
     # 20 April now compares with 6 April, exactly as in a backfill of all four days at once
     expected = full.execute(query, {"d": DAYS[2]}).fetchall()
     assert expected and con.execute(query, {"d": DAYS[2]}).fetchall() == expected
-    assert backfill_plans(con, SETTINGS, dt.date(2025, 1, 1), dt.date(2025, 12, 31)) == []
+    assert (
+        backfill_plans(
+            con,
+            SETTINGS.models,
+            SETTINGS.methods,
+            SETTINGS.price_move_pct,
+            dt.date(2025, 1, 1),
+            dt.date(2025, 12, 31),
+        )
+        == []
+    )
 
 
 def test_runpods_placeholder_prices_make_no_plan_on_real_history(sample) -> None:
     observations = sample("price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv")
     con = connect.in_memory()
     import_file(con, formats.get("observations"), observations)
-    days = backfill_plans(con, SETTINGS, dt.date(2026, 4, 16), dt.date(2026, 4, 17))
+    days = backfill_plans(
+        con,
+        SETTINGS.models,
+        SETTINGS.methods,
+        SETTINGS.price_move_pct,
+        dt.date(2026, 4, 16),
+        dt.date(2026, 4, 17),
+    )
     # From 04-16 RunPod answered 0.5 USD per GPU-hour for its sold-out MI300X (1, 2, 4, 8 GPUs) and
     # H200 (1, 2, 8): the other platforms' median was about 2.7-3.5. Those 7 offers a day are left out.
     excluded = con.execute(

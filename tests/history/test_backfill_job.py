@@ -1,7 +1,7 @@
 """The Dagster `backfill_plans` job over a range of daily partitions, on real imported history.
 
 Two real SkyPilot Lambda catalogs (2026-04-02 and 04-06, before and after Lambda's April price
-rise) are imported with `gpuplan.imports`; there is no crawl folder for those days. The job then
+rise) are imported with `scrapers.history`; there is no crawl folder for those days. The job then
 runs the range 04-02..04-06 as one run, the way a backfill launched from the UI runs it (the
 range tags Dagster sets on a single-run backfill): `offers` records the imported runs as the
 days' crawls, the plan assets plan the two days with data, oldest first.
@@ -16,11 +16,11 @@ import duckdb
 import pandas as pd
 import pytest
 
-from gpuplan.imports import formats
-from gpuplan.imports.runs import import_file
 from gpuplan.settings import Settings
 from pipelines.definitions import build_defs
+from scrapers.history import formats
 from warehouse import connect, history
+from warehouse.imports import import_file
 
 FIRST, LAST = dt.date(2026, 4, 2), dt.date(2026, 4, 6)
 RANGE_TAGS = {
@@ -35,7 +35,7 @@ PLANS = (
 
 
 def _import(settings: Settings, catalogs) -> None:
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         for catalog in catalogs:
             assert import_file(con, formats.get("skypilot"), catalog).ok
 
@@ -97,8 +97,8 @@ def test_the_job_and_gpuplan_backfill_compute_the_same_plans(backfilled, lambda_
     settings, _, _ = backfilled
     cli = Settings.from_env({"GPUPLAN_WAREHOUSE": str(tmp_path / "cli.duckdb")})
     _import(cli, lambda_catalogs[:2])
-    with connect.writer(cli) as con:
-        days = history.backfill_plans(con, cli, FIRST, LAST)
+    with connect.writer(cli.warehouse) as con:
+        days = history.backfill_plans(con, cli.models, cli.methods, cli.price_move_pct, FIRST, LAST)
     assert [day.day for day in days] == [FIRST, LAST]
     tables = {}
     for name, path in (("job", settings.warehouse), ("cli", cli.warehouse)):

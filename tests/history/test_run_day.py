@@ -10,9 +10,9 @@ from pathlib import Path
 
 import duckdb
 
-from gpuplan.imports import formats
-from gpuplan.imports.runs import import_file
+from scrapers.history import formats
 from warehouse import connect, history
+from warehouse.imports import import_file
 from warehouse.loading import load_crawl
 from warehouse.migrate import available, migrate
 

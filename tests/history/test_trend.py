@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from gpuplan.imports import formats
-from gpuplan.imports.runs import import_file
+from scrapers.history import formats
 from warehouse import connect, history
+from warehouse.imports import import_file
 from warehouse.loading import load_crawl
 
 

@@ -23,7 +23,7 @@ def recorded(matrix: FaultMatrix, run: CrawlRun) -> pd.Series:
 
 def warehouse_rows(matrix: FaultMatrix, sql: str, **params: Any) -> list[tuple[Any, ...]]:
     """Rows of `sql` on the published warehouse after the last day."""
-    with connect.reader(matrix.settings) as con:
+    with connect.reader(matrix.settings.warehouse) as con:
         return con.execute(sql, params).fetchall()
 
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-from gpuplan.digest.content import build_digest
-from gpuplan.digest.render import render
+from digest.content import build_digest
+from digest.render import render
 from gpuplan.settings import Settings
 from reliability.fault_server import Hit, serving
 from reliability.faults import (
@@ -38,7 +38,8 @@ from reliability.faults import (
     web_platforms,
 )
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from scrapers.runner import CrawlSummary, run_crawl
+from scrapers.runner import run_crawl
+from scrapers.summary import CrawlSummary
 from warehouse import connect, gpus, plans
 from warehouse.loading import LoadResult, load_crawl
 from warehouse.plan_requirements import size_days
@@ -144,7 +145,7 @@ def run_day(settings: Settings, day: date) -> list[LoadResult]:
     """The daily run after the crawls, in one writer session: the steps of the `offers`, `gpus`
     and plan assets for one day (load every crawl summary of the day, record them as the day's
     crawls, size, candidates, cheapest plans, changes)."""
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         results = [
             load_crawl(con, path)
             for path in sorted((settings.crawl_dir / day.isoformat()).glob("*.summary.json"))
@@ -163,7 +164,7 @@ def run_day(settings: Settings, day: date) -> list[LoadResult]:
 
 def read_state(settings: Settings, day: date) -> DayState:
     """The published warehouse after `day`'s run, and the day's digest (rendered, not sent)."""
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         offers = con.execute("SELECT crawl_id, count(*) FROM offers GROUP BY crawl_id").fetchall()
         plan_rows: dict[date, list[tuple[Any, ...]]] = {}
         for row in con.execute("SELECT * EXCLUDE (computed_at) FROM cheapest_plans ORDER BY ALL").fetchall():

@@ -18,7 +18,7 @@ from warehouse.loading import load_crawl
 
 def main(warehouse: str, summary: Path) -> None:
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": warehouse})
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         print("loading", flush=True)
         result = load_crawl(con, summary)
         print(f"loaded {result.offers_loaded}", flush=True)

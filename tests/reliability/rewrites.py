@@ -2,9 +2,9 @@
 
 JSON answers: the *records* are the container (list or object) holding the most objects (Vast's
 `offers`, RunPod's `gpuTypes`, Lambda's `data`, DataCrunch's top-level list); prices are the values
-under keys that look like prices (`PRICE_KEY`); GPU names are the strings `scrapers.gpus` maps to
+under keys that look like prices (`PRICE_KEY`); GPU names are the strings `sizing.gpu_names` maps to
 a catalog GPU. HTML pages: the records are the table rows with data cells, prices the amounts
-after a currency sign, GPU names the text of elements that `scrapers.gpus` recognises.
+after a currency sign, GPU names the text of elements that `sizing.gpu_names` recognises.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from functools import cache
 from typing import Any
 
 from reliability.fault_server import Reply, Rewrite
-from scrapers import gpus
 from scrapers.replay import Exchange
+from sizing import gpu_names
 from sizing.catalog import load_gpus
 
 # Keys whose values are prices in the platforms' answers: Vast dph_total / min_bid, DataCrunch
@@ -28,7 +28,7 @@ PRICE_KEY = re.compile(r"price|dph|bid", re.IGNORECASE)
 # above the 100 USD / 700 CNY per GPU-hour limit of scrapers.parsing.MAX_PRICE_PER_GPU_HOUR.
 ABSURD_FACTOR = 1_000_000
 # A word no GPU name carries: a known name followed by it is a different, unknown product
-# (scrapers.gpus: "any other word means a different product").
+# (sizing.gpu_names: "any other word means a different product").
 UNKNOWN_WORD = "Zeta"
 # A lone byte 0xFF is never valid UTF-8 (it starts no sequence); written as a surrogate escape.
 NOT_UTF8 = "\udcff"
@@ -104,8 +104,8 @@ def _memory_sizes_gb() -> tuple[float | None, ...]:
 
 @cache
 def _is_gpu_name(text: str) -> bool:
-    """A name scrapers.gpus maps to a catalog GPU, alone or with one of the catalog's memory sizes."""
-    return any(gpus.identify(text, memory).gpu_model is not None for memory in _memory_sizes_gb())
+    """A name sizing.gpu_names maps to a catalog GPU, alone or with one of the catalog's memory sizes."""
+    return any(gpu_names.identify(text, memory).gpu_model is not None for memory in _memory_sizes_gb())
 
 
 # --- the content rewrites -------------------------------------------------------------------------

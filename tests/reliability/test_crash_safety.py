@@ -74,7 +74,7 @@ def _history(settings: Settings) -> Stored:
 
 def _stored(settings: Settings) -> Stored:
     """Read through the writer (what a crashed run left, after DuckDB's recovery), then publish."""
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         return Stored(
             offers_by_crawl=dict(
                 con.execute("SELECT crawl_id, count(*) FROM offers GROUP BY ALL").fetchall()
@@ -90,13 +90,13 @@ def _digest(path: Path) -> str:
 
 def _rerun_loads_it_once(settings: Settings, summary: Path, before: Stored) -> None:
     """A later run loads the whole crawl, beside the intact history; a run after it changes nothing."""
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         result = load_crawl(con, summary)
     assert (result.status, result.offers_loaded) == ("ok", BULK_OFFERS), result
     after = _stored(settings)
     assert after.offers_by_crawl == {**before.offers_by_crawl, result.crawl_id: BULK_OFFERS}
     assert after.plans == before.plans
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         assert load_crawl(con, summary).already_loaded
         [(offers, distinct)] = con.execute(
             "SELECT count(*), count(DISTINCT offer_id) FROM offers WHERE crawl_id = $id",
@@ -165,7 +165,7 @@ def test_warehouse_full_mid_load(tmp_path: Path) -> None:
     before = _history(settings)
     published = _digest(settings.warehouse)
     summary = write_crawl(settings.crawl_dir / LOAD_DAY.isoformat(), LOAD_DAY, BULK_OFFERS)
-    limit = settings.writer_path.stat().st_size + FULL_MARGIN_BYTES
+    limit = connect.writer_path(settings.warehouse).stat().st_size + FULL_MARGIN_BYTES
 
     def full_disk() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -192,7 +192,9 @@ def test_warehouse_folder_not_writable(tmp_path: Path) -> None:
     result = _cli(blocked, "load", str(summary))
     assert result.returncode == 1
     assert sorted(tmp_path.rglob("*")) == files_before, "a failed run left files behind"
-    with connect.writer(settings) as con:  # the crawl, untouched, loads where the warehouse can live
+    with connect.writer(
+        settings.warehouse
+    ) as con:  # the crawl, untouched, loads where the warehouse can live
         assert load_crawl(con, summary).offers_loaded == HISTORY_OFFERS
     _assert_one_clear_line(result.stderr, str(blocker))
 
@@ -203,13 +205,15 @@ def test_published_path_not_replaceable(tmp_path: Path) -> None:
     summary = write_crawl(settings.crawl_dir / LOAD_DAY.isoformat(), LOAD_DAY, HISTORY_OFFERS)
     taken = settings.with_warehouse(settings.warehouse.with_name("taken.duckdb"))
     taken.warehouse.mkdir()  # someone's folder where the snapshot goes: os.replace cannot take it
-    taken.writer_path.write_bytes(settings.writer_path.read_bytes())
+    connect.writer_path(taken.warehouse).write_bytes(connect.writer_path(settings.warehouse).read_bytes())
     result = _cli(taken, "load", str(summary))
     assert result.returncode == 1
     assert list(taken.warehouse.iterdir()) == [] and not list(taken.warehouse.parent.glob(".taken.duckdb.*"))
     taken.warehouse.rmdir()
     assert _cli(taken, "load", str(summary)).returncode == 0  # already in the writer file: published now
-    with connect.reader(taken) as con:
+    with connect.reader(taken.warehouse) as con:
         [(loaded,)] = con.execute("SELECT count(*) FROM offers").fetchall()
     assert loaded == sum(before.offers_by_crawl.values()) + HISTORY_OFFERS
-    _assert_one_clear_line(result.stderr, "could not publish the warehouse", str(taken.writer_path))
+    _assert_one_clear_line(
+        result.stderr, "could not publish the warehouse", str(connect.writer_path(taken.warehouse))
+    )

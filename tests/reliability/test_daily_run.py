@@ -23,14 +23,15 @@ from gpuplan.settings import Settings
 from pipelines.assets.crawls import GROUP as CRAWLS
 from pipelines.assets.crawls import crawl_key
 from pipelines.definitions import build_defs
-from pipelines.resources import CrawlerResource, WarehouseResource
+from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from reliability.fake_secrets import FAKE_SECRETS
 from reliability.fault_days import CRAWL_TIMEOUT_S, LOOPBACK_SETTINGS, METHODS, MODELS, http_date, run_day
 from reliability.fault_server import serving
 from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapshot, web_platforms
 from reliability.synthetic_crawls import write_crawl
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from scrapers.runner import CrawlSummary, run_crawl
+from scrapers.runner import run_crawl
+from scrapers.summary import CrawlSummary
 from warehouse import connect, plans
 
 pytestmark = pytest.mark.faults
@@ -45,9 +46,16 @@ class LoopbackCrawler(CrawlerResource):
 
     origins: dict[str, str]
 
-    def crawl(self, platform: str, out_dir: Path) -> CrawlSummary:
-        settings = {ORIGIN_OVERRIDE_SETTING: self.origins[platform], **LOOPBACK_SETTINGS}
-        return run_crawl(platform, out_dir, timeout_s=CRAWL_TIMEOUT_S, settings=settings)
+    def crawl(self, platforms: list[str], out_dir: Path) -> list[CrawlSummary]:
+        return [
+            run_crawl(
+                platform,
+                out_dir,
+                timeout_s=CRAWL_TIMEOUT_S,
+                settings={ORIGIN_OVERRIDE_SETTING: self.origins[platform], **LOOPBACK_SETTINGS},
+            )
+            for platform in platforms
+        ]
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,7 @@ def _holding(mode: str, settings: Settings, stop_file: Path) -> subprocess.Popen
 
 
 def _holdings(settings: Settings) -> dict[str, object]:
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         return {
             "offers_by_crawl": dict(
                 con.execute("SELECT crawl_id, count(*) FROM offers GROUP BY ALL").fetchall()
@@ -125,6 +133,7 @@ def daily_run(tmp_path_factory: pytest.TempPathFactory) -> DailyRun:
                 "warehouse": WarehouseResource.from_settings(settings),
                 # offline: no FX download and no mail; the crawls go to the fault servers either way
                 "crawler": LoopbackCrawler(offline=True, origins={p: s.url for p, s in servers.items()}),
+                "mailer": MailerResource(),
             },
             instance=dg.DagsterInstance.ephemeral(),
             raise_on_error=False,
@@ -164,7 +173,7 @@ def test_daily_run_goes_on_past_failing_platforms(daily_run: DailyRun) -> None:
     assert checks["every_ask_has_a_plan"] and checks["prices_believable"]
     offers = result.asset_materializations_for_node("offers")[0].metadata
     assert offers["failed_platforms"].value == ", ".join(sorted((down, empty)))
-    with connect.reader(daily_run.settings) as con:
+    with connect.reader(daily_run.settings.warehouse) as con:
         day_crawls = plans.day_crawls(con, DAY).set_index("platform")
         day_plans = plans.plans_for_date(con, DAY)
     assert dict(day_crawls["status"]) == {down: "failed", empty: "failed", healthy: "ok"}
@@ -188,7 +197,7 @@ def test_readers_holding_the_warehouse_through_the_daily_run(daily_run: DailyRun
         assert seen["offers"] == seen["offers_loaded"] and seen["orphan_plan_crawls"] == 0, seen
     for earlier, later in zip(poll["observations"], poll["observations"][1:], strict=False):
         assert later["offers"] >= earlier["offers"] and later["crawls"] >= earlier["crawls"], (earlier, later)
-    with connect.reader(daily_run.settings) as con:
+    with connect.reader(daily_run.settings.warehouse) as con:
         [(offers, crawls, plan_rows)] = con.execute(
             "SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM crawl_runs), "
             "(SELECT count(*) FROM cheapest_plans)"

@@ -22,8 +22,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from typer.testing import CliRunner, Result
 
+from digest import mailer
 from gpuplan.cli import app
-from gpuplan.digest import mailer
 from gpuplan.settings import Settings
 from reliability.fake_secrets import FAKE_SECRETS
 from reliability.fault_days import METHODS, MODELS, run_day
@@ -156,7 +156,7 @@ class Setup:
         return result
 
     def sends(self) -> list[tuple[Any, ...]]:
-        with connect.reader(self.settings) as con:
+        with connect.reader(self.settings.warehouse) as con:
             return con.execute(
                 "SELECT digest_date, status, attempts, last_error, refused_recipients "
                 "FROM digest_sends ORDER BY digest_date"
@@ -164,7 +164,7 @@ class Setup:
 
     def stored(self) -> tuple[Any, ...]:
         """Offers per crawl and the plans, without timestamps: what a send must never change."""
-        with connect.reader(self.settings) as con:
+        with connect.reader(self.settings.warehouse) as con:
             return (
                 con.execute("SELECT crawl_id, count(*) FROM offers GROUP BY ALL ORDER BY ALL").fetchall(),
                 con.execute("SELECT * EXCLUDE (computed_at) FROM cheapest_plans ORDER BY ALL").fetchall(),
@@ -193,7 +193,7 @@ def setup(planned_warehouse: Path, tmp_path: Path, caplog: pytest.LogCaptureFixt
 
 
 def _assert_password_nowhere(setup: Setup) -> None:
-    with connect.reader(setup.settings) as con:
+    with connect.reader(setup.settings.warehouse) as con:
         records = repr(con.table("digest_sends").fetchall())
     mails = b"".join(envelope.original_content for envelope in setup.smtp.mailbox.envelopes)
     for where, text in {

@@ -17,6 +17,7 @@ from reliability.fake_secrets import FAKE_SECRETS
 from reliability.fault_checks import recorded
 from reliability.fault_days import FaultMatrix
 from reliability.faults import BY_NAME, platforms_for, token_env
+from warehouse import connect
 
 pytestmark = pytest.mark.faults
 
@@ -36,7 +37,7 @@ def _where_secrets_are(matrix: FaultMatrix) -> list[str]:
     for path in sorted(matrix.settings.crawl_dir.rglob("*")):
         if path.is_file():
             places[str(path)] = path.read_bytes().decode("utf-8", "replace")
-    for database in (matrix.settings.warehouse, matrix.settings.writer_path):
+    for database in (matrix.settings.warehouse, connect.writer_path(matrix.settings.warehouse)):
         for table, rows in _tables(database).items():
             places[f"{database.name}:{table}"] = rows
     for day, state in matrix.states.items():

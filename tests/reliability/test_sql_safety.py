@@ -49,7 +49,7 @@ SQL_TAKERS = frozenset({"execute", "executemany", "sql", "query", "from_query"})
 @pytest.fixture
 def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(tmp_path / "warehouse" / "warehouse.duckdb")})
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         load_crawl(con, write_crawl(tmp_path / "crawl", date(2026, 11, 30), 5))
     monkeypatch.chdir(tmp_path / "warehouse")  # where COPY / EXPORT would write
     return settings
@@ -68,7 +68,7 @@ def test_gpuplan_sql_cannot_write(published: Settings, statement: str) -> None:
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
     assert any(refusal in result.stderr for refusal in REFUSALS), result.stderr
     assert _fingerprint(folder) == before, "the warehouse folder changed"
-    with connect.reader(published) as con:
+    with connect.reader(published.warehouse) as con:
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(5,)]
 
 

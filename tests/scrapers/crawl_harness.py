@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import tempfile
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,9 @@ from scrapers.platform import STAT_ERRORS
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import Exchange, Snapshot, SnapshotStorage
 from scrapers.runner import fixture_dir, spider_class, summarize
+from scrapers.summary import CrawlSummary
+from warehouse import connect
+from warehouse.loading import load_crawl
 
 
 @dataclass
@@ -112,3 +116,25 @@ def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
     stats = crawler.stats.get_stats()
     status, error, _ = summarize({"finish_reason": "finished", "stats": stats}, len(offers), len(rejected))
     return Outcome(status, error, offers, rejected, list(stats.get(STAT_ERRORS, [])), stats, seen)
+
+
+# How the warehouse words its plausibility rule (offer_price_problem, migration 041), as the spiders'
+# reason code: a crawl passes an implausible price on as read, and the loader rejects it.
+WAREHOUSE_REASON_CODES = {"absurd price": "price_absurd"}
+
+
+def rejections(outcome: Outcome, platform: str) -> list[tuple[str, str]]:
+    """(reason code, offer_id) of every quote refused on its way to the warehouse: by the crawl (the
+    spider and the item pipeline), then by the warehouse's one rule set when the offers are loaded."""
+    refused = [(r.reason, str(r.raw.get("offer_id", ""))) for r in outcome.rejected]
+    with tempfile.TemporaryDirectory() as folder:
+        feed = Path(folder) / f"{platform}.jsonl"
+        feed.write_text("".join(json.dumps(dataclasses.asdict(o)) + "\n" for o in outcome.offers), "utf-8")
+        summary = CrawlSummary(platform, "ok", None, None, None, len(outcome.offers), True, feed=feed)
+        con = connect.in_memory()
+        load_crawl(con, summary.write(Path(folder) / f"{platform}.summary.json"))
+        rows = con.execute("SELECT reason, raw ->> 'offer_id' FROM rejected_offers").fetchall()
+    for reason, offer_id in rows:
+        code = next((c for words, c in WAREHOUSE_REASON_CODES.items() if reason.startswith(words)), reason)
+        refused.append((code, str(offer_id)))
+    return refused

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
-from scrapers.runner import CrawlSummary, platforms
+from scrapers.runner import platforms
+from scrapers.summary import CrawlSummary
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -30,7 +31,7 @@ def test_output_file_puts_the_feed_where_asked(tmp_path: Path) -> None:
     result = _invoke("vastai", "--offline", "-o", str(target))
     assert result.exit_code == 0, result.output
     summary = CrawlSummary.read(tmp_path / "feeds" / "vastai.summary.json")
-    assert summary.feed == str(target.resolve()) and target.is_file()
+    assert summary.feed == target.resolve() and target.is_file()
 
 
 def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:

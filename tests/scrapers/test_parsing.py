@@ -51,20 +51,6 @@ def test_from_minor_units(value: Any, unit: int, expected: float | None) -> None
 
 
 @pytest.mark.parametrize(
-    ("amount", "per", "count", "period", "per_gpu_hour"),
-    [
-        (2.69, "gpu", 8, "hour", 2.69),
-        (31.92, "instance", 8, "hour", 3.99),
-        (730.0, "gpu", 1, "month", 1.0),
-        (168.0, "instance", 2, "week", 0.5),
-        (48.0, "gpu", 1, "day", 2.0),
-    ],
-)
-def test_price_per_gpu_hour(amount: float, per: str, count: int, period: str, per_gpu_hour: float) -> None:
-    assert parsing.price_per_gpu_hour(amount, per, count, period) == pytest.approx(per_gpu_hour)
-
-
-@pytest.mark.parametrize(
     ("amount", "currency", "per", "count", "period", "problem"),
     [
         (2.69, "USD", "gpu", 1, "hour", None),
@@ -72,11 +58,8 @@ def test_price_per_gpu_hour(amount: float, per: str, count: int, period: str, pe
         (1.88, "CNY", "gpu", 1, "hour", None),
         (0.0, "USD", "gpu", 1, "hour", "price_not_positive"),
         (-1.0, "USD", "gpu", 1, "hour", "price_not_positive"),
-        (1e6, "USD", "gpu", 1, "hour", "price_absurd"),
-        (101.0, "USD", "gpu", 1, "hour", "price_absurd"),
-        (799.0, "USD", "instance", 8, "hour", None),  # 99.9 per GPU-hour: dear, but possible
         (60_000.0, "CNY", "gpu", 1, "month", None),  # 82 CNY per GPU-hour
-        (600_000.0, "CNY", "gpu", 1, "month", "price_absurd"),
+        (1e6, "USD", "gpu", 1, "hour", None),  # implausible, but a price: the warehouse judges it
         (None, "USD", "gpu", 1, "hour", "price_missing"),
         (math.nan, "USD", "gpu", 1, "hour", "price_missing"),
         (2.0, "XYZ", "gpu", 1, "hour", "currency_unknown"),

@@ -13,8 +13,9 @@ from loopback_server import Fault, serving
 
 from scrapers import runner
 from scrapers.platform import Token
-from scrapers.runner import CrawlSummary, UnknownPlatform, run_crawl, summarize
+from scrapers.runner import UnknownPlatform, run_crawl, summarize
 from scrapers.spiders.vastai import VastaiSpider
+from scrapers.summary import CrawlSummary
 
 
 def _report(finish_reason: str = "finished", **stats: Any) -> dict[str, Any]:
@@ -102,7 +103,7 @@ def test_a_missing_required_token_skips_without_starting_a_crawl(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     class NeedsToken(VastaiSpider):
-        token = Token(setting="autodl_token", env="AUTODL_TOKEN", required=True)
+        token = Token(env="AUTODL_TOKEN", required=True)
 
     monkeypatch.setattr(runner, "spider_class", lambda name: NeedsToken)
     summary = run_crawl("vastai", tmp_path, env=crawl_env())
@@ -119,7 +120,7 @@ def test_offline_without_a_snapshot_fails_clearly(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(runner, "FIXTURES", tmp_path / "no-fixtures")
     summary = run_crawl("vastai", tmp_path, offline=True, env=crawl_env())
     assert summary.status == "failed"
-    assert summary.error.startswith("no offline snapshot for vastai")
+    assert summary.error.startswith("no snapshot of vastai to replay")
 
 
 def test_a_crashing_child_is_a_failed_summary_and_old_files_are_gone(tmp_path: Path) -> None:

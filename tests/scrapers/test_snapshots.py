@@ -9,7 +9,8 @@ import pytest
 from crawl_helpers import canonical, crawl_env, default_token, expected_items, read_jsonl
 
 from scrapers.replay import SNAPSHOT_FILE, Snapshot
-from scrapers.runner import FIXTURES, CrawlSummary, fixture_dir, platforms, run_crawl, spider_class
+from scrapers.runner import FIXTURES, fixture_dir, platforms, run_crawl, spider_class
+from scrapers.summary import CrawlSummary
 
 TESTS = Path(__file__).parent
 
@@ -60,7 +61,7 @@ def test_offline_replay_writes_the_expected_items(platform: str, tmp_path: Path)
     assert canonical(written) == canonical(expected_items(platform))
     assert summary.items_yielded == len(written)
     on_disk = json.loads((tmp_path / f"{platform}.summary.json").read_text("utf-8"))
-    assert CrawlSummary(**on_disk) == summary
+    assert CrawlSummary.read(tmp_path / f"{platform}.summary.json") == summary
     assert set(on_disk) == {
         "platform",
         "status",
@@ -71,6 +72,7 @@ def test_offline_replay_writes_the_expected_items(platform: str, tmp_path: Path)
         "offline",
         "source",
         "feed",
+        "feed_sha256",
         "stats",
     }
 

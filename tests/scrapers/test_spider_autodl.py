@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 from crawl_helpers import crawl_env, loopback_settings, read_jsonl
 from loopback_server import serving
 
@@ -191,4 +191,6 @@ def test_an_absurd_price_is_rejected() -> None:
     rows = _rows(PAGE_1)
     rows[0]["payg_price"] = 2_080_000  # 2,080 CNY per GPU-hour
     outcome = drive("autodl", _with_rows(PAGE_1, rows))
-    assert [r.reason for r in outcome.rejected if r.raw.get("offer_id") == "2dd949a4cf"] == ["price_absurd"]
+    assert [code for code, offer_id in rejections(outcome, "autodl") if offer_id == "2dd949a4cf"] == [
+        "price_absurd"
+    ]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 from crawl_helpers import crawl_env
 
 from scrapers.runner import run_crawl
@@ -110,7 +110,8 @@ def test_machines_without_a_payg_price_or_an_id_are_rejected() -> None:
 @pytest.mark.usefixtures("token")
 def test_a_price_in_li_would_be_rejected_as_absurd() -> None:
     outcome = drive("gpushare", _first_machine(skuList=[{"skuName": "payg", "price": 1880}]))
-    assert [r.reason for r in outcome.rejected if r.raw.get("offer_id") == "10001"] == ["price_absurd"]
+    refused = [code for code, offer_id in rejections(outcome, "gpushare") if offer_id == "10001"]
+    assert refused == ["price_absurd"]
 
 
 @pytest.mark.usefixtures("token")

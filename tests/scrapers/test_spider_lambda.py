@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 
 PAGE, API = 0, 1  # exchanges of the lambda snapshot
 
@@ -96,9 +96,8 @@ def test_an_unknown_card_on_the_page_is_kept() -> None:
 def test_absurd_page_prices_are_rejected(cell: str, reason: str) -> None:
     outcome = drive("lambda", _page(**{"$2.29": cell}))  # GH200 1x
     assert outcome.status == "ok"
-    assert [(r.reason, r.raw["gpu_name_raw"]) for r in outcome.rejected if r.reason == reason] == [
-        (reason, "NVIDIA GH200")
-    ]
+    refused = {offer_id for code, offer_id in rejections(outcome, "lambda") if code == reason}
+    assert [o.gpu_name_raw for o in drive("lambda").offers if o.offer_id in refused] == ["NVIDIA GH200"]
 
 
 def test_with_a_key_the_api_is_read_with_a_bearer_token(with_key: None) -> None:
@@ -167,7 +166,7 @@ def test_absurd_api_prices_are_rejected(with_key: None, cents: int, reason: str)
     body["data"]["gpu_1x_gh200"]["instance_type"]["price_cents_per_hour"] = cents
     outcome = drive("lambda", _api(body))
     assert outcome.status == "ok"
-    assert [r.reason for r in outcome.rejected] == [reason]
+    assert [code for code, _ in rejections(outcome, "lambda")] == [reason]
 
 
 def test_an_unknown_card_from_the_api_is_kept(with_key: None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 
 PAGE_1, PAGE_2 = 0, 1  # exchanges of the matpool snapshot
 
@@ -82,7 +82,9 @@ def test_pools_without_a_price_or_an_id_are_rejected_not_dropped() -> None:
 def test_a_price_in_the_wrong_unit_is_rejected_as_absurd() -> None:
     # 1,980 CNY per GPU-hour: yuan read as 1/100000 yuan the other way round.
     outcome = drive("matpool", _first_pool(discountPriceMillicent=198_000_000))
-    assert [r.reason for r in outcome.rejected if r.raw.get("offer_id") == "rp-3f2a91"] == ["price_absurd"]
+    assert [code for code, offer_id in rejections(outcome, "matpool") if offer_id == "rp-3f2a91"] == [
+        "price_absurd"
+    ]
 
 
 def test_an_error_envelope_fails_the_crawl() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 
 REAL_SAMPLE = Path(__file__).parents[3] / "shared/samples/runpod/runpod_gpuTypes_elements_2026-04-01.json"
 
@@ -122,9 +122,8 @@ def test_absurd_prices_are_rejected_and_counted(price: float, reason: str) -> No
     h100["lowestPrice"].update(uninterruptablePrice=price, minimumBidPrice=price)
     outcome = drive("runpod", with_exchange(snapshot_of("runpod"), index, body=body))
     assert outcome.status == "ok"
-    assert [r.reason for r in outcome.rejected if r.raw.get("offer_id", "").startswith("NVIDIA H100")] == [
-        reason
-    ] * 2
+    h100 = [code for code, offer_id in rejections(outcome, "runpod") if offer_id.startswith("NVIDIA H100")]
+    assert h100 == [reason] * 2
 
 
 @pytest.fixture

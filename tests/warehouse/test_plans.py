@@ -88,6 +88,7 @@ def _crawl(con, day: date, platform: str, offers: Iterable[dict], status: str = 
         frame["crawl_id"] = crawl_id
         frame["observed_at"] = observed_at
         frame["observed_date"] = day
+        frame["run_day"] = day  # as the loaders set it: the run's day (loaded_at here)
         con.register("synthetic_offers", frame)
         con.execute("INSERT INTO offers BY NAME SELECT * FROM synthetic_offers")
         con.unregister("synthetic_offers")

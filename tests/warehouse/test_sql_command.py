@@ -19,7 +19,7 @@ from warehouse.loading import load_crawl
 @pytest.fixture
 def published(settings: Settings, write_crawl: WriteCrawl) -> Settings:
     """A published warehouse with two SYNTHETIC offers."""
-    with connect.writer(settings) as con:
+    with connect.writer(settings.warehouse) as con:
         load_crawl(
             con, write_crawl([synthetic_offer(1, price_amount=2.5), synthetic_offer(2, region="[U] ok")])
         )

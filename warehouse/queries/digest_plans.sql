@@ -13,6 +13,9 @@ SELECT
     rent_usd_per_month,
     rent_cny_per_month,
     commitment_hours,
+    -- the minimum term in months when it is longer than one month, else NULL
+    CASE WHEN commitment_hours > hours_per_billing_period('month')
+        THEN commitment_hours / hours_per_billing_period('month') END AS commitment_months,
     commitment_usd,
     cost_usd_per_billion_tokens,
     cost_cny_per_billion_tokens

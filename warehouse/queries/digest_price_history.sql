@@ -1,14 +1,11 @@
--- The lowest USD per GPU-hour per plan day in [$first_day, $last_day] for the main GPU models:
+-- The lowest USD per GPU-hour per day in [$first_day, $last_day] for the main GPU models:
 -- "main" = offered by the most platforms in that window (then the most offers), at most $max_models.
--- A day's offers are those its plans used (plan_crawls), spot left out as in plan_candidates.
+-- A day's offers are the ones its plans may use (judged_offers' plannable: not spot, not under the
+-- price floor): a placeholder price is never a point of the chart.
 WITH priced AS (
-    SELECT c.plan_date, o.platform, o.gpu_model, o.price_usd_per_gpu_hour
-    FROM offers AS o
-    JOIN plan_crawls AS c ON c.crawl_id = o.crawl_id AND c.platform = o.platform
-    WHERE c.plan_date BETWEEN $first_day AND $last_day
-      AND o.gpu_model IS NOT NULL
-      AND o.price_usd_per_gpu_hour > 0
-      AND o.pricing_type <> 'spot'
+    SELECT day, platform, gpu_model, price_usd_per_gpu_hour
+    FROM judged_offers(CAST($first_day AS DATE), CAST($last_day AS DATE))
+    WHERE plannable
 ),
 main_models AS (
     SELECT gpu_model
@@ -17,8 +14,8 @@ main_models AS (
     ORDER BY count(DISTINCT platform) DESC, count(*) DESC, gpu_model
     LIMIT $max_models
 )
-SELECT gpu_model, plan_date AS day, min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour
+SELECT gpu_model, day, min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour
 FROM priced
 SEMI JOIN main_models USING (gpu_model)
-GROUP BY gpu_model, plan_date
+GROUP BY gpu_model, day
 ORDER BY gpu_model, day

@@ -1,24 +1,29 @@
 -- GPU models that sold out or came back per platform between $previous_day and $day.
--- Each day's stock is from the crawl its plans used (plan_crawls), and only platforms whose crawl
--- was 'ok' on both days count: a failed or partial crawl says nothing about stock. A model the
--- platform stopped listing counts as 0 GPUs (platforms list what they rent out); a model with any
--- offer lacking a stock figure is unknown, not zero, and left out.
-WITH feeds AS (
-    SELECT plan_date, platform, crawl_id
-    FROM plan_crawls
-    WHERE plan_date IN ($previous_day, $day) AND status = 'ok'
-    QUALIFY count(*) OVER (PARTITION BY platform) = 2
+-- Each day's stock is from the run that stands for the platform that day (judged_offers), and only
+-- platforms whose run was 'ok' on both days count: a partial crawl says nothing about stock. Offers
+-- under the price floor are left out (a placeholder is no sign of stock). A model the platform
+-- stopped listing counts as 0 GPUs (platforms list what they rent out); a model with any offer
+-- lacking a stock figure is unknown, not zero, and left out.
+WITH judged AS (
+    SELECT day, platform, gpu_model, available_gpus, run_status
+    FROM judged_offers(CAST($previous_day AS DATE), CAST($day AS DATE))
+    WHERE NOT below_price_floor AND day IN ($previous_day, $day)
+),
+both_days_ok AS (
+    SELECT platform
+    FROM judged
+    GROUP BY platform
+    HAVING count(DISTINCT day) = 2 AND bool_and(run_status = 'ok')
 ),
 stock AS (
     SELECT
-        f.plan_date,
-        o.platform,
-        o.gpu_model,
-        CASE WHEN count(*) = count(o.available_gpus) THEN sum(o.available_gpus) END AS available_gpus
-    FROM offers AS o
-    JOIN feeds AS f ON f.crawl_id = o.crawl_id AND f.platform = o.platform
-    WHERE o.gpu_model IS NOT NULL
-    GROUP BY f.plan_date, o.platform, o.gpu_model
+        day,
+        platform,
+        gpu_model,
+        CASE WHEN count(*) = count(available_gpus) THEN sum(available_gpus) END AS available_gpus
+    FROM judged
+    SEMI JOIN both_days_ok USING (platform)
+    GROUP BY day, platform, gpu_model
 ),
 paired AS (
     SELECT
@@ -26,10 +31,10 @@ paired AS (
         gpu_model,
         prev.available_gpus AS old_available_gpus,
         cur.available_gpus AS new_available_gpus,
-        prev.plan_date IS NOT NULL AS listed_before,
-        cur.plan_date IS NOT NULL AS listed_now
-    FROM (SELECT * FROM stock WHERE plan_date = $day) AS cur
-    FULL JOIN (SELECT * FROM stock WHERE plan_date = $previous_day) AS prev USING (platform, gpu_model)
+        prev.day IS NOT NULL AS listed_before,
+        cur.day IS NOT NULL AS listed_now
+    FROM (SELECT * FROM stock WHERE day = $day) AS cur
+    FULL JOIN (SELECT * FROM stock WHERE day = $previous_day) AS prev USING (platform, gpu_model)
 )
 SELECT
     platform,

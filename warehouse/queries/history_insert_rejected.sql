@@ -1,10 +1,7 @@
--- Keep what a history import could not load, verbatim with the reason, under its run: rows the
--- importer refused before pricing (registered frame import_refused) and priced rows rejected here.
+-- Keep the rows a history import's reader refused before staging (registered frame import_refused),
+-- verbatim with the reason, under their run (runs already loaded are skipped). The staged rows
+-- rejected by the shared checks go in with load_insert_rejected.sql.
 INSERT INTO rejected_offers (crawl_id, platform, raw, reason, rejected_at)
-SELECT crawl_id, platform, item_json, reason, $rejected_at
-FROM history_priced
-WHERE reason IS NOT NULL
-UNION ALL
 SELECT f.crawl_id, f.platform, f.raw, f.reason, $rejected_at
 FROM import_refused AS f
 ANTI JOIN crawl_runs AS r ON r.crawl_id = f.crawl_id

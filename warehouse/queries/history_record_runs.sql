@@ -12,7 +12,7 @@ WITH counts AS (
         crawl_id,
         count(*) FILTER (reason IS NULL) AS offers_loaded,
         count(*) FILTER (reason IS NOT NULL) AS rejected
-    FROM history_priced
+    FROM load_priced
     GROUP BY crawl_id
 ),
 runs AS (

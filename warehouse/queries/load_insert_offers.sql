@@ -1,8 +1,7 @@
--- Append the priced, valid lines of one crawl (temp table load_priced) to offers.
--- hourly_rentable: only an offer billed by the hour can be rented for an hour; day, week and
--- month offers keep their per-GPU-hour price for comparison but are never hourly.
--- run_day: daily_runs.day of this crawl (migration 031), from the values load_record_crawl.sql
--- records: $started_at (NULL when the summary has none) and $loaded_at.
+-- Append the priced, valid records of one crawl or one history import (temp view load_priced) to
+-- offers. hourly_rentable: only an offer billed by the hour can be rented for an hour; day, week
+-- and month offers keep their per-GPU-hour price for comparison but are never hourly. crawl_id,
+-- source and run_day (daily_runs.day of the run, migration 031) come staged with each record.
 INSERT INTO offers (
     crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
     gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
@@ -11,10 +10,10 @@ INSERT INTO offers (
     observed_date, extra, run_day
 )
 SELECT
-    $crawl_id, platform, $source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
+    crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
     gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
     min_term_periods, pricing_type, billing_period = 'hour', price_usd_per_gpu_hour,
     price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
-    observed_date, extra, CAST(coalesce($started_at, $loaded_at) AS DATE)
+    observed_date, extra, run_day
 FROM load_priced
 WHERE reason IS NULL

@@ -1,5 +1,6 @@
--- Price the staged records of one crawl (temp table load_staged) in the temp view load_priced
--- (with the temp table load_duplicates, and fx_day_rates from fx_day_rates.sql):
+-- Price the staged records of one crawl or one history import (temp table load_staged) in the temp
+-- view load_priced (with the temp table load_duplicates, and fx_day_rates from fx_day_rates.sql,
+-- which runs on the view fx_days defined first, in fx_days.sql):
 -- per GPU, per hour, in USD and CNY with the ECB rate of the observation date or the nearest
 -- earlier one, and the final rejection reason (NULL = the record loads as an offer).
 --
@@ -7,32 +8,32 @@
 --   USD:       amount / units_per_usd of the quoted currency;  CNY: USD x units_per_usd of CNY
 --   fx_date:   the older of the two rates used (they share a day when both come from the ECB)
 --
--- Duplicates within a crawl (same offer_id and pricing_type): the latest observation loads
+-- Duplicates within a run (same crawl_id, offer_id and pricing_type): the latest observation loads
 -- (the freshest price; ties: the lower price, then the record's content, so the choice never
--- depends on read order), the others are rejected. Above 1000 USD per GPU-hour a price is absurd: no GPU rents
--- near it (an 8x B200 node lists at about 50-60 USD/h, < 10 USD per GPU-hour), so it is a unit
--- mistake (a monthly price quoted as hourly, cents, a wrong currency).
+-- depends on read order), the others are rejected. A price per GPU-hour outside
+-- [min_usd_per_gpu_hour(), max_usd_per_gpu_hour()] (migration 041, with the reason) is a unit
+-- mistake, not a price.
 CREATE OR REPLACE TEMP TABLE load_duplicates AS
 WITH repeated_keys AS (
-    SELECT offer_id, pricing_type
+    SELECT crawl_id, offer_id, pricing_type
     FROM load_staged
     WHERE reason IS NULL
-    GROUP BY offer_id, pricing_type
+    GROUP BY crawl_id, offer_id, pricing_type
     HAVING count(*) > 1
 )
 SELECT staged.rowid AS duplicate_rowid
 FROM load_staged AS staged
-SEMI JOIN repeated_keys USING (offer_id, pricing_type)
+SEMI JOIN repeated_keys USING (crawl_id, offer_id, pricing_type)
 WHERE staged.reason IS NULL
 QUALIFY row_number() OVER (
-    PARTITION BY staged.offer_id, staged.pricing_type
+    PARTITION BY staged.crawl_id, staged.offer_id, staged.pricing_type
     ORDER BY staged.observed_at DESC, staged.price_amount, to_json(staged)
 ) > 1;
 
--- FX: fx_day_rates, built first by the shared step fx_day_rates.sql on the crawl's
--- (day, currency) pairs (the view fx_days, defined in loading.py).
+-- FX: fx_day_rates, built first by the shared step fx_day_rates.sql on the staged (day, currency)
+-- pairs (the view fx_days).
 
--- Read twice (offers, then rejected_offers); every join has a small build side.
+-- Read twice (offers, then rejected_offers; imports count it for their runs too); every join has a small build side.
 CREATE OR REPLACE TEMP VIEW load_priced AS
 WITH known_currencies AS (
     SELECT DISTINCT currency FROM fx_rates
@@ -62,8 +63,7 @@ SELECT
         WHEN price_usd_per_gpu_hour IS NULL OR cny_per_usd IS NULL
             THEN 'no FX rate for ' || price_currency || ' on or before ' || observed_date
         WHEN duplicate
-            THEN 'duplicate offer_id and pricing_type in this crawl (the latest observation loaded)'
-        WHEN price_usd_per_gpu_hour > 1000
-            THEN 'absurd price: ' || round(price_usd_per_gpu_hour, 2) || ' USD per GPU-hour (limit 1000)'
+            THEN 'duplicate offer_id and pricing_type in this run (the latest observation loaded)'
+        ELSE offer_price_problem(price_usd_per_gpu_hour)
     END AS reason
 FROM priced;

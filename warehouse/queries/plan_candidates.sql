@@ -9,14 +9,16 @@
 --     one pick the card count on a machine (AutoDL, RunPod, broker per-card quotes);
 --   never several separate machines: nothing says they share the fabric a multi-node job needs.
 --   Never more GPUs than the offer says are free (available_gpus; NULL = unknown, kept and flagged).
--- The day's offers are plan_offers (migration 013): spot offers are left out (a month of training
--- cannot count on interruptible machines), and so are offers under the price floor (placeholders).
--- Params: $plan_date, $max_gpu_count, $floor_share, $own_floor_share, $min_other_platforms, $computed_at.
+-- The day's offers are judged_offers' plannable ones (migration 040): spot offers are left out (a
+-- month of training cannot count on interruptible machines), and so are offers under the price floor
+-- (placeholders).
+-- Params: $plan_date, $max_gpu_count, $computed_at.
 INSERT INTO plan_candidates BY NAME
 WITH day_offers AS (
-    SELECT * EXCLUDE (price_reference, reference_usd_per_gpu_hour, reference_offers, below_price_floor)
-    FROM plan_offers(CAST($plan_date AS DATE), $floor_share, $own_floor_share, $min_other_platforms)
-    WHERE NOT below_price_floor
+    SELECT * EXCLUDE (day, spot, price_reference, reference_usd_per_gpu_hour, reference_offers, floor_share,
+                      below_price_floor, plannable)
+    FROM judged_offers(CAST($plan_date AS DATE), CAST($plan_date AS DATE))
+    WHERE plannable
 ),
 node_sizes AS (
     SELECT DISTINCT gpu_model, gpus_per_node
@@ -30,7 +32,9 @@ shapes AS MATERIALIZED (
         n.gpus_per_node,
         k.units_rented,
         k.units_rented * o.gpu_count AS plan_gpu_count,
-        greatest(730, o.min_term_periods * hours_per_billing_period(o.billing_period)) AS commitment_hours,
+        greatest(
+            hours_per_billing_period('month'), o.min_term_periods * hours_per_billing_period(o.billing_period)
+        ) AS commitment_hours,
         row_number() OVER () AS shape_id
     FROM day_offers AS o
     JOIN node_sizes AS n USING (gpu_model)
@@ -130,8 +134,8 @@ SELECT
     r.multi_node,
     s.price_usd_per_gpu_hour * s.plan_gpu_count AS rent_usd_per_hour,
     s.price_cny_per_gpu_hour * s.plan_gpu_count AS rent_cny_per_hour,
-    s.price_usd_per_gpu_hour * s.plan_gpu_count * 730 AS rent_usd_per_month,
-    s.price_cny_per_gpu_hour * s.plan_gpu_count * 730 AS rent_cny_per_month,
+    s.price_usd_per_gpu_hour * s.plan_gpu_count * hours_per_billing_period('month') AS rent_usd_per_month,
+    s.price_cny_per_gpu_hour * s.plan_gpu_count * hours_per_billing_period('month') AS rent_cny_per_month,
     s.price_usd_per_gpu_hour * s.plan_gpu_count * s.commitment_hours AS commitment_usd,
     s.price_cny_per_gpu_hour * s.plan_gpu_count * s.commitment_hours AS commitment_cny,
     r.tokens_per_second * 86400 AS tokens_per_day,

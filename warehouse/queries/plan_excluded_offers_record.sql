@@ -1,5 +1,6 @@
--- Record the offers $plan_date's plans leave out as implausibly cheap (plan_offers, migration 013).
--- Params: $plan_date, $floor_share, $own_floor_share, $min_other_platforms, $computed_at.
+-- Record the offers $plan_date's plans leave out as implausibly cheap (judged_offers, migration 040):
+-- the ones that are not spot (spot offers are left out of plans anyway).
+-- Params: $plan_date, $computed_at.
 INSERT INTO plan_excluded_offers BY NAME
 SELECT
     CAST($plan_date AS DATE) AS plan_date,
@@ -14,7 +15,7 @@ SELECT
     price_reference,
     reference_usd_per_gpu_hour,
     reference_offers,
-    CASE price_reference WHEN 'other_platforms' THEN $floor_share ELSE $own_floor_share END AS floor_share,
+    floor_share,
     CAST($computed_at AS TIMESTAMP) AS computed_at
-FROM plan_offers(CAST($plan_date AS DATE), $floor_share, $own_floor_share, $min_other_platforms)
-WHERE below_price_floor
+FROM judged_offers(CAST($plan_date AS DATE), CAST($plan_date AS DATE))
+WHERE below_price_floor AND NOT spot

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from gpuplan.imports import skypilot
-from gpuplan.imports.offers import ITEM_COLUMNS, PlatformDay
+from scrapers.history import skypilot
+from scrapers.history.offers import ITEM_COLUMNS, PlatformDay
 from scrapers.items import OfferItem
 
 

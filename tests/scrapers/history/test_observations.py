@@ -7,8 +7,8 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from gpuplan.imports import observations
-from gpuplan.imports.offers import ITEM_COLUMNS, PlatformDay
+from scrapers.history import observations
+from scrapers.history.offers import ITEM_COLUMNS, PlatformDay
 
 OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
 

@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from itertools import groupby
 from operator import attrgetter
 
-from gpuplan.digest.content import CHART_DAYS, PricePoint
+from digest.content import CHART_DAYS, PricePoint
 
 # Pixels = inches x dpi: 640 x 280 fits a mail column without scaling and stays ~30 KB.
 WIDTH_IN, HEIGHT_IN, DPI = 6.4, 2.8, 100

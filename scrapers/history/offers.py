@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scrapers import gpus
 from scrapers.items import OfferItem
+from sizing import gpu_names
 
 ITEM_COLUMNS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(OfferItem))
 _DEFAULTS: dict[str, Any] = {
@@ -117,7 +117,7 @@ def rejected_frame(rows: pd.DataFrame, reasons: pd.Series, platform: object, day
 
 
 def canonical_gpus(candidates: Sequence[pd.Series], memory_gb: pd.Series | None) -> pd.DataFrame:
-    """Canonical GPU model, form and memory per row (`scrapers.gpus.identify_first`).
+    """Canonical GPU model, form and memory per row (`scrapers.gpu_names.identify_first`).
 
     `candidates` are raw names in order of preference (an instance-type name that still
     carries the form, then a bare accelerator name); `memory_gb` is the per-GPU memory
@@ -130,7 +130,7 @@ def canonical_gpus(candidates: Sequence[pd.Series], memory_gb: pd.Series | None)
     keys["memory_gb"] = memory_gb.astype(float) if memory_gb is not None else np.nan
     distinct = keys.drop_duplicates().reset_index(drop=True)
     identities = [
-        gpus.identify_first(list(names), None if pd.isna(memory) else float(memory))
+        gpu_names.identify_first(list(names), None if pd.isna(memory) else float(memory))
         for *names, memory in distinct.itertuples(index=False)
     ]
     distinct["gpu_model"] = [identity.gpu_model for identity in identities]

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from gpuplan.imports import gpuhunt
-from gpuplan.imports.offers import PlatformDay
+from scrapers.history import gpuhunt
+from scrapers.history.offers import PlatformDay
 
 
 def test_v2_catalog(fixtures) -> None:

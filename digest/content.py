@@ -14,11 +14,8 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from gpuplan.settings import Settings
 from warehouse import queries
 
-# The warehouse's month (001_core.sql: "730 h a month"; cheapest_plans.rent_usd_per_month).
-HOURS_PER_MONTH = 730
 # The chart covers the issue's "last 30 days", the digest day included.
 CHART_DAYS = 30
 # More lines than this make the small inline chart unreadable (legend and colours run out).
@@ -41,16 +38,10 @@ class PlanLine:
     rent_usd_per_month: float | None  # 730 hours
     rent_cny_per_month: float | None
     commitment_hours: int | None  # the least one pays for: a month (730 h) or a longer minimum term
+    commitment_months: float | None  # the minimum term in months when longer than one month, else None
     commitment_usd: float | None  # rent over commitment_hours; what 'lowest_rent' ranks by
     cost_usd_per_billion_tokens: float | None
     cost_cny_per_billion_tokens: float | None
-
-    @property
-    def commitment_months(self) -> float | None:
-        """Minimum term in months of 730 h when it is longer than one month, else None."""
-        if self.commitment_hours is None or self.commitment_hours <= HOURS_PER_MONTH:
-            return None
-        return self.commitment_hours / HOURS_PER_MONTH
 
 
 @dataclass(frozen=True)
@@ -148,7 +139,7 @@ def build_digest(
     con: duckdb.DuckDBPyConnection,
     digest_date: date,
     *,
-    price_move_pct: float = Settings.price_move_pct,
+    price_move_pct: float,
 ) -> Digest:
     """Read the digest of `digest_date` from a migrated warehouse connection (read-only use).
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import gpuplan.imports
-from gpuplan.imports.offers import ImportedFile
+import scrapers.history
+from scrapers.history.offers import ImportedFile
 
 ReadOffers = Callable[..., ImportedFile]
 
@@ -38,8 +38,8 @@ class Format:
 def formats() -> dict[str, Format]:
     """Every import format by name."""
     found = {}
-    for info in pkgutil.iter_modules(gpuplan.imports.__path__):
-        module = importlib.import_module(f"{gpuplan.imports.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(scrapers.history.__path__):
+        module = importlib.import_module(f"{scrapers.history.__name__}.{info.name}")
         if hasattr(module, "FORMAT") and hasattr(module, "read_offers"):
             found[module.FORMAT] = Format(module.FORMAT, module.DESCRIPTION, module.read_offers)
     return dict(sorted(found.items()))

@@ -19,8 +19,8 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from gpuplan.imports.formats import Format
-from gpuplan.imports.offers import ImportedFile
+from scrapers.history.formats import Format
+from scrapers.history.offers import ImportedFile
 from warehouse import history
 
 

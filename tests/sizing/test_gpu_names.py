@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapers.gpus import CANONICAL_MODELS, GpuIdentity, identify, identify_first
+from sizing.gpu_names import GpuIdentity, canonical_models, identify, identify_first
 
 GPUS_CSV = Path(__file__).parents[2] / "sizing" / "data" / "gpus.csv"
 
@@ -87,11 +87,13 @@ def test_identify(
 def test_every_canonical_name_is_a_row_of_the_sizing_catalog() -> None:
     with GPUS_CSV.open(encoding="utf-8", newline="") as rows:
         catalog = {row["gpu_model"] for row in csv.DictReader(rows)}
-    assert catalog >= CANONICAL_MODELS, f"not in sizing/data/gpus.csv: {sorted(CANONICAL_MODELS - catalog)}"
+    assert catalog >= canonical_models(), (
+        f"not in sizing/data/gpus.csv: {sorted(canonical_models() - catalog)}"
+    )
 
 
 def test_every_identified_model_is_canonical() -> None:
-    assert {c[2] for c in CASES if c[2]} <= CANONICAL_MODELS
+    assert {c[2] for c in CASES if c[2]} <= canonical_models()
 
 
 def test_identify_first_falls_back_to_the_next_name() -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuplan.imports.offers import (
+from scrapers.history.offers import (
     ImportedFile,
     PlatformDay,
     canonical_gpus,
@@ -32,8 +32,8 @@ from gpuplan.imports.offers import (
     offer_frame,
     rejected_frame,
 )
-from gpuplan.imports.paths import midnight_utc, observation_day
-from gpuplan.imports.platforms import platform_slug
+from scrapers.history.paths import midnight_utc, observation_day
+from scrapers.history.platforms import platform_slug
 
 FORMAT = "gpuhunt"
 DESCRIPTION = (

@@ -1,4 +1,4 @@
-"""SMTP delivery of a rendered digest with `settings.smtp` (stdlib smtplib and EmailMessage).
+"""SMTP delivery of a rendered digest with an `SmtpConfig` (stdlib smtplib and EmailMessage).
 
 The SMTP password is used for `login()` and nowhere else: it is never logged, and every error
 text that leaves this module goes through `scrub()` first, so it cannot land in the warehouse.
@@ -10,13 +10,14 @@ import base64
 import logging
 import smtplib
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass
 from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate, getaddresses
+from typing import Protocol
 
-from gpuplan.digest.render import RenderedDigest
-from gpuplan.settings import SmtpSettings
+from digest.render import RenderedDigest
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,28 @@ SMTP_TIMEOUT_S = 30.0
 # Always 7-bit transfer encodings (base64 / quoted-printable) for bodies: a relay without
 # 8BITMIME would otherwise get raw UTF-8 (Chinese platform names) it may mangle.
 MESSAGE_POLICY = policy.default.clone(cte_type="7bit")
+
+
+class SmtpConfig(Protocol):
+    """What sending needs to know about the SMTP server; the edge's settings object provides it.
+
+    `security` is one of SECURITY_MODES; `password` is a secret (never logged or stored).
+    """
+
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def security(self) -> str: ...
+    @property
+    def user(self) -> str | None: ...
+    @property
+    def password(self) -> str | None: ...
+    @property
+    def sender(self) -> str | None: ...
+    @property
+    def recipients(self) -> Sequence[str]: ...
 
 
 class SmtpConfigError(ValueError):
@@ -40,7 +63,7 @@ class Delivery:
     refused: tuple[str, ...]
 
 
-def check_settings(smtp: SmtpSettings) -> None:
+def check_settings(smtp: SmtpConfig) -> None:
     """Raise SmtpConfigError naming every GPUPLAN_SMTP_* setting that is missing or wrong."""
     problems = []
     if not smtp.host:
@@ -57,7 +80,7 @@ def check_settings(smtp: SmtpSettings) -> None:
         raise SmtpConfigError("cannot send the digest: " + "; ".join(problems))
 
 
-def build_message(rendered: RenderedDigest, smtp: SmtpSettings, message_id: str) -> EmailMessage:
+def build_message(rendered: RenderedDigest, smtp: SmtpConfig, message_id: str) -> EmailMessage:
     """multipart/alternative: text/plain, then text/html (inside multipart/related with its images).
 
     `message_id` (with angle brackets) is reused on a retry so a client can drop a duplicate.
@@ -79,7 +102,7 @@ def build_message(rendered: RenderedDigest, smtp: SmtpSettings, message_id: str)
     return message
 
 
-def deliver(message: EmailMessage, smtp: SmtpSettings) -> Delivery:
+def deliver(message: EmailMessage, smtp: SmtpConfig) -> Delivery:
     """Send `message` to its To addresses; raises smtplib/OS errors when nothing was accepted.
 
     Recipients refused one by one while others are accepted do not raise: they are returned.
@@ -108,7 +131,7 @@ def deliver(message: EmailMessage, smtp: SmtpSettings) -> Delivery:
     )
 
 
-def describe(error: BaseException, smtp: SmtpSettings) -> str:
+def describe(error: BaseException, smtp: SmtpConfig) -> str:
     """One line for the send record: the error type and the server's words, password scrubbed."""
     if isinstance(error, smtplib.SMTPRecipientsRefused):
         detail = "all recipients refused: " + "; ".join(
@@ -121,7 +144,7 @@ def describe(error: BaseException, smtp: SmtpSettings) -> str:
     return scrub(" ".join(f"{type(error).__name__}: {detail}".split()), smtp)
 
 
-def scrub(text: str, smtp: SmtpSettings) -> str:
+def scrub(text: str, smtp: SmtpConfig) -> str:
     """`text` with the password replaced by '***', also in the base64 forms AUTH LOGIN/PLAIN send."""
     if not smtp.password:
         return text

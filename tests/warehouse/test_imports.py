@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from gpuplan.imports import formats
-from gpuplan.imports.runs import import_file
+from scrapers.history import formats
 from warehouse import connect, history
+from warehouse.imports import import_file
 
 OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
 HEADER = (

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gpuplan.imports.paths import day_in_path, observation_day
-from gpuplan.imports.platforms import platform_slug, platform_slugs
+from scrapers.history.paths import day_in_path, observation_day
+from scrapers.history.platforms import platform_slug, platform_slugs
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuplan.imports.offers import (
+from scrapers.history.offers import (
     ImportedFile,
     PlatformDay,
     canonical_gpus,
@@ -35,7 +35,7 @@ from gpuplan.imports.offers import (
     offer_frame,
     rejected_frame,
 )
-from gpuplan.imports.platforms import platform_slug, platform_slugs
+from scrapers.history.platforms import platform_slug, platform_slugs
 
 FORMAT = "observations"
 DESCRIPTION = "daily observations CSV (date, provider, gpu_model, ... price_min_usd per GPU-hour, n_offers)"

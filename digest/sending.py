@@ -21,10 +21,9 @@ from email.utils import getaddresses
 
 import duckdb
 
-from gpuplan.digest import mailer
-from gpuplan.digest.content import build_digest
-from gpuplan.digest.render import render
-from gpuplan.settings import Settings
+from digest import mailer
+from digest.content import build_digest
+from digest.render import render
 from warehouse import queries
 
 log = logging.getLogger(__name__)
@@ -32,6 +31,16 @@ log = logging.getLogger(__name__)
 # Enough for the server's reply and our context; the whole traceback goes to the log instead.
 MAX_ERROR_CHARS = 1000
 FINAL_STATUSES = ("sent", "skipped")
+
+
+@dataclass(frozen=True)
+class SendOptions:
+    """How to send: the SMTP server, the price-move threshold the digest cuts at (percent), and
+    whether a quiet day (no change at all) is skipped instead of mailed."""
+
+    smtp: mailer.SmtpConfig
+    price_move_pct: float
+    skip_empty: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,50 +63,50 @@ class SendResult:
     error: str | None = None
 
 
-def send_pending(settings: Settings, con: duckdb.DuckDBPyConnection, today: date) -> list[SendResult]:
+def send_pending(con: duckdb.DuckDBPyConnection, today: date, options: SendOptions) -> list[SendResult]:
     """Retry earlier failed digest days, then send `today`'s, each at most once; one result per day.
 
     `con` is the writer connection (warehouse.connect.writer): the send records live there.
     Delivery failures are recorded and returned, never raised; the caller decides how loud to be.
     """
     retries = con.execute(queries.sql("digest_send_retries"), {"today": today}).fetchall()
-    return [_send_day(settings, con, day) for day in [*(row[0] for row in retries), today]]
+    return [_send_day(con, day, options) for day in [*(row[0] for row in retries), today]]
 
 
-def _send_day(settings: Settings, con: duckdb.DuckDBPyConnection, day: date) -> SendResult:
+def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -> SendResult:
     state = con.execute(queries.sql("digest_send_state"), {"digest_date": day}).fetchall()
     status, attempts, message_id = state[0] if state else (None, 0, None)
     if status in FINAL_STATUSES:
         return SendResult(day, status, attempted=False, attempts=attempts, message_id=message_id)
-    digest = build_digest(con, day, price_move_pct=settings.price_move_pct)
+    digest = build_digest(con, day, price_move_pct=options.price_move_pct)
     if not digest.plans:
         return SendResult(
             day, "no_plans", attempted=False, attempts=attempts, error=f"no cheapest plans for {day}"
         )
-    if digest.is_quiet and settings.digest_skip_empty:
+    if digest.is_quiet and options.skip_empty:
         _record(
             con,
             day,
             "skipped",
             attempts,
-            message_id or _new_message_id(settings, day),
-            settings.smtp.recipients,
+            message_id or _new_message_id(options.smtp.sender, day),
+            tuple(options.smtp.recipients),
         )
         log.info("digest %s: no changes, not sent (GPUPLAN_DIGEST_SKIP_EMPTY)", day)
         return SendResult(day, "skipped", attempted=True, attempts=attempts)
 
     attempts += 1
-    message_id = message_id or _new_message_id(settings, day)
-    addressed = settings.smtp.recipients
+    message_id = message_id or _new_message_id(options.smtp.sender, day)
+    addressed = tuple(options.smtp.recipients)
     # Written before the SMTP conversation: a crash from here on leaves a row the next run retries.
     _record(con, day, "sending", attempts, message_id, addressed)
     subject = None
     try:
         rendered = render(digest)
         subject = rendered.subject
-        delivery = mailer.deliver(mailer.build_message(rendered, settings.smtp, message_id), settings.smtp)
+        delivery = mailer.deliver(mailer.build_message(rendered, options.smtp, message_id), options.smtp)
     except Exception as exc:  # any failure (render, network, server) is recorded and retried, never lost
-        error = mailer.describe(exc, settings.smtp)[:MAX_ERROR_CHARS]
+        error = mailer.describe(exc, options.smtp)[:MAX_ERROR_CHARS]
         _record(con, day, "failed", attempts, message_id, addressed, subject=subject, error=error)
         log.warning(
             "digest %s: send failed (attempt %d), will retry on the next run: %s",
@@ -155,10 +164,10 @@ def _record(
     )
 
 
-def _new_message_id(settings: Settings, day: date) -> str:
+def _new_message_id(sender: str | None, day: date) -> str:
     """'<2026-12-01.<16 hex>.gpuplan-digest@sender.domain>': unique, and short enough that the
     header is not folded (make_msgid's are; some clients then mis-thread)."""
-    addresses = getaddresses([settings.smtp.sender or ""])
+    addresses = getaddresses([sender or ""])
     domain = addresses[0][1].rpartition("@")[2] if addresses else ""
     return f"<{day.isoformat()}.{secrets.token_hex(8)}.gpuplan-digest@{domain or 'gpuplan.invalid'}>"
 

@@ -18,7 +18,7 @@ from operator import attrgetter
 import css_inline
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from gpuplan.digest.content import CHART_DAYS, Digest, PricePoint
+from digest.content import CHART_DAYS, Digest, PricePoint
 
 RANKING_TITLES = {
     "lowest_rent": "Lowest rent for a month of training",
@@ -68,7 +68,7 @@ def render(digest: Digest) -> RenderedDigest:
     images: tuple[InlineImage, ...] = ()
     chart_lines: tuple[ChartLine, ...] = ()
     if digest.price_history and not digest.is_quiet:
-        from gpuplan.digest.chart import price_chart_png  # defers the matplotlib import
+        from digest.chart import price_chart_png  # defers the matplotlib import
 
         images = (
             InlineImage(
@@ -184,7 +184,7 @@ def oneline(value: str | None) -> str:
 @cache
 def _environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("gpuplan.digest", "templates"),
+        loader=PackageLoader("digest", "templates"),
         # HTML templates escape every value; the .txt template must not (it would show &lt;).
         autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=True),
         undefined=StrictUndefined,
