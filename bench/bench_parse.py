@@ -19,7 +19,7 @@ from scrapy.http import Request, TextResponse
 from scrapy.utils.test import get_crawler
 
 from scrapers.pipelines import OfferChecks
-from scrapers.runner import fixture_dir
+from scrapers.registry import fixture_dir
 from scrapers.spiders.vastai import BUNDLES_URL, VastaiSpider
 
 TARGET_S = 1.0

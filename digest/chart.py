@@ -21,7 +21,7 @@ def price_chart_png(history: Sequence[PricePoint], last_day: date) -> bytes:
     """
     # Imported here: matplotlib takes about a second to import, and every `gpuplan` start imports
     # all commands. The Figure API (no pyplot) keeps no global state and always renders with Agg.
-    from matplotlib.dates import DateFormatter, DayLocator
+    from matplotlib.dates import DateFormatter, DayLocator, date2num
     from matplotlib.figure import Figure
     from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
@@ -31,14 +31,14 @@ def price_chart_png(history: Sequence[PricePoint], last_day: date) -> bytes:
     for gpu_model, points in groupby(ordered, key=attrgetter("gpu_model")):
         series = list(points)
         axes.plot(
-            [point.day for point in series],
+            [date2num(point.day) for point in series],
             [point.min_usd_per_gpu_hour for point in series],
             marker="o",
             markersize=2.5,
             linewidth=1.4,
             label=gpu_model,
         )
-    axes.set_xlim(last_day - timedelta(days=CHART_DAYS - 1), last_day)
+    axes.set_xlim(date2num(last_day - timedelta(days=CHART_DAYS - 1)), date2num(last_day))
     axes.xaxis.set_major_locator(DayLocator(interval=7))
     axes.xaxis.set_major_formatter(DateFormatter("%b %d"))
     axes.set_yscale("log")

@@ -94,7 +94,8 @@ def build_message(rendered: RenderedDigest, smtp: SmtpConfig, message_id: str) -
     message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation auto-replies to a report
     message.set_content(rendered.text)
     message.add_alternative(rendered.html, subtype="html")
-    html_part = message.get_payload()[1]
+    html_part = next(part for part in message.iter_parts() if part.get_content_type() == "text/html")
+    assert isinstance(html_part, EmailMessage)
     for image in rendered.images:
         html_part.add_related(
             image.png, maintype="image", subtype="png", cid=f"<{image.cid}>", filename=image.filename
@@ -108,11 +109,12 @@ def deliver(message: EmailMessage, smtp: SmtpConfig) -> Delivery:
     Recipients refused one by one while others are accepted do not raise: they are returned.
     """
     check_settings(smtp)
+    host = smtp.host or ""  # check_settings refuses a missing host
     context = ssl.create_default_context()
     if smtp.security == "ssl":
-        client: smtplib.SMTP = smtplib.SMTP_SSL(smtp.host, smtp.port, timeout=SMTP_TIMEOUT_S, context=context)
+        client: smtplib.SMTP = smtplib.SMTP_SSL(host, smtp.port, timeout=SMTP_TIMEOUT_S, context=context)
     else:
-        client = smtplib.SMTP(smtp.host, smtp.port, timeout=SMTP_TIMEOUT_S)
+        client = smtplib.SMTP(host, smtp.port, timeout=SMTP_TIMEOUT_S)
     # Never set_debuglevel(): smtplib's debug output prints the AUTH exchange, i.e. the password.
     with client:
         if smtp.security == "starttls":

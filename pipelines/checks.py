@@ -6,6 +6,7 @@ them blocks: a bad platform must not stop the plans of the others; the check say
 
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
+from typing import Any
 
 import dagster as dg
 import pandas as pd
@@ -46,7 +47,7 @@ def _crawl_volume_check(platform: str) -> dg.AssetChecksDefinition:
             summary = CrawlSummary.read(summary_path(warehouse, day, platform, crawler.offline))
         except SummaryError as exc:
             return dg.AssetCheckResult(passed=False, metadata={"day": str(day), "error": str(exc)})
-        metadata: dict[str, object] = {
+        metadata: dict[str, Any] = {
             "day": str(day),
             "status": summary.status,
             "items_yielded": summary.items_yielded,

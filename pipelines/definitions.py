@@ -23,7 +23,7 @@ from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from pipelines.schedules import build_daily_schedule
-from scrapers.runner import platforms
+from scrapers.registry import platforms
 
 
 @contextmanager

@@ -31,7 +31,10 @@ class BackoffRetryMiddleware(RetryMiddleware):
         self.backoff_max_s = settings.getfloat("RETRY_BACKOFF_MAX_S")
         self.retry_after_max_s = settings.getfloat("RETRY_AFTER_MAX_S")
 
-    async def process_response(self, request: Request, response: Response) -> Request | Response:
+    # Async: Scrapy 2.13+ awaits coroutine middleware methods; its stubs still declare them sync.
+    async def process_response(  # type: ignore[override]
+        self, request: Request, response: Response
+    ) -> Request | Response:
         if request.meta.get("dont_retry", False) or response.status not in self.retry_http_codes:
             return response
         retry_after_s = retry_after_seconds(response)
@@ -44,7 +47,9 @@ class BackoffRetryMiddleware(RetryMiddleware):
         await asyncio.sleep(retry_after_s if retry_after_s is not None else self._backoff_s(request))
         return retry
 
-    async def process_exception(self, request: Request, exception: Exception) -> Request | Response | None:
+    async def process_exception(  # type: ignore[override]
+        self, request: Request, exception: Exception
+    ) -> Request | Response | None:
         if request.meta.get("dont_retry", False) or not isinstance(exception, self.exceptions_to_retry):
             return None
         retry = self._retry(request, exception)

@@ -281,6 +281,13 @@ def dig(payload: Any, *path: str | int, expect: type = list) -> Any:
     return node
 
 
+def kept(row: Mapping[str, Any], keys: Sequence[str] | None = None) -> dict[str, Any]:
+    """The fields of `row` worth keeping in an offer's `extra`: those named in `keys` (all when None)
+    that say something (neither None nor empty text)."""
+    names = row.keys() if keys is None else keys
+    return {key: row[key] for key in names if row.get(key) not in (None, "")}
+
+
 def split_complete(
     rows: Sequence[Any], fields: tuple[str, ...], what: str
 ) -> tuple[list[Mapping[str, Any]], list[Any]]:

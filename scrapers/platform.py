@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
@@ -155,6 +155,23 @@ class PlatformSpider(scrapy.Spider):
         """The result is known to be incomplete (e.g. a result limit was hit)."""
         self.crawler.stats.set_value(STAT_PARTIAL, reason)
         self.logger.warning(reason)
+
+    # --- answers ------------------------------------------------------------
+
+    def json_payload(self, response: Response) -> Any:
+        """The answer as JSON, checked for the generic error envelopes (`parsing.error_message`)."""
+        payload = parsing.json_body(response)
+        parsing.check_error_envelope(payload)
+        return payload
+
+    def complete_rows(
+        self, response: Response, rows: Sequence[Any], required: tuple[str, ...], what: str
+    ) -> tuple[list[Mapping[str, Any]], list[RejectedOffer]]:
+        """The rows that carry every `required` field, and a `record_incomplete` rejection for each
+        other one (kept, not dropped). Raises like `parsing.split_complete` for no rows or none
+        complete: a layout change, not an empty market."""
+        complete, incomplete = parsing.split_complete(rows, required, what)
+        return complete, [self.reject(response, "record_incomplete", row) for row in incomplete]
 
     # --- items --------------------------------------------------------------
 

@@ -152,7 +152,7 @@ class SnapshotStorage:
             except json.JSONDecodeError:
                 request_entry["body"] = request.body.decode("utf-8", errors="replace")
         headers = {
-            name: response.headers[name].decode("latin-1")
+            name: (response.headers.get(name) or b"").decode("latin-1")
             for name in KEPT_HEADERS
             if name in response.headers
         }
@@ -190,7 +190,7 @@ def _file_stem(url: str) -> str:
 
 
 def _extension(response: Response) -> str:
-    content_type = response.headers.get(b"Content-Type", b"").decode("latin-1").lower()
+    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1").lower()
     if "json" in content_type:
         return "json"
     if "html" in content_type:

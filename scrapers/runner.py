@@ -1,4 +1,4 @@
-"""Run platform crawls in child processes and write their summaries; list the platforms and their tokens.
+"""Run platform crawls in child processes and write their summaries.
 
 Scrapy's reactor cannot restart inside a process, so every crawl is a fresh
 `python -m scrapy crawl <platform>` child. The child writes the offers feed,
@@ -21,25 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrapy.settings import Settings as ScrapySettings
-from scrapy.spiderloader import SpiderLoader
-
 from scrapers import pipelines
 from scrapers.extensions import REPORT_FILE_SETTING
-from scrapers.platform import (
-    STAT_ERRORS,
-    STAT_FAILURES,
-    STAT_PARTIAL,
-    STAT_SKIPPED,
-    PlatformSpider,
-    Token,
-)
+from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED
 from scrapers.redaction import redact
+from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
 from scrapers.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
 
-SETTINGS_MODULE = "scrapers.settings"
-FIXTURES = Path(__file__).parent / "fixtures"
 # A healthy crawl takes seconds to a minute (RunPod's fan-out is the longest);
 # ten minutes means it is stuck. The spider is asked to stop at 80 % of this so
 # it can still write what it has; the process is killed at 100 %.
@@ -52,46 +41,6 @@ LAST_LINE_CHARS = 300  # of a crashed child's output, for the summary's error
 # What `run_crawls` tells its caller as it goes: (platform, state, summary once done).
 ProgressState = str  # "waiting" | "crawling" | "done"
 OnProgress = Callable[[str, ProgressState, CrawlSummary | None], None]
-
-
-class UnknownPlatform(LookupError):
-    """A platform name the spider loader does not know (a usage error, not a crawl failure)."""
-
-
-def _loader() -> SpiderLoader:
-    settings = ScrapySettings()
-    settings.setmodule(SETTINGS_MODULE, priority="project")
-    return SpiderLoader.from_settings(settings)
-
-
-def platforms() -> list[str]:
-    """Every platform, from Scrapy's spider loader (the only registry)."""
-    return sorted(_loader().list())
-
-
-def spider_class(name: str) -> type[PlatformSpider]:
-    try:
-        spider = _loader().load(name)
-    except KeyError:
-        raise UnknownPlatform(f"unknown platform {name!r}; known: {', '.join(platforms())}") from None
-    if not issubclass(spider, PlatformSpider):
-        raise UnknownPlatform(f"spider {name!r} is not a gpuplan platform spider")
-    return spider
-
-
-def platform_tokens() -> dict[str, Token]:
-    """The token each platform declares (`PlatformSpider.token`), by platform: the one list of them."""
-    return {name: token for name in platforms() if (token := spider_class(name).token) is not None}
-
-
-def token_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
-    """Every platform token set in `env`: what no summary, log or table may ever show."""
-    return tuple(value for token in platform_tokens().values() if (value := token.value(env)))
-
-
-def fixture_dir(name: str) -> Path:
-    """The platform's recorded snapshot and expected items (package data)."""
-    return FIXTURES / name
 
 
 def run_crawls(
@@ -246,8 +195,8 @@ def run_crawl(
     paths.report.unlink(missing_ok=True)  # its stats are in the log's stats dump and the summary
     if report is None:
         last = _last_line(child.stderr or "") or _last_line(_read_text(paths.log))
-        error = f"crawl process exited with code {child.returncode} without a report: {last or 'no output'}"
-        return summary("failed", error, _paths_stats(paths))
+        crashed = f"crawl process exited with code {child.returncode} without a report: {last or 'no output'}"
+        return summary("failed", crashed, _paths_stats(paths))
     # One read of the feed counts its offers and hashes it (the loader's crawl id).
     feed_digest = digest_feed(paths.feed) if paths.feed.exists() else FeedDigest(0, "")
     status, error, stats = summarize(report, feed_digest.lines, _count_lines(paths.rejected))

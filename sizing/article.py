@@ -90,9 +90,10 @@ def claims() -> tuple[Claim, ...]:
 
 def _size_claims(params_b: float, article_method: str) -> list[Claim]:
     sized = [c for c in claims() if c.claim == "size" and c.method == article_method and c.size_b]
-    if not sized:
+    sizes = {c.size_b for c in sized if c.size_b is not None}
+    if not sizes:
         return []
-    nearest = min({c.size_b for c in sized}, key=lambda size: abs(math.log(params_b / size)))
+    nearest = min(sizes, key=lambda size: abs(math.log(params_b / size)))
     if max(params_b / nearest, nearest / params_b) > _SIZE_CLASS_TOLERANCE:
         return []
     return [c for c in sized if c.size_b == nearest]

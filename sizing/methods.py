@@ -84,6 +84,7 @@ def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateByte
     """Bytes of weights, gradients and optimizer states for one replica."""
     params = spec.params
     dequant_buffer = 0.0
+    weights: float
     if method in ("full", "full-bf16"):
         trainable, frozen = params, 0
         weight_b, grad_b = BF16_BYTES, BF16_BYTES
@@ -99,7 +100,7 @@ def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateByte
         weight_b, grad_b, master_b, moment_precision = FP32_BYTES, FP32_BYTES, 0, FP32_BYTES
         if method == "qlora":
             quantized = spec.layers * spec.layer_linear_params
-            frozen_bytes = quantized * NF4_DQ_BYTES_PER_PARAM + (frozen - quantized) * BF16_BYTES
+            frozen_bytes: float = quantized * NF4_DQ_BYTES_PER_PARAM + (frozen - quantized) * BF16_BYTES
             dequant_buffer = spec.largest_linear_params * BF16_BYTES
         else:
             frozen_bytes = frozen * BF16_BYTES

@@ -76,6 +76,7 @@ class ModelSpec:
             Linear("v_proj", h, self.kv_dim),
             Linear("o_proj", h, h),
         )
+        mlp: tuple[Linear, ...]
         if self.mlp == "swiglu":
             mlp = (Linear("gate_proj", h, f, e), Linear("up_proj", h, f, e), Linear("down_proj", f, h, e))
         else:

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer.main
 
 from gpuplan.cli import app
+from scrapers import registry
 
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -23,6 +24,14 @@ def test_every_environment_variable_read_by_settings_is_in_the_readme_table() ->
     read = set(re.findall(r'env\.get\("([A-Z_]+)"\)', source))
     assert read, "settings.py reads no variables? the pattern is out of date"
     assert read - {"XDG_DATA_HOME"} <= _settings_table_names()
+
+
+def test_every_variable_a_spider_reads_is_in_the_readme_table() -> None:
+    """Platform tokens and the quotes file are declared by their spiders (one home), and documented."""
+    declared = {token.env for token in registry.platform_tokens().values()}
+    declared |= {env for name in registry.platforms() if (env := registry.spider_class(name).file_env)}
+    assert {"AUTODL_TOKEN", "GPUPLAN_QUOTES_FILE"} <= declared, "the spiders' declarations are not read"
+    assert declared <= _settings_table_names()
 
 
 def test_the_quickstart_has_exactly_install_main_and_test() -> None:

@@ -117,8 +117,9 @@ def record_history_crawls(
     (every crawl of those days, `already_recorded` FALSE for the ones recorded now).
     """
     crawls = backfill_crawls(con, first, last)
-    for day, new in crawls[~crawls["already_recorded"]].groupby("day"):
-        plans.record_plan_crawls(con, day, new)
+    new = crawls[~crawls["already_recorded"]]
+    for day in sorted(set(new["day"])):
+        plans.record_plan_crawls(con, day, new[new["day"] == day])
     return crawls
 
 
@@ -218,15 +219,15 @@ def backfill_plans(
         plans.compute_candidates(con, day)
         plans.compute_cheapest_plans(con, day)
     plans.compute_plan_changes_for_days(con, days, price_move_pct)
-    outcome = plan_days(con, days[0], days[-1]).set_index("plan_date")
+    outcome = {row["plan_date"]: row for row in plan_days(con, days[0], days[-1]).to_dict("records")}
     return [
         BackfilledDay(
             day=day,
             platforms=int(platforms_per_day[day]),
-            plans_ok=int(outcome.at[day, "plans_ok"]),
-            plans=int(outcome.at[day, "plans"]),
-            changes=int(outcome.at[day, "changes"]),
-            offers_excluded=int(outcome.at[day, "offers_excluded"]),
+            plans_ok=int(outcome[day]["plans_ok"]),
+            plans=int(outcome[day]["plans"]),
+            changes=int(outcome[day]["changes"]),
+            offers_excluded=int(outcome[day]["offers_excluded"]),
         )
         for day in days
     ]

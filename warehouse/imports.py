@@ -110,8 +110,12 @@ def _frames(imported: ImportedFile) -> tuple[pd.DataFrame, pd.DataFrame, pd.Data
         ]
     )
     per_run = {
-        key: (len(group), int(group["refused"].sum()), _run_id(imported.source, key, group["line"]))
-        for key, group in lines.groupby(["platform", "day"])
+        (str(platform), str(day)): (
+            len(group),
+            int(group["refused"].sum()),
+            _run_id(imported.source, (str(platform), str(day)), group["line"]),
+        )
+        for (platform, day), group in lines.groupby(["platform", "day"])
     }
     keys = [(platform_day.platform, platform_day.day.isoformat()) for platform_day in imported.days]
     nothing = (0, 0, None)

@@ -18,7 +18,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gpuplan.settings import Settings
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlSummary, UnknownPlatform, platforms, run_crawl
+from scrapers.registry import UnknownPlatform, platforms
+from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlSummary, run_crawl
 
 EXIT_NO_OFFERS = 1
 STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "skipped": "dim"}
@@ -70,7 +71,7 @@ def crawl_command(
         raise typer.BadParameter("give one PLATFORM or --all")
     if all_platforms and (output is not None or record is not None):
         raise typer.BadParameter("--output and --record take one platform, not --all")
-    names = platforms() if all_platforms else [platform]
+    names = platforms() if all_platforms or platform is None else [platform]
     folder = output.parent if output is not None else out_dir or _default_dir(settings, offline)
     console = Console()
     summaries: list[CrawlSummary] = []

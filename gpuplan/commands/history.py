@@ -5,9 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import io
-import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import pandas as pd
 import typer
@@ -22,7 +21,6 @@ from warehouse import connect, history
 PRICING_CHOICES = ("on_demand", "spot", "any")
 # Pixels = inches x dpi: 1000 x 450, wide enough for a year of daily points.
 CHART_WIDTH_IN, CHART_HEIGHT_IN, CHART_DPI = 10.0, 4.5, 100
-_LOOSE = re.compile(r"[\s_\-]+")
 
 
 def register(app: typer.Typer) -> None:
@@ -82,18 +80,24 @@ def history_command(
 
 
 def _resolve_gpu(name: str, known: list[str]) -> str:
-    """The canonical model in `known` that `name` means: exact, loosely, then via the GPU-name module."""
+    """The canonical model in `known` that `name` means: exact, then as people write GPU names
+    (`sizing.gpu_names.resolve`: "H100", "A100-80GB", "4090"), the first of its variants priced."""
     if name in known:
         return name
-    loose = {_LOOSE.sub("", model.lower()): model for model in known}
-    if (found := loose.get(_LOOSE.sub("", name.lower()))) is not None:
-        return found
-    identified = gpu_names.identify(name).gpu_model
-    if identified in known:
-        return identified
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
-    hint = f"; did you mean {', '.join(repr(model) for model in close)}?" if close else ""
-    raise typer.BadParameter(f"no priced offers for GPU {name!r}{hint}", param_hint="GPU")
+    try:
+        match = gpu_names.resolve(name)
+    except gpu_names.UnknownGpu as exc:
+        raise typer.BadParameter(str(exc), param_hint="GPU") from None
+    priced = [model for model in match.variants if model in known]
+    if not priced:
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
+        hint = f"; did you mean {', '.join(repr(model) for model in close)}?" if close else ""
+        raise typer.BadParameter(
+            f"no priced offers for GPU {name!r} ({match.gpu_model}){hint}", param_hint="GPU"
+        )
+    if match.note:
+        typer.echo(match.note, err=True)
+    return priced[0]
 
 
 def _scope(gpu_model: str, platform: str | None, pricing: str, gpus_per_offer: int | None) -> str:
@@ -107,7 +111,7 @@ def _scope(gpu_model: str, platform: str | None, pricing: str, gpus_per_offer: i
 
 def _table(trend: pd.DataFrame, scope: str) -> Table:
     table = Table(title=f"{scope}: USD per GPU-hour")
-    for column, justify in (
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("day", "left"),
         ("min", "right"),
         ("median", "right"),
@@ -115,17 +119,18 @@ def _table(trend: pd.DataFrame, scope: str) -> Table:
         ("offers", "right"),
         ("platforms", "right"),
         ("sources", "left"),
-    ):
+    )
+    for column, justify in columns:
         table.add_column(column, justify=justify)
     for row in trend.itertuples(index=False):
         table.add_row(
             f"{row.day:%Y-%m-%d}",
             f"{row.min_usd_per_gpu_hour:.2f}",
             f"{row.median_usd_per_gpu_hour:.2f}",
-            row.cheapest_platform,
+            str(row.cheapest_platform),
             str(row.offers),
             str(row.platforms),
-            row.sources,
+            str(row.sources),
         )
     return table
 

@@ -101,7 +101,7 @@ def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
     )
 
 
-def _money(value: object) -> str:
+def _money(value: float | None) -> str:
     return "" if value is None or pd.isna(value) else f"{value:,.0f}"
 
 

@@ -53,7 +53,7 @@ def refresh_command(
     ] = None,
 ) -> None:
     from pipelines.partitions import FIRST_DAY
-    from scrapers.runner import platforms
+    from scrapers.registry import platforms
 
     settings: Settings = ctx.obj
     known = platforms()
@@ -87,9 +87,11 @@ def _print_day(console: Console, settings: Settings, day: dt.date) -> None:
         frame = plans.plans_for_date(con, day)
         changes = plans.changes_for_date(con, day)
         excluded = plans.excluded_offers(con, day)
-    for row in crawls.itertuples():
-        if row.status in ("failed", "partial", "skipped"):
-            console.print(f"[yellow]{row.platform}: {row.status}[/yellow]: {row.error}", highlight=False)
+    for row in crawls.to_dict("records"):
+        if row["status"] in ("failed", "partial", "skipped"):
+            console.print(
+                f"[yellow]{row['platform']}: {row['status']}[/yellow]: {row['error']}", highlight=False
+            )
     if not frame.empty:
         console.print(plans_table(frame))
         if len(excluded):

@@ -234,10 +234,10 @@ def size(
     try:
         sizing = planner.prepare(model, method.value, **options)
         counts = (gpus,) if gpus is not None else planner.DEFAULT_GPU_COUNTS
-        plans = planner.plan(model, method.value, gpu_counts=counts, **options)
+        plans = planner.plan(model, method.value, gpu_counts=counts, **options)  # type: ignore[arg-type]
         single = None
         if gpu is not None or gpus is not None or zero is not None:
-            single = planner.estimate(model, method.value, gpu=gpu, gpu_count=gpus, **options)
+            single = planner.estimate(model, method.value, gpu=gpu, gpu_count=gpus, **options)  # type: ignore[arg-type]
         comparison = article.compare(model, method.value, **options) if vs_article else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc

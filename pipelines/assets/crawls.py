@@ -1,4 +1,4 @@
-"""One crawl asset per platform; Scrapy's spider loader is the list (`scrapers.runner.platforms()`).
+"""One crawl asset per platform; Scrapy's spider loader is the list (`scrapers.registry.platforms()`).
 
 A crawl runs in a child process and writes `<crawl_dir>/<day>/<platform>.jsonl` and its summary
 (offline runs: under `<crawl_dir>/offline/<day>/`, so demo data never lands beside live crawls).

@@ -10,6 +10,7 @@ Days without any crawl recorded (no data) get no plans.
 
 from collections.abc import Sequence
 from datetime import date, timedelta
+from typing import Any
 
 import dagster as dg
 import pandas as pd
@@ -55,7 +56,7 @@ def _fewest_gpus(frame: pd.DataFrame, gpu_models: Sequence[str]) -> str:
     return markdown.table(pivot, list(pivot.columns))
 
 
-def _days_metadata(requested: Sequence[date], planned: Sequence[date]) -> dict[str, object]:
+def _days_metadata(requested: Sequence[date], planned: Sequence[date]) -> dict[str, Any]:
     """Which of the run's days had data to plan (a backfill range may hold days without any)."""
     skipped = sorted(set(requested) - set(planned))
     return {
@@ -165,7 +166,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
             days = plans.recorded_days(con, requested[0], requested[-1])
             count = sum(plans.compute_cheapest_plans(con, day) for day in days)
             frame = plans.plans_for_date(con, days[-1]) if days else pd.DataFrame()
-        metadata: dict[str, object] = {"dagster/row_count": count, **_days_metadata(requested, days)}
+        metadata: dict[str, Any] = {"dagster/row_count": count, **_days_metadata(requested, days)}
         if days:
             metadata.update(
                 {

@@ -91,7 +91,9 @@ def first_failure(checks: Sequence[tuple[pd.Series, str]], index: pd.Index) -> p
     if not checks:
         return pd.Series(None, index=index, dtype=object)
     reasons = np.select(
-        [mask.to_numpy(dtype=bool) for mask, _ in checks], [reason for _, reason in checks], None
+        [mask.to_numpy(dtype=bool) for mask, _ in checks],
+        [np.full(len(index), reason, dtype=object) for _, reason in checks],
+        np.full(len(index), None, dtype=object),
     )
     return pd.Series(reasons, index=index, dtype=object)
 

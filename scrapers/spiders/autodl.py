@@ -116,9 +116,8 @@ class AutodlSpider(PlatformSpider):
     def parse_list(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
         payload = self._payload(response)
         rows = parsing.dig(payload, "data", "list")
-        complete, incomplete = parsing.split_complete(rows, REQUIRED, "machines")
-        for row in incomplete:
-            yield self.reject(response, "record_incomplete", row)
+        complete, rejected = self.complete_rows(response, rows, REQUIRED, "machines")
+        yield from rejected
         for row in complete:
             item = self.machine_offer(response, row)
             if isinstance(item, OfferItem) and item.extra.get("region_sign"):
@@ -166,7 +165,7 @@ class AutodlSpider(PlatformSpider):
             pricing_type="on_demand",
             region=str(row.get("region_name") or "").strip() or None,
             available_gpus=idle,
-            extra={key: value for key, value in extra.items() if value not in (None, "")},
+            extra=parsing.kept(extra),
         )
 
     # --- region stock -------------------------------------------------------------
@@ -199,7 +198,8 @@ class AutodlSpider(PlatformSpider):
 
     def region_stock_failed(self, failure: Failure) -> list[OfferItem]:
         self.on_request_failed(failure)
-        return self._release(failure.request.meta["region_sign"], {})
+        request: Request = failure.request  # type: ignore[attr-defined]  # set by Scrapy on errbacks
+        return self._release(request.meta["region_sign"], {})
 
     def _release(self, sign: str, figures: dict[str, Mapping[str, Any]]) -> list[OfferItem]:
         region = self._regions[sign]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from parsel import Selector
 from scrapy.http import Request, Response
@@ -100,7 +100,7 @@ def _cell_text(cell: Selector) -> str:
 class CompshareSpider(PlatformSpider):
     name = "compshare"
     # A web page, not an API: ask its robots.txt first.
-    custom_settings: ClassVar[dict[str, Any]] = {"ROBOTSTXT_OBEY": True}
+    custom_settings: dict[str, Any] | None = {"ROBOTSTXT_OBEY": True}  # noqa: RUF012 - Scrapy reads the class attribute
 
     def first_requests(self) -> Iterable[Request]:
         yield self.request(PRICE_LIST_URL, self.parse_price_list)

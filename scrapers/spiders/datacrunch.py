@@ -41,9 +41,8 @@ class DatacrunchSpider(PlatformSpider):
         parsing.check_code(payload, ok_codes=(), message_keys=("message", "msg"))
         parsing.check_error_envelope(payload)
         rows = parsing.dig(payload, expect=list)
-        complete, incomplete = parsing.split_complete(rows, REQUIRED, "instance types")
-        for row in incomplete:
-            yield self.reject(response, "record_incomplete", row)
+        complete, rejected = self.complete_rows(response, rows, REQUIRED, "instance types")
+        yield from rejected
         for row in complete:
             yield from self.offers_of(response, row)
 
@@ -52,7 +51,8 @@ class DatacrunchSpider(PlatformSpider):
         gpu_count = int(parsing.number(gpu_spec.get("number_of_gpus")) or 0)
         if gpu_count == 0:
             return  # a CPU instance: not a GPU offer
-        memory = row.get("gpu_memory") if isinstance(row.get("gpu_memory"), Mapping) else {}
+        memory_field = row.get("gpu_memory")
+        memory = memory_field if isinstance(memory_field, Mapping) else {}
         total_gb = parsing.number(memory.get("size_in_gigabytes"))
         names = [str(row.get(key) or "") for key in ("name", "model")] + [
             str(gpu_spec.get("description") or "")
@@ -65,7 +65,7 @@ class DatacrunchSpider(PlatformSpider):
             "price_currency": str(row.get("currency") or "usd").upper(),
             "price_per": "instance",
             "billing_period": "hour",
-            "extra": {key: row[key] for key in KEPT if row.get(key) not in (None, "")},
+            "extra": parsing.kept(row, KEPT),
         }
         on_demand = parsing.number(row["price_per_hour"])
         if on_demand is None:

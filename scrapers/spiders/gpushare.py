@@ -76,13 +76,10 @@ class GpushareSpider(PlatformSpider):
         super().on_request_failed(failure)
 
     def parse_list(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
-        payload = parsing.json_body(response)
-        parsing.check_error_envelope(payload)
-        data = parsing.dig(payload, "data", expect=dict)
+        data = parsing.dig(self.json_payload(response), "data", expect=dict)
         rows = parsing.dig(data, "list")
-        complete, incomplete = parsing.split_complete(rows, REQUIRED, "machines")
-        for row in incomplete:
-            yield self.reject(response, "record_incomplete", row)
+        complete, rejected = self.complete_rows(response, rows, REQUIRED, "machines")
+        yield from rejected
         for row in complete:
             yield self.machine_offer(response, row)
         if response.meta["page"] == 1:
@@ -127,5 +124,5 @@ class GpushareSpider(PlatformSpider):
             billing_period="hour",
             pricing_type="on_demand",
             available_gpus=free,
-            extra={key: value for key, value in extra.items() if value not in (None, "")},
+            extra=parsing.kept(extra),
         )

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from parsel import Selector
 from scrapy.http import Request, Response
@@ -48,7 +48,7 @@ class LambdaSpider(PlatformSpider):
         description="Lambda Cloud API key (cloud.lambda.ai, API keys); without it the pricing page is read",
     )
     # The keyless path reads a web page: ask its robots.txt first.
-    custom_settings: ClassVar[dict[str, Any]] = {"ROBOTSTXT_OBEY": True}
+    custom_settings: dict[str, Any] | None = {"ROBOTSTXT_OBEY": True}  # noqa: RUF012 - Scrapy reads the class attribute
 
     def first_requests(self) -> Iterable[Request]:
         key = self.token_value()
@@ -106,13 +106,10 @@ class LambdaSpider(PlatformSpider):
     # --- the API ----------------------------------------------------------------
 
     def parse_instance_types(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
-        payload = parsing.json_body(response)
-        parsing.check_error_envelope(payload)
-        data = parsing.dig(payload, "data", expect=dict)
+        data = parsing.dig(self.json_payload(response), "data", expect=dict)
         entries = [{"name": name, **entry} for name, entry in data.items() if isinstance(entry, Mapping)]
-        complete, incomplete = parsing.split_complete(entries, API_REQUIRED, "instance types")
-        for entry in incomplete:
-            yield self.reject(response, "record_incomplete", entry)
+        complete, rejected = self.complete_rows(response, entries, API_REQUIRED, "instance types")
+        yield from rejected
         for entry in complete:
             yield from self.api_offers(response, entry)
 

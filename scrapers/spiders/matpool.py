@@ -56,15 +56,13 @@ class MatpoolSpider(PlatformSpider):
         yield self.request(page_url(1), self.parse_pools, meta={"page": 1})
 
     def parse_pools(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
-        payload = parsing.json_body(response)
-        parsing.check_error_envelope(payload)
+        payload = self.json_payload(response)
         if isinstance(payload, Mapping) and "pools" not in payload:
             # Success has no code; an answer without pools that carries one is the error.
             parsing.check_code(payload, ok_codes=())
         pools = parsing.dig(payload, "pools")
-        complete, incomplete = parsing.split_complete(pools, REQUIRED, "machine pools")
-        for pool in incomplete:
-            yield self.reject(response, "record_incomplete", pool)
+        complete, rejected = self.complete_rows(response, pools, REQUIRED, "machine pools")
+        yield from rejected
         for pool in complete:
             yield self.pool_offer(response, pool)
         # After the offers: a page that lacks its pagination still delivers what it has.
@@ -118,5 +116,5 @@ class MatpoolSpider(PlatformSpider):
             pricing_type="on_demand",
             region=zone_name(pool.get("domain")),
             available_gpus=available,
-            extra={key: value for key, value in extra.items() if value not in (None, "")},
+            extra=parsing.kept(extra),
         )

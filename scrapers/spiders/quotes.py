@@ -26,7 +26,7 @@ import datetime as dt
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from scrapy.http import Request, Response
@@ -50,7 +50,7 @@ class QuotesSpider(PlatformSpider):
     name = "quotes"
     # file:// requests go through the HTTP cache like any other (Scrapy skips "file" by
     # default), so offline replay answers them from the snapshot and recording keeps them.
-    custom_settings: ClassVar[dict[str, Any]] = {"HTTPCACHE_IGNORE_SCHEMES": []}
+    custom_settings: dict[str, Any] | None = {"HTTPCACHE_IGNORE_SCHEMES": []}  # noqa: RUF012 - Scrapy reads the class attribute
     file_env = "GPUPLAN_QUOTES_FILE"
 
     def first_requests(self) -> Iterable[Request]:

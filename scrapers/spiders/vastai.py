@@ -67,12 +67,9 @@ class VastaiSpider(PlatformSpider):
         yield self.request(BUNDLES_URL, self.parse_bundles, json_body=query)
 
     def parse_bundles(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
-        payload = parsing.json_body(response)
-        parsing.check_error_envelope(payload)
-        rows = parsing.dig(payload, "offers")
-        complete, incomplete = parsing.split_complete(rows, REQUIRED, "offers")
-        for row in incomplete:
-            yield self.reject(response, "record_incomplete", row)
+        rows = parsing.dig(self.json_payload(response), "offers")
+        complete, rejected = self.complete_rows(response, rows, REQUIRED, "offers")
+        yield from rejected
         for row in complete:
             yield from self.offers_of(response, row)
         if len(rows) >= OFFER_LIMIT:
@@ -94,7 +91,7 @@ class VastaiSpider(PlatformSpider):
             # ", US" (no city) is as common as "Texas, US".
             "region": str(row.get("geolocation") or "").strip(", ") or None,
             "available_gpus": parsing.stock_from_slot(slot_free, gpu_count),
-            "extra": {key: row[key] for key in KEPT if row.get(key) is not None},
+            "extra": parsing.kept(row, KEPT),
         }
         on_demand = parsing.number(row["dph_total"])
         if on_demand is None:

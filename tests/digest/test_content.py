@@ -258,3 +258,20 @@ def test_is_quiet(sections, quiet):
     }
     digest = Digest(DAY, PREVIOUS, 10.0, **{**empty, **sections})
     assert digest.is_quiet is quiet
+
+
+def test_a_placeholder_price_is_no_price_move_and_no_chart_point(warehouse):
+    """The digest reads the day's offers through the rule the plans use (judged_offers): RunPod's
+    out-of-stock placeholder of 0.5 USD, far under what four other platforms ask, is left out of
+    the price moves and the chart, as it is left out of the plans (SYNTHETIC prices)."""
+    _with_plans(warehouse, PREVIOUS, DAY)
+    market = {"lambda": 2.99, "nebius": 2.95, "vastai": 1.9, "datacrunch": 2.5}
+    for day in (PREVIOUS, DAY):
+        for platform, usd in market.items():
+            warehouse.crawl(day, platform, [{"gpu_model": "H200 SXM 141GB", "usd": usd}])
+    warehouse.crawl(PREVIOUS, "runpod", [{"gpu_model": "H200 SXM 141GB", "usd": 3.2}])
+    warehouse.crawl(DAY, "runpod", [{"gpu_model": "H200 SXM 141GB", "usd": 0.5}])  # the placeholder
+    digest = build_digest(warehouse.con, DAY, price_move_pct=10.0)
+    assert digest.price_moves == ()  # the cheapest real offer (vastai 1.9) did not move
+    points = [p for p in digest.price_history if p.gpu_model == "H200 SXM 141GB"]
+    assert [(p.day, p.min_usd_per_gpu_hour) for p in points] == [(PREVIOUS, 1.9), (DAY, 1.9)]

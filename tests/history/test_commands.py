@@ -57,7 +57,7 @@ def test_user_errors_are_one_line(settings: Settings, lambda_catalogs) -> None:
     unknown_format = _run(settings, "import", "nope", str(lambda_catalogs[0]))
     assert unknown_format.exit_code == 2 and "unknown import format 'nope'" in unknown_format.output
     unknown_gpu = _run(settings, "history", "H999")
-    assert unknown_gpu.exit_code == 2 and "no priced offers for GPU 'H999'" in unknown_gpu.output
+    assert unknown_gpu.exit_code == 2 and "unknown GPU 'H999'" in unknown_gpu.output
     too_recent = _run(settings, "history", "H100 SXM 80GB", "--days", "1")
     assert too_recent.exit_code == 1 and "no H100 SXM 80GB on-demand prices" in too_recent.output
     backwards = _run(settings, "backfill", "--from", "2026-05-01", "--to", "2026-04-01")

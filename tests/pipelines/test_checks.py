@@ -17,7 +17,7 @@ from pipelines.assets.crawls import build_crawl_assets, crawl_key
 from pipelines.checks import build_checks, every_ask_has_a_plan, prices_believable
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, WarehouseResource
-from scrapers import runner
+from scrapers import registry
 from warehouse import connect, plans
 
 DAY = date(2026, 11, 30)
@@ -106,9 +106,9 @@ def test_freshness_flags_a_platform_that_stopped_loading_offers(settings):
 
 def test_a_platform_skipped_for_want_of_a_token_passes(settings, monkeypatch):
     platform = next(
-        p for p in runner.platforms() if (token := runner.spider_class(p).token) and token.required
+        p for p in registry.platforms() if (token := registry.spider_class(p).token) and token.required
     )
-    monkeypatch.delenv(runner.spider_class(platform).token.env, raising=False)
+    monkeypatch.delenv(registry.spider_class(platform).token.env, raising=False)
     today = datetime.now(ZoneInfo(settings.schedule_timezone)).date()
     evaluation = _volume(settings, platform, today, offline=False)  # skipped before any request
     assert evaluation.passed

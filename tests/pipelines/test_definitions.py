@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from datetime import date, datetime
@@ -14,7 +15,7 @@ import pytest
 from gpuplan.settings import Settings
 from pipelines.assets.crawls import crawl_key, is_current
 from pipelines.definitions import build_defs
-from scrapers.runner import platforms
+from scrapers.registry import platforms
 
 WRITING_ASSETS = (
     "fx_rates",
@@ -107,11 +108,25 @@ def test_live_crawls_only_observe_the_present(day, now, current):
 
 @pytest.mark.slow
 def test_dg_check_defs_loads_the_project(tmp_path, env):
+    """`dg check defs` as a user runs it in the project, on a copy: the suite writes nothing into the
+    checkout (dg leaves a .tmp_dagster_home_* folder in its working folder, Python its caches)."""
     dg_cli = Path(sys.executable).with_name("dg")
+    root = Path(__file__).parents[2]
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("pyproject.toml", "dagster.yaml"):
+        shutil.copy2(root / name, project / name)
+    for package in ("gpuplan", "scrapers", "warehouse", "sizing", "digest", "pipelines"):
+        shutil.copytree(root / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run(
         [str(dg_cli), "check", "defs"],
-        cwd=Path(__file__).parents[2],
-        env={"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), **env},
+        cwd=project,
+        env={
+            "PATH": str(Path(sys.executable).parent),
+            "HOME": str(tmp_path),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=300,

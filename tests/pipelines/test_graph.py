@@ -20,7 +20,7 @@ from gpuplan.cli import app
 from gpuplan.settings import Settings
 from pipelines.assets.crawls import crawl_key
 from pipelines.definitions import build_defs
-from scrapers import runner
+from scrapers import registry
 from warehouse import plans
 
 pytestmark = pytest.mark.slow
@@ -131,17 +131,17 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
     # Break a platform whose recorded bodies live in its own folder (a copy); the others are linked.
     broken = next(
         p
-        for p in runner.platforms()
-        if all(b.parent == runner.FIXTURES / p for b in _bodies(runner.FIXTURES / p))
+        for p in registry.platforms()
+        if all(b.parent == registry.FIXTURES / p for b in _bodies(registry.FIXTURES / p))
     )
-    others = [platform for platform in runner.platforms() if platform != broken]
+    others = [platform for platform in registry.platforms() if platform != broken]
     fixtures = tmp_path / "fixtures"
-    shutil.copytree(runner.FIXTURES / broken, fixtures / broken)
+    shutil.copytree(registry.FIXTURES / broken, fixtures / broken)
     for platform in others:
-        (fixtures / platform).symlink_to(runner.FIXTURES / platform, target_is_directory=True)
+        (fixtures / platform).symlink_to(registry.FIXTURES / platform, target_is_directory=True)
     for body in _bodies(fixtures / broken):
         body.write_text("<html>we changed our site</html>")
-    monkeypatch.setattr(runner, "FIXTURES", fixtures)
+    monkeypatch.setattr(registry, "FIXTURES", fixtures)
 
     defs = build_defs(settings, offline=True)
     result = defs.resolve_job_def("daily_refresh").execute_in_process(

@@ -1,18 +1,24 @@
 """Recognisable fake secrets: every run of the suite has every gpuplan secret set to one of these.
 
-Each is "fake" plus a random tail no real output contains by chance, so a secret that leaks is
-found by a plain search of everything the run wrote.
+Each is "fake" plus a tail no real output contains by chance, so a secret that leaks is found by a
+plain search of everything the run wrote. The platform tokens are the ones the spiders declare
+(`Token(env=...)`): a platform that gains a login is covered without touching this file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 
-FAKE_SECRETS = {
-    "AUTODL_TOKEN": "fake-autodl-token-9f2c41d7",
-    "GPUSHARE_TOKEN": "fake-gpushare-token-5be7a0c2",
-    "LAMBDA_API_KEY": "fake-lambda-key-c83d16e9",
-    "GPUPLAN_SMTP_PASSWORD": "fake-smtp-password-71e4b9a5",
+from scrapers.registry import platform_tokens
+
+
+def _fake(name: str) -> str:
+    return f"fake-{name.lower().replace('_', '-')}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+FAKE_SECRETS = {token.env: _fake(token.env) for token in platform_tokens().values()} | {
+    "GPUPLAN_SMTP_PASSWORD": _fake("GPUPLAN_SMTP_PASSWORD")
 }
 
 

@@ -39,8 +39,8 @@ from reliability.rewrites import (
     unknown_gpu_names,
     wrong_content_type,
 )
+from scrapers.registry import fixture_dir, platforms, spider_class
 from scrapers.replay import SNAPSHOT_FILE, Snapshot
-from scrapers.runner import fixture_dir, platforms, spider_class
 
 # Retry-After far above scrapers.settings.RETRY_AFTER_MAX_S (120 s): the crawl must give up now.
 RETRY_AFTER_TOO_LONG_S = 86_400

@@ -27,9 +27,10 @@ from scrapers.items import OfferItem
 from scrapers.middlewares import CrawlErrorMiddleware
 from scrapers.pipelines import OfferChecks
 from scrapers.platform import STAT_ERRORS
+from scrapers.registry import fixture_dir, spider_class
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import Exchange, Snapshot, SnapshotStorage
-from scrapers.runner import fixture_dir, spider_class, summarize
+from scrapers.runner import summarize
 from scrapers.summary import CrawlSummary
 from warehouse import connect
 from warehouse.loading import load_crawl

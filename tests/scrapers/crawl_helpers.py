@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from scrapers.runner import fixture_dir, spider_class
+from scrapers.registry import fixture_dir, spider_class
 
 TOKEN_VARIABLES = ("AUTODL_TOKEN", "GPUSHARE_TOKEN", "LAMBDA_API_KEY")
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
-from scrapers.runner import platforms
+from scrapers.registry import platforms
 from scrapers.summary import CrawlSummary
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from scrapers.registry import fixture_dir
 from scrapers.replay import Snapshot, request_key
-from scrapers.runner import fixture_dir
 
 
 def test_json_bodies_match_whatever_their_key_order_and_spacing() -> None:

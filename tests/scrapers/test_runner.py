@@ -11,9 +11,10 @@ from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, loopback_settings, read_jsonl
 from loopback_server import Fault, serving
 
-from scrapers import runner
+from scrapers import registry, runner
 from scrapers.platform import Token
-from scrapers.runner import UnknownPlatform, run_crawl, summarize
+from scrapers.registry import UnknownPlatform
+from scrapers.runner import run_crawl, summarize
 from scrapers.spiders.vastai import VastaiSpider
 from scrapers.summary import CrawlSummary
 
@@ -117,7 +118,7 @@ def test_a_missing_required_token_skips_without_starting_a_crawl(
 
 
 def test_offline_without_a_snapshot_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "FIXTURES", tmp_path / "no-fixtures")
+    monkeypatch.setattr(registry, "FIXTURES", tmp_path / "no-fixtures")
     summary = run_crawl("vastai", tmp_path, offline=True, env=crawl_env())
     assert summary.status == "failed"
     assert summary.error.startswith("no snapshot of vastai to replay")

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from crawl_helpers import canonical, crawl_env, default_token, expected_items, read_jsonl
 
+from scrapers.registry import FIXTURES, fixture_dir, platforms, spider_class
 from scrapers.replay import SNAPSHOT_FILE, Snapshot
-from scrapers.runner import FIXTURES, fixture_dir, platforms, run_crawl, spider_class
+from scrapers.runner import run_crawl
 from scrapers.summary import CrawlSummary
 
 TESTS = Path(__file__).parent

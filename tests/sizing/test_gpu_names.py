@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from sizing.gpu_names import GpuIdentity, canonical_models, identify, identify_first
+from sizing.gpu_names import (
+    FAMILIES_PATH,
+    GpuIdentity,
+    UnknownGpu,
+    aliases,
+    canonical_models,
+    identify,
+    identify_first,
+    resolve,
+)
 
 GPUS_CSV = Path(__file__).parents[2] / "sizing" / "data" / "gpus.csv"
 
@@ -99,3 +108,64 @@ def test_every_identified_model_is_canonical() -> None:
 def test_identify_first_falls_back_to_the_next_name() -> None:
     assert identify_first(["Tesla V100", "V100 SXM2 32GB"], 32).gpu_model == "V100 SXM 32GB"
     assert identify_first(["Mystery", ""], 24) == GpuIdentity(None, 24, None)
+
+
+# Names people write (SkyPilot's, the platforms', Chinese spellings) -> the card, and whether a note
+# names other variants (a family name resolves to the card most people mean).
+PEOPLE = [
+    ("A100-80GB", "A100 SXM 80GB", True),  # SkyPilot
+    ("A100 80GB", "A100 SXM 80GB", True),
+    ("A100-40GB", "A100 SXM 40GB", True),
+    ("A100 PCIe", "A100 PCIe 80GB", True),
+    ("H100", "H100 SXM 80GB", True),  # SkyPilot's H100 is the SXM board
+    ("H100-80GB", "H100 SXM 80GB", True),
+    ("H100 NVL", "H100 NVL 94GB", False),
+    ("L40S", "L40S 48GB", False),
+    ("4090", "RTX 4090 24GB", False),  # AutoDL, 恒源云
+    ("RTX4090", "RTX 4090 24GB", False),
+    ("4090 48G", "RTX 4090 48GB", False),  # the Chinese platforms' modified card
+    ("910B", "Ascend 910B 64GB", False),
+    ("昇腾910B", "Ascend 910B 64GB", False),
+    ("A800-80G", "A800 80GB", False),  # form not stated: the form-less row
+    ("H20", "H20 96GB", True),
+    ("V100-32GB", "V100 SXM 32GB", True),
+    ("h100 sxm 80gb", "H100 SXM 80GB", False),  # the canonical name, loosely
+]
+
+
+@pytest.mark.parametrize(("name", "gpu_model", "noted"), PEOPLE, ids=[case[0] for case in PEOPLE])
+def test_names_people_write_resolve(name: str, gpu_model: str, noted: bool) -> None:
+    match = resolve(name)
+    assert match.gpu_model == gpu_model
+    assert (match.note is not None) == noted
+    if noted:
+        assert match.note and gpu_model in match.note and len(match.variants) > 1
+        assert all(variant in match.note for variant in match.variants)
+
+
+@pytest.mark.parametrize(
+    ("name", "nearest"),
+    [("H999", None), ("4090 96G", "RTX 4090 24GB"), ("A10G", "A10"), ("", None)],
+)
+def test_an_unknown_name_says_so_and_suggests_the_nearest(name: str, nearest: str | None) -> None:
+    with pytest.raises(UnknownGpu) as raised:
+        resolve(name)
+    if nearest is not None:
+        assert nearest in str(raised.value)
+
+
+def test_every_card_has_names_that_resolve_back_to_it() -> None:
+    for model in canonical_models():
+        names = aliases(model)
+        assert names, f"{model} has no name people could write"
+        assert all(resolve(name).gpu_model == model for name in names)
+
+
+def test_every_family_of_the_catalog_has_its_row() -> None:
+    """gpu_families.csv and gpus.csv agree: each family has its match rule and a default card."""
+    with GPUS_CSV.open(encoding="utf-8", newline="") as rows:
+        families = {row["family"] for row in csv.DictReader(rows)}
+    with FAMILIES_PATH.open(encoding="utf-8", newline="") as rows:
+        described = [row["family"] for row in csv.DictReader(rows)]
+    assert sorted(described) == sorted(families)
+    assert len(described) == len(set(described))

@@ -85,4 +85,4 @@ def test_items_rejected_counts_both_the_error_the_loaders_own(
     offers = [synthetic_offer(1), synthetic_offer(3, price_amount=-1)]
     result = load_crawl(connect.in_memory(), write_crawl(offers, stats={"rejected_feed": rejected.name}))
     assert (result.status, result.offers_loaded, result.items_rejected) == ("partial", 1, 2)
-    assert result.error == "1 item(s) rejected, see rejected_offers"
+    assert result.error == "1 item(s) rejected (price_amount must be > 0 ×1), see rejected_offers"

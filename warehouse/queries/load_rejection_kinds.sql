@@ -1,7 +1,8 @@
 -- The commonest kinds of rejection among one load's staged records (temp view load_priced), for the
--- crawl's error: the reason up to its first colon ("absurd price", "missing required field"),
--- most frequent first, at most $shown kinds.
-SELECT split_part(reason, ':', 1) AS kind, count(*) AS records
+-- crawl's error: the reason without the record's own values (up to a colon or ", got": "absurd
+-- price", "missing required field", "price_amount must be > 0"), most frequent first, at most
+-- $shown kinds.
+SELECT regexp_replace(reason, '(:|, got ).*$', '') AS kind, count(*) AS records
 FROM load_priced
 WHERE reason IS NOT NULL AND NOT unparsed
 GROUP BY kind

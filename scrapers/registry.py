@@ -1,0 +1,58 @@
+"""Scrapy's spider loader as the one registry: the platforms, their spider classes, tokens and fixtures.
+
+No list of platforms is kept by hand anywhere: a platform is a spider file in `scrapers/spiders/`
+(its `name` the platform slug) and a fixture folder `scrapers/fixtures/<slug>/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from scrapy.settings import Settings as ScrapySettings
+from scrapy.spiderloader import SpiderLoader
+
+from scrapers.platform import PlatformSpider, Token
+
+SETTINGS_MODULE = "scrapers.settings"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class UnknownPlatform(LookupError):
+    """A platform name the spider loader does not know (a usage error, not a crawl failure)."""
+
+
+def _loader() -> SpiderLoader:
+    settings = ScrapySettings()
+    settings.setmodule(SETTINGS_MODULE, priority="project")
+    return SpiderLoader.from_settings(settings)
+
+
+def platforms() -> list[str]:
+    """Every platform, from Scrapy's spider loader (the only registry)."""
+    return sorted(_loader().list())
+
+
+def spider_class(name: str) -> type[PlatformSpider]:
+    try:
+        spider = _loader().load(name)
+    except KeyError:
+        raise UnknownPlatform(f"unknown platform {name!r}; known: {', '.join(platforms())}") from None
+    if not issubclass(spider, PlatformSpider):
+        raise UnknownPlatform(f"spider {name!r} is not a gpuplan platform spider")
+    return spider
+
+
+def platform_tokens() -> dict[str, Token]:
+    """The token each platform declares (`PlatformSpider.token`), by platform: the one list of them."""
+    return {name: token for name in platforms() if (token := spider_class(name).token) is not None}
+
+
+def token_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every platform token set in `env`: what no summary, log or table may ever show."""
+    return tuple(value for token in platform_tokens().values() if (value := token.value(env)))
+
+
+def fixture_dir(name: str) -> Path:
+    """The platform's recorded snapshot and expected items (package data)."""
+    return FIXTURES / name

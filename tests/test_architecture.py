@@ -1,0 +1,109 @@
+"""The tree's import rules, checked on the source: data flows one way, and imports follow it.
+
+    sizing/     pure: imports nothing of ours
+    scrapers/   web and files -> offer items; of ours only sizing (the GPU catalog and its names)
+    warehouse/  the only package that talks to DuckDB; never gpuplan, pipelines or digest
+    digest/     of ours only warehouse
+    pipelines/  Dagster wiring; builds Settings at the edge; imported by nobody but the CLI commands
+    gpuplan/    the edge: settings.py imports nothing of ours; only commands/ import pipelines
+
+Every import statement counts, also one inside a function (a lazy import is still a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+OURS = ("gpuplan", "scrapers", "warehouse", "sizing", "digest", "pipelines")
+
+# package -> the packages of ours it may import (itself always)
+ALLOWED: dict[str, frozenset[str]] = {
+    "sizing": frozenset(),
+    "scrapers": frozenset({"sizing"}),
+    "warehouse": frozenset({"scrapers", "sizing"}),
+    "digest": frozenset({"warehouse"}),
+    "pipelines": frozenset({"gpuplan", "scrapers", "warehouse", "sizing", "digest"}),
+    "gpuplan": frozenset({"scrapers", "warehouse", "sizing", "digest", "pipelines"}),
+}
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, relative ones resolved to our package names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: within the same package
+                found.append((node.lineno, path.relative_to(ROOT).parts[0]))
+            elif node.module:
+                found.append((node.lineno, node.module))
+    return found
+
+
+def _ours(module: str) -> str | None:
+    top = module.split(".", 1)[0]
+    return top if top in OURS else None
+
+
+def _violations(package: str, allowed: frozenset[str], exempt: frozenset[str] = frozenset()) -> list[str]:
+    problems = []
+    for path in _modules(package):
+        relative = path.relative_to(ROOT).as_posix()
+        for line, module in _imports(path):
+            top = _ours(module)
+            if top is None or top == package or module in exempt:
+                continue
+            if top not in allowed:
+                problems.append(f"{relative}:{line} imports {module}")
+    return problems
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_each_package_imports_only_what_it_may(package: str) -> None:
+    assert _violations(package, ALLOWED[package]) == []
+
+
+def test_settings_import_nothing_of_ours() -> None:
+    settings = ROOT / "gpuplan" / "settings.py"
+    assert [module for _, module in _imports(settings) if _ours(module)] == []
+
+
+def test_only_the_cli_commands_import_pipelines() -> None:
+    importers = [
+        path.relative_to(ROOT).as_posix()
+        for package in OURS
+        if package != "pipelines"
+        for path in _modules(package)
+        if any(_ours(module) == "pipelines" for _, module in _imports(path))
+    ]
+    assert importers, "the CLI runs the pipeline: some command must import it"
+    assert all(path.startswith("gpuplan/commands/") for path in importers), importers
+
+
+def test_settings_are_built_only_at_the_edges() -> None:
+    """`Settings.from_env()` runs once per process: in the CLI's callback or the Dagster definitions."""
+    callers = sorted(
+        path.relative_to(ROOT).as_posix()
+        for package in OURS
+        for path in _modules(package)
+        if "Settings.from_env(" in path.read_text(encoding="utf-8") and path.name != "settings.py"
+    )
+    assert callers == ["gpuplan/cli.py", "pipelines/definitions.py"]
+
+
+def test_the_rule_sees_a_forbidden_import(tmp_path: Path) -> None:
+    """The check itself can fail: a scrapers module importing the warehouse is reported."""
+    module = tmp_path / "bad.py"
+    module.write_text("def f():\n    from warehouse import connect\n    return connect\n", encoding="utf-8")
+    assert [m for _, m in _imports(module)] == ["warehouse"]
+    assert _ours("warehouse.connect") not in ALLOWED["scrapers"]
