@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sizing.catalog import find_gpu
 from sizing.planner import DEFAULT_GPU_COUNTS, Sizing, prepare
+from sizing.setup import TrainingSetup
 
 ARTICLE_PATH = Path(__file__).with_name("data") / "article.csv"
 ARTICLE_TITLE = "大模型训练GPU租赁方案:不同显存显卡的适用场景与成本测算"
@@ -102,11 +103,8 @@ def _size_claims(params_b: float, article_method: str) -> list[Claim]:
 def _check(sizing: Sizing, claim: Claim) -> GpuCheck:
     assert claim.gpu_model is not None and claim.gpu_count is not None  # size claims name GPUs
     gpu = find_gpu(claim.gpu_model)
-    at_article = sizing.requirement(gpu, claim.gpu_count, sizing.totals(claim.gpu_count))
-    ours = next(
-        (count for count in DEFAULT_GPU_COUNTS if sizing.requirement(gpu, count, sizing.totals(count)).fits),
-        None,
-    )
+    at_article = sizing.requirement(gpu, claim.gpu_count)
+    ours = next((count for count in DEFAULT_GPU_COUNTS if sizing.requirement(gpu, count).fits), None)
     return GpuCheck(
         gpu_model=gpu.gpu_model,
         article_gpu_count=claim.gpu_count,
@@ -119,9 +117,7 @@ def _check(sizing: Sizing, claim: Claim) -> GpuCheck:
     )
 
 
-def _explain(
-    sizing: Sizing, rule_gb: tuple[float, float] | None, size_claim: Claim | None, **options: object
-) -> list[str]:
+def _explain(sizing: Sizing, rule_gb: tuple[float, float] | None, size_claim: Claim | None) -> list[str]:
     params_b = sizing.spec.params / 1e9
     replica = sizing.replica
     per_param = {k: v / params_b for k, v in replica.as_dict().items()}  # GB per 1e9 params = B/param
@@ -147,7 +143,7 @@ def _explain(
     )
     if sizing.method in ("full", "full-bf16"):
         sixteen_bit = per_param["weights"] + per_param["gradients"]
-        lora = prepare(sizing.model, "lora", **options).replica
+        lora = sizing.for_method("lora").replica
         lines.append(
             "3-4 bytes per parameter is what 16-bit weights and gradients alone take "
             f"({sixteen_bit:.0f} B/param). "
@@ -161,8 +157,11 @@ def _explain(
             f"figure is close to what LoRA needs: {lora.total:.1f} GB by ours."
         )
     elif sizing.method in ("lora", "qlora") and size_claim:
-        lora = prepare(sizing.model, "lora", **options).replica
-        qlora = prepare(sizing.model, "qlora", **options).replica
+        lora = sizing.for_method("lora").replica
+        try:
+            qlora = sizing.for_method("qlora").replica
+        except ValueError:  # the framework has no QLoRA
+            return lines
         lines.append(
             f"LoRA keeps the frozen base in 16-bit, {lora.weights:.1f} GB of weights alone, so plain "
             f"LoRA needs {lora.total:.1f} GB by ours; the article's {size_claim.memory_gb_low:.0f} GB "
@@ -172,9 +171,14 @@ def _explain(
     return lines
 
 
-def compare(model: str, method: str, **options: object) -> Comparison:
+def compare(model: str, method: str, setup: TrainingSetup | None = None) -> Comparison:
     """The article's figures for this model and method next to ours (see module doc)."""
-    sizing = prepare(model, method, **options)
+    return compare_sizing(prepare(model, method, setup))
+
+
+def compare_sizing(sizing: Sizing) -> Comparison:
+    """`compare` for an already prepared sizing (the CLI prepares once)."""
+    model, method = sizing.model, sizing.method
     params_b = sizing.spec.params / 1e9
     article_method = _ARTICLE_METHOD.get(method)
     rule = next((c for c in claims() if c.claim == "rule" and c.method == article_method), None)
@@ -184,7 +188,7 @@ def compare(model: str, method: str, **options: object) -> Comparison:
     sized = _size_claims(params_b, article_method) if article_method else []
     size_claim = sized[0] if sized else None
     checks = tuple(_check(sizing, claim) for claim in sized)
-    explanation = _explain(sizing, rule_gb, size_claim, **options)
+    explanation = _explain(sizing, rule_gb, size_claim)
     if not rule_gb and not size_claim:
         explanation.insert(0, f"The article gives no figure for {method} at {params_b:.0f}B.")
     for check in checks:

@@ -1,174 +1,201 @@
-"""Memory per GPU: model states sharded by ZeRO/FSDP, activations, logits and overhead.
+"""Memory per GPU: model states sharded by ZeRO/FSDP, the sharding engines' working memory,
+activations and overhead.
 
-All results are bytes or GB of 1e9 bytes. Activations follow Korthikanti et al. (arXiv
-2205.05198, Table 1) per layer, generalised from GPT's shape to grouped-query attention and
-SwiGLU; for GPT's own shape they reduce exactly to sbh(34 + 5as/h).
+All results are bytes or GB of 1e9 bytes. Activations and the loss are in
+`sizing/activations.py`; this module adds them up with the states.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sizing.activations import Activations
+from sizing.frameworks import Framework
 from sizing.methods import StateBytes
-from sizing.models import ModelSpec
+from sizing.shapes import ModelSpec
 
 GB = 1e9
 # CUDA context, cuBLAS workspaces and NCCL buffers: PyTorch takes 300 MiB-2 GiB on first
 # use (vram.asmirnov.xyz); gpu_poor adds a flat 650 MB. 1 GB covers a multi-GPU job.
 CUDA_CONTEXT_GB = 1.0
-# Caching-allocator fragmentation, as a share of what is allocated. ZeRO §3.2 saw over 30%
-# stranded in extreme cases; EleutherAI budgets 20% on top of inference weights for all
-# extras. 10% is the ordinary case, not the extreme.
-FRAGMENTATION = 0.10
-# Cross-entropy over the vocabulary keeps fp32 logits and fp32 probabilities at the loss:
-# B x S x V x 4 x 2 bytes (vram.asmirnov.xyz; sizing.md §1.3).
-LOGITS_BYTES_PER_ENTRY = 8
-ACTIVATION_BYTES = 2  # bf16 activations
 # DeepSpeed's estimators size host memory for offload at 1.5x the states
 # (additional_buffer_factor, deepspeed/runtime/zero/stage3.py; sizing.md §1.5).
 CPU_BUFFER_FACTOR = 1.5
+COMM_BYTES = 2  # ZeRO reduces and gathers in the 16-bit dtype
 
 
 @dataclass(frozen=True)
 class Breakdown:
-    """Memory in GB (1e9 bytes) by component, on one GPU."""
+    """Memory in GB (1e9 bytes) by component, on one GPU. `sharding_buffers` is the working
+    memory ZeRO/FSDP add whatever the GPU count: gathered units, prefetch and buckets."""
 
     weights: float
     gradients: float
     optimizer: float
     activations: float
     overhead: float
+    sharding_buffers: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.overhead
+        return (
+            self.weights + self.gradients + self.optimizer + self.sharding_buffers + self.activations
+        ) + self.overhead
 
     def as_dict(self) -> dict[str, float]:
         return {
             "weights": self.weights,
             "gradients": self.gradients,
             "optimizer": self.optimizer,
+            "sharding_buffers": self.sharding_buffers,
             "activations": self.activations,
             "overhead": self.overhead,
         }
 
 
-def layer_activation_bytes(spec: ModelSpec, tokens: int, seq_len: int, keep_attention_scores: bool) -> float:
-    """Bytes one decoder layer stores for backward without recompute, for `tokens` tokens
-    (micro-batch x sequence) in sequences of `seq_len`.
-
-    Attention: inputs of the QKV and output projections, Q, K and V (K and V at the KV
-    width), a dropout mask where the model has dropout, and, unless flash attention or
-    selective recompute avoid it, the s x s scores: softmax output, plus mask and dropout
-    output with dropout. MLP: the input, then for GeLU the activation's input and output,
-    for SwiGLU gate, up, SiLU output and product; with experts, per routed expert. Two
-    norms keep their inputs. GPT's shape gives Korthikanti's 34sbh + 5as²b exactly.
-    """
-    h, kv, f, t = spec.hidden, spec.kv_dim, spec.ffn, tokens
-    mask = 1 if spec.dropout else 0  # one byte per element
-    attention = 2 * t * h + (2 * t * h + 2 * t * kv) + 2 * t * kv + 2 * t * h + mask * t * h
-    if keep_attention_scores:
-        attention += spec.heads * seq_len * t * (2 + (1 + 2) * mask)
-    per_expert = 4 * t * f if spec.mlp == "gelu" else 8 * t * f
-    mlp = 2 * t * h + spec.experts_per_token * per_expert + mask * t * h
-    norms = 2 * 2 * t * h
-    return attention + mlp + norms
-
-
-@dataclass(frozen=True)
-class Activations:
-    """Activation bytes on one GPU. Peak = stored + the larger of the logits spike (at the
-    loss, before layer backward starts) and one recomputed layer (during backward)."""
-
-    stored: float
-    working_layer: float
-    logits: float
-
-    @property
-    def peak(self) -> float:
-        return self.stored + max(self.logits, self.working_layer)
-
-
-def activations(
-    spec: ModelSpec,
-    seq_len: int,
-    micro_batch: int,
-    checkpointing: str,
-    flash_attention: bool,
-    backward_layers: int,
-) -> Activations:
-    """Activations for a micro-batch; only the last `backward_layers` layers keep any
-    (freeze-tuning runs the frozen ones without autograd)."""
-    tokens = seq_len * micro_batch
-    keep_scores = not flash_attention and checkpointing == "none"
-    per_layer = layer_activation_bytes(spec, tokens, seq_len, keep_scores)
-    logits = tokens * spec.vocab * LOGITS_BYTES_PER_ENTRY
-    if checkpointing == "full":
-        # Only each layer's input survives; backward recomputes one layer at a time, with
-        # flash attention (or not) deciding whether its scores are materialised.
-        working = layer_activation_bytes(spec, tokens, seq_len, not flash_attention)
-        return Activations(backward_layers * ACTIVATION_BYTES * tokens * spec.hidden, working, logits)
-    return Activations(backward_layers * per_layer, 0.0, logits)
-
-
 def sharded_states(
-    states: StateBytes, stage: int, gpu_count: int, offload: str, accounting: str = "zero"
+    states: StateBytes,
+    stage: int,
+    gpu_count: int,
+    offload: str,
+    accounting: str = "zero",
+    paged_optimizer: bool = False,
 ) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes on one GPU.
 
     ZeRO paper (Fig. 1): stage 1 shards the optimizer states, 2 also the gradients, 3 also
-    the weights, each over `gpu_count` data-parallel GPUs. Stage 3 (or parameter offload)
-    also holds the largest unit gathered, weights and gradients (DeepSpeed's 4 x largest
-    layer). Offloading the optimizer moves its states and the gradient partition to the
-    CPU (ZeRO-Offload); offloading all also moves the weights.
-    "deepspeed" accounting keeps 16-bit gradients unsharded below stage 3 (transient at 3)
-    and counts an fp32 gradient partition with the optimizer, as DeepSpeed's estimators do.
+    the weights (all but QLoRA's quantization constants), each over `gpu_count` data-parallel
+    GPUs. Offloading the optimizer moves its states and the gradient partition to the CPU
+    (ZeRO-Offload); offloading all also moves the weights. "deepspeed" accounting counts the
+    fp32 gradient partition DeepSpeed keeps beside the optimizer (18 bytes/param at stage 3, as
+    its estimators say); 16-bit gradients stay whole at stage 1, are reduce-scattered bucket by
+    bucket during backward at stage 2 (stage_1_and_2.py) and are transient at 3. DeepSpeed's
+    "ZeRO-2" estimator (4P + 16P/N) is our stage 1: it leaves gradients unpartitioned. "megatron" keeps fp32 main gradients in
+    one unsharded buffer (distributed optimizer: 6 + 12/d bytes per parameter). A paged
+    optimizer keeps its states in host-backed unified memory.
     """
     n = gpu_count
-    weights = states.weights / n if stage == 3 else states.weights
+    weights = states.weights
+    if stage == 3:
+        weights = (states.weights - states.replicated_weights) / n + states.replicated_weights
     if accounting == "deepspeed":
-        gradients = states.gradients if stage < 3 else 0.0
+        gradients = {0: states.gradients, 1: states.gradients, 2: states.gradients / n}.get(stage, 0.0)
         optimizer = states.optimizer + states.fp32_gradient_bytes
+    elif accounting == "megatron":
+        gradients = states.fp32_gradient_bytes or states.gradients
+        optimizer = states.optimizer
     else:
         gradients = states.gradients / n if stage >= 2 else states.gradients
         optimizer = states.optimizer
     if stage >= 1:
         optimizer /= n
+    if paged_optimizer:
+        optimizer = 0.0
     if offload != "none":
         gradients = optimizer = 0.0
     if offload == "all":
         weights = 0.0
-    if stage == 3 or offload == "all":
-        weights += states.gathered_unit
     return weights + states.dequant_buffer, gradients, optimizer
+
+
+def sharding_buffers(
+    states: StateBytes, spec: ModelSpec, profile: Framework, stage: int, gpu_count: int, offload: str
+) -> float:
+    """Bytes of working memory the sharding engine holds on each GPU (see docs/sizing.md).
+
+    DeepSpeed ZeRO-1/2: the contiguous-gradient (IPG) bucket, reduce_bucket_size elements in
+    16-bit, twice with overlap_comm. ZeRO-3: that bucket once, plus the module being computed
+    gathered whole with its gradient (DeepSpeed's 4 x largest layer), plus the prefetch of up
+    to stage3_prefetch_bucket_size elements of the next layer. FSDP1 (FULL_SHARD): the root
+    unit (embeddings and LM head) stays gathered from forward to the end of backward; besides
+    it, the current layer with its unsharded gradient and the next layer prefetched
+    (BACKWARD_PRE), or the root's own gradients at the end of backward. FSDP2: the largest unit
+    with its gradient plus the next layer. SHARD_GRAD_OP (stage 2): one layer's unsharded
+    gradient before its reduce-scatter. DDP replicas copy the gradients into buckets
+    (gradient_as_bucket_view=False). Megatron's buckets are views of its gradient buffer.
+    """
+    sharded = gpu_count > 1 or offload != "none"
+    if not sharded:
+        return 0.0
+    sharding = profile.sharding
+    if sharding == "ddp":
+        return states.gradients if stage == 0 else 0.0
+    if sharding == "megatron" or (stage == 0 and sharding != "deepspeed"):
+        return 0.0
+    layer, per_param = states.layer, states.layer.weights / max(spec.layer_params, 1)
+    if sharding == "deepspeed":
+        copies = 2 if profile.overlap_comm and stage < 3 else 1
+        bucket = copies * profile.reduce_bucket_elements(spec.hidden, stage) * COMM_BYTES
+        if stage < 3 and offload != "all":
+            return bucket
+        prefetch = min(profile.prefetch_bucket_elements(spec.hidden), spec.layer_params) * per_param
+        return bucket + states.module.weights + states.module.gradients + prefetch
+    if stage < 3 and offload != "all":
+        return layer.gradients
+    units = (layer, states.embedding, states.lm_head)
+    if sharding == "fsdp":
+        root_weights = states.embedding.weights + states.lm_head.weights
+        root_gradients = states.embedding.gradients + states.lm_head.gradients
+        return root_weights + max(root_gradients, layer.weights + layer.gradients + layer.weights)
+    largest = max(units, key=lambda unit: unit.weights + unit.gradients)
+    return largest.weights + largest.gradients + layer.weights
 
 
 def breakdown(
     states: StateBytes,
     acts: Activations,
+    buffers: float = 0.0,
     stage: int = 0,
     gpu_count: int = 1,
     offload: str = "none",
     accounting: str = "zero",
+    fragmentation: float = 0.10,
+    paged_optimizer: bool = False,
+    accumulating: bool = True,
+    optimizer_in_backward: bool = False,
 ) -> Breakdown:
-    """Everything on one GPU, in GB; stage 0 on one GPU is the unsharded replica."""
-    weights, gradients, optimizer = sharded_states(states, stage, gpu_count, offload, accounting)
-    allocated = weights + gradients + optimizer + acts.peak
+    """Everything on one GPU at its peak, in GB; stage 0 on one GPU is the unsharded replica.
+    `fragmentation` is the allocator margin on what is allocated (the framework's).
+
+    With gradient accumulation (`accumulating`) the gradients of earlier micro-batches are held
+    through the next forward, so states and activations add up. Without it gradients only exist
+    from backward on (freed at the optimizer step, zero_grad(set_to_none=True)), while backward
+    frees the stored activations as it produces them: the peak is the larger of the activation
+    peak (gradients still empty) and all gradients plus the one layer being recomputed at the
+    end of backward; the breakdown shows that moment. Megatron's main-gradient buffer is
+    allocated once and always held. With the optimizer step fused into backward only one
+    module's gradient exists at a time.
+    """
+    weights, gradients, optimizer = sharded_states(
+        states, stage, gpu_count, offload, accounting, paged_optimizer
+    )
+    if optimizer_in_backward:
+        gradients = min(gradients, states.module.gradients)
+    activation_part = acts.peak
+    if not accumulating and accounting != "megatron":
+        if acts.peak >= gradients + acts.working_layer:
+            gradients = 0.0
+        else:
+            activation_part = acts.working_layer
+    allocated = weights + gradients + optimizer + buffers + activation_part
     return Breakdown(
         weights=weights / GB,
         gradients=gradients / GB,
         optimizer=optimizer / GB,
-        activations=acts.peak / GB,
-        overhead=CUDA_CONTEXT_GB + FRAGMENTATION * allocated / GB,
+        activations=activation_part / GB,
+        overhead=CUDA_CONTEXT_GB + fragmentation * allocated / GB,
+        sharding_buffers=buffers / GB,
     )
 
 
-def offloaded_cpu_gb(states: StateBytes, offload: str, accounting: str = "zero") -> float:
-    """Host memory for the offloaded states of all GPUs together (their shards add up to one
-    replica), with DeepSpeed's pinned-buffer factor, in GB. Model loading, which can need
-    more for a moment (a copy per process), is not counted."""
+def offloaded_cpu_gb(
+    states: StateBytes, offload: str, accounting: str = "zero", paged_optimizer: bool = False
+) -> float:
+    """Host memory for the offloaded (or paged) states of all GPUs together (their shards add
+    up to one replica), with DeepSpeed's pinned-buffer factor, in GB. Model loading, which can
+    need more for a moment (a copy per process), is not counted."""
     if offload == "none":
-        return 0.0
+        return states.optimizer / GB if paged_optimizer else 0.0
     if accounting == "deepspeed":  # fp32 partition: master, gradients, moments
         moved = states.optimizer + states.fp32_gradient_bytes
     else:  # ZeRO-Offload: optimizer states and the 16-bit gradients

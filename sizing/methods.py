@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizing.models import ModelSpec
 from sizing.setup import TrainingSetup
+from sizing.shapes import ModelSpec
 
 # NF4 is 4 bits; double quantization keeps 8-bit absmax constants per 64 weights plus one
-# fp32 constant per 256 of those: 8/64 + 32/(64*256) bits (QLoRA arXiv 2305.14314).
-NF4_DQ_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
+# fp32 constant per 256 of those: 8/64 + 32/(64*256) bits (QLoRA arXiv 2305.14314). The
+# packed 4-bit data is what FSDP/ZeRO-3 shard (bnb_4bit_quant_storage); the constants live in
+# each module's quant_state, which is not a parameter, so every GPU keeps all of them.
+NF4_DATA_BYTES_PER_PARAM = 4 / 8
+NF4_CONSTANT_BYTES_PER_PARAM = (8 / 64 + 32 / (64 * 256)) / 8
+NF4_DQ_BYTES_PER_PARAM = NF4_DATA_BYTES_PER_PARAM + NF4_CONSTANT_BYTES_PER_PARAM
 BF16_BYTES = 2
 FP32_BYTES = 4
 
@@ -35,12 +39,22 @@ _MOMENT_BYTES = {
 
 
 @dataclass(frozen=True)
+class UnitBytes:
+    """Weights and gradients of one unit ZeRO-3/FSDP gathers (a layer, the embedding...)."""
+
+    weights: float
+    gradients: float
+
+
+@dataclass(frozen=True)
 class StateBytes:
     """Model states of one unsharded replica, in bytes, grouped by the ZeRO stage that
-    shards them: weights (stage 3), gradients (stage 2), optimizer (stage 1: master
-    copy and moments). `fp32_gradient_bytes` is the fp32 gradient partition DeepSpeed
-    keeps beside the optimizer when gradients are 16-bit (counted only under the
-    "deepspeed" accounting)."""
+    shards them: weights (stage 3), gradients (stage 2), optimizer (stage 1: master copy and
+    moments). `fp32_gradient_bytes` is the fp32 gradient DeepSpeed keeps beside the optimizer
+    (and Megatron as its main gradients) when gradients are 16-bit. `replicated_weights` are
+    weights stage 3 cannot shard (QLoRA's quantization constants). The units are what
+    ZeRO-3/FSDP gather: a main-group decoder layer, the embedding, the LM head and the largest
+    single module (DeepSpeed gathers per nn.Module)."""
 
     weights: float
     gradients: float
@@ -48,29 +62,30 @@ class StateBytes:
     fp32_gradient_bytes: float
     params: int
     trainable_params: int
-    largest_unit_params: int
+    layer: UnitBytes
+    embedding: UnitBytes
+    lm_head: UnitBytes
+    module: UnitBytes
     dequant_buffer: float = 0.0  # QLoRA: one dequantized bf16 matrix at a time
+    replicated_weights: float = 0.0
 
     @property
     def total(self) -> float:
         return self.weights + self.gradients + self.optimizer
 
-    @property
-    def gathered_unit(self) -> float:
-        """What ZeRO-3 materialises for the largest unit: its weights and gradients at the
-        model's average bytes (DeepSpeed's 4 x largest layer for 16-bit training)."""
-        return self.largest_unit_params * (self.weights + self.gradients) / self.params
-
 
 def lora_params(spec: ModelSpec, setup: TrainingSetup) -> int:
-    """Adapter parameters: rank x (d_in + d_out) per targeted matrix, every layer."""
+    """Adapter parameters: rank x (d_in + d_out) per targeted matrix (each expert's), every layer."""
     targets = setup.lora_targets
-    per_layer = sum(
-        setup.lora_rank * (linear.d_in + linear.d_out) * linear.count
-        for linear in spec.layer_linears
-        if linear.name != "router" and (targets == ("all",) or linear.name in targets)
+    return sum(
+        group.count
+        * sum(
+            setup.lora_rank * (linear.d_in + linear.d_out) * linear.count
+            for linear in group.linears
+            if linear.name != "router" and (targets == ("all",) or linear.name.split(".")[-1] in targets)
+        )
+        for group in spec.layer_groups
     )
-    return spec.layers * per_layer
 
 
 def trainable_layers(spec: ModelSpec, method: str, setup: TrainingSetup) -> int:
@@ -80,34 +95,60 @@ def trainable_layers(spec: ModelSpec, method: str, setup: TrainingSetup) -> int:
     return spec.layers
 
 
+def full_precision(method: str, setup: TrainingSetup) -> str:
+    """What a full method trains as under the framework: "full" (bf16 + fp32 master) or
+    "full-bf16" (torchtune and Unsloth keep no fp32 master copy)."""
+    if method == "full" and setup.profile.full_is_pure_bf16:
+        return "full-bf16"
+    return method
+
+
 def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateBytes:
     """Bytes of weights, gradients and optimizer states for one replica."""
     params = spec.params
-    dequant_buffer = 0.0
-    weights: float
+    method = full_precision(method, setup)
+    dequant_buffer = replicated = 0.0
+    layer_params = spec.layer_params
     if method in ("full", "full-bf16"):
-        trainable, frozen = params, 0
-        weight_b, grad_b = BF16_BYTES, BF16_BYTES
-        master_b = FP32_BYTES if method == "full" else 0
+        trainable = params
+        grad_b, master_b = BF16_BYTES, (FP32_BYTES if method == "full" else 0)
         moment_precision = FP32_BYTES if method == "full" else BF16_BYTES
-        weights = trainable * weight_b
+        weights = params * BF16_BYTES
+        layer = UnitBytes(layer_params * BF16_BYTES, layer_params * BF16_BYTES)
+        embedding_grad_b = BF16_BYTES
+        module_w, module_g = BF16_BYTES, BF16_BYTES
     else:
+        grad_b, master_b, moment_precision = FP32_BYTES, 0, FP32_BYTES
+        embedding_grad_b = 0
         if method == "freeze":
-            trainable = trainable_layers(spec, method, setup) * spec.layer_params
+            trainable = trainable_layers(spec, method, setup) * layer_params
+            weights = (params - trainable) * BF16_BYTES + trainable * FP32_BYTES
+            layer = UnitBytes(layer_params * FP32_BYTES, layer_params * FP32_BYTES)
+            module_w, module_g = FP32_BYTES, FP32_BYTES
         else:
             trainable = lora_params(spec, setup)
-        frozen = params if method != "freeze" else params - trainable
-        weight_b, grad_b, master_b, moment_precision = FP32_BYTES, FP32_BYTES, 0, FP32_BYTES
-        if method == "qlora":
-            quantized = spec.layers * spec.layer_linear_params
-            frozen_bytes: float = quantized * NF4_DQ_BYTES_PER_PARAM + (frozen - quantized) * BF16_BYTES
-            dequant_buffer = spec.largest_linear_params * BF16_BYTES
-        else:
-            frozen_bytes = frozen * BF16_BYTES
-        weights = frozen_bytes + trainable * weight_b
+            adapters = trainable / spec.layers * FP32_BYTES
+            quantized = spec.decoder_linear_params if method == "qlora" else 0
+            linear_b = NF4_DQ_BYTES_PER_PARAM if method == "qlora" else BF16_BYTES
+            weights = quantized * NF4_DQ_BYTES_PER_PARAM + (params - quantized) * BF16_BYTES
+            weights += trainable * FP32_BYTES
+            layer_linear = spec.main_group.linear_params
+            layer = UnitBytes(
+                layer_linear * linear_b + (layer_params - layer_linear) * BF16_BYTES + adapters, adapters
+            )
+            module_w, module_g = linear_b, 0
+            if method == "qlora":
+                dequant_buffer = spec.largest_linear_params * BF16_BYTES
+                replicated = quantized * NF4_CONSTANT_BYTES_PER_PARAM
     moments = _MOMENT_BYTES[(setup.optimizer, moment_precision)]
     # DeepSpeed reduces 16-bit gradients into an fp32 partition for the optimizer step.
     fp32_grads = trainable * FP32_BYTES if grad_b == BF16_BYTES and master_b else 0.0
+    table = max(spec.embedding_params, spec.lm_head_params)
+    module_params = spec.largest_module_params
+    if module_params <= table:
+        module = UnitBytes(table * BF16_BYTES, table * embedding_grad_b)
+    else:
+        module = UnitBytes(module_params * module_w, module_params * module_g)
     return StateBytes(
         weights=weights,
         gradients=trainable * grad_b,
@@ -115,6 +156,10 @@ def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateByte
         fp32_gradient_bytes=fp32_grads,
         params=params,
         trainable_params=trainable,
-        largest_unit_params=spec.largest_unit_params,
+        layer=layer,
+        embedding=UnitBytes(spec.embedding_params * BF16_BYTES, spec.embedding_params * embedding_grad_b),
+        lm_head=UnitBytes(spec.lm_head_params * BF16_BYTES, spec.lm_head_params * embedding_grad_b),
+        module=module,
         dequant_buffer=dequant_buffer,
+        replicated_weights=replicated,
     )

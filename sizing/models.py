@@ -1,8 +1,7 @@
-"""Model shapes: presets from `data/models.csv` and bare sizes ("7B") mapped onto them.
+"""Model names -> shapes: presets from `data/models.csv`, bare sizes ("7B") mapped onto them,
+and Hugging Face config.json files read offline (`sizing/hf_config.py`).
 
-A shape is what the memory and FLOP formulas need (layers, hidden size, heads, KV heads,
-FFN width, vocabulary, tied embeddings, MLP kind, biases, experts); parameter counts are
-derived from it, never typed in.
+The shape type and its parameter counts live in `sizing/shapes.py`; presets are the fast path.
 """
 
 from __future__ import annotations
@@ -11,8 +10,13 @@ import csv
 import math
 import re
 from dataclasses import dataclass, replace
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
+
+from sizing import hf_config
+from sizing.shapes import Linear, ModelSpec
+
+__all__ = ["Linear", "ModelSpec", "model_key", "presets", "resolve"]
 
 MODELS_PATH = Path(__file__).with_name("data") / "models.csv"
 
@@ -22,124 +26,6 @@ _SAME_SIZE_TOLERANCE = 0.10
 _BARE_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bm])\s*$", re.IGNORECASE)
 _SIZE_IN_NAME = re.compile(r"(\d+(?:\.\d+)?)b$")
 _SUFFIXES = ("instruct", "chat", "hf", "base")
-
-
-@dataclass(frozen=True)
-class Linear:
-    """One kind of weight matrix in a decoder layer: `count` matrices of d_in x d_out."""
-
-    name: str  # the Hugging Face module name, as LoRA target lists use it
-    d_in: int
-    d_out: int
-    count: int = 1  # experts per layer for MoE expert matrices
-
-    @property
-    def params(self) -> int:
-        return self.d_in * self.d_out * self.count
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A decoder-only transformer shape. `preset` names the shape used ("llama-2-7b", or
-    "llama-3.2-1b scaled to 20 layers" for a bare size no preset is close to)."""
-
-    preset: str
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    ffn: int  # intermediate width of one MLP (one expert for MoE)
-    vocab: int
-    tied_embeddings: bool
-    mlp: str  # "swiglu" (gate, up, down) or "gelu" (up, down)
-    bias: str  # "none", "qkv" (Qwen2) or "all" (GPT-2)
-    learned_positions: int  # rows of a learned position embedding, 0 for RoPE
-    dropout: bool  # dropout layers in the block (GPT-2), which store masks
-    experts: int = 1
-    experts_per_token: int = 1
-    source: str = ""
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden // self.heads
-
-    @property
-    def kv_dim(self) -> int:
-        return self.kv_heads * self.head_dim
-
-    @cached_property
-    def layer_linears(self) -> tuple[Linear, ...]:
-        h, f, e = self.hidden, self.ffn, self.experts
-        attention = (
-            Linear("q_proj", h, h),
-            Linear("k_proj", h, self.kv_dim),
-            Linear("v_proj", h, self.kv_dim),
-            Linear("o_proj", h, h),
-        )
-        mlp: tuple[Linear, ...]
-        if self.mlp == "swiglu":
-            mlp = (Linear("gate_proj", h, f, e), Linear("up_proj", h, f, e), Linear("down_proj", f, h, e))
-        else:
-            mlp = (Linear("up_proj", h, f, e), Linear("down_proj", f, h, e))
-        router = (Linear("router", h, e),) if e > 1 else ()
-        return attention + mlp + router
-
-    @property
-    def _norm_params(self) -> int:
-        # RMSNorm has a weight; LayerNorm (GPT-2, bias == "all") a weight and a bias.
-        return 2 * self.hidden if self.bias == "all" else self.hidden
-
-    @cached_property
-    def layer_other_params(self) -> int:
-        """Norms and biases of one decoder layer."""
-        h, kv, f = self.hidden, self.kv_dim, self.ffn
-        biases = {"none": 0, "qkv": h + 2 * kv, "all": h + 2 * kv + h + self.experts * (f + h)}[self.bias]
-        return 2 * self._norm_params + biases
-
-    @cached_property
-    def layer_linear_params(self) -> int:
-        return sum(linear.params for linear in self.layer_linears)
-
-    @property
-    def layer_params(self) -> int:
-        return self.layer_linear_params + self.layer_other_params
-
-    @property
-    def embedding_params(self) -> int:
-        return (self.vocab + self.learned_positions) * self.hidden
-
-    @property
-    def lm_head_params(self) -> int:
-        return 0 if self.tied_embeddings else self.vocab * self.hidden
-
-    @cached_property
-    def params(self) -> int:
-        """All parameters, embeddings included (what the weights occupy)."""
-        return (
-            self.embedding_params
-            + self.lm_head_params
-            + self.layers * self.layer_params
-            + self._norm_params  # final norm
-        )
-
-    @cached_property
-    def active_matmul_params_per_token(self) -> int:
-        """Weights one token multiplies through: every layer's active linears plus the
-        output projection (done even when tied). Embedding lookups do no matmul."""
-        experts_ratio = self.experts_per_token / self.experts
-        per_layer = sum(
-            linear.params * (experts_ratio if linear.count > 1 else 1.0) for linear in self.layer_linears
-        )
-        return round(self.layers * per_layer) + self.vocab * self.hidden
-
-    @property
-    def largest_unit_params(self) -> int:
-        """The biggest block ZeRO-3/FSDP gathers at once: a decoder layer or the embedding."""
-        return max(self.layer_params, self.embedding_params, self.lm_head_params)
-
-    @property
-    def largest_linear_params(self) -> int:
-        return max(linear.d_in * linear.d_out for linear in self.layer_linears)
 
 
 def _parse_bool(value: str) -> bool:
@@ -216,14 +102,17 @@ def _for_size(params: float) -> ModelSpec:
     nearest = min(representatives, key=lambda spec: abs(math.log(spec.params / params)))
     if abs(nearest.params / params - 1) <= _SAME_SIZE_TOLERANCE:
         return nearest
-    outside_layers = nearest.params - nearest.layers * nearest.layer_params
+    outside_layers = nearest.params - nearest.decoder_params
     layers = max(1, round((params - outside_layers) / nearest.layer_params))
     return replace(nearest, preset=f"{nearest.preset} scaled to {layers} layers", layers=layers)
 
 
 def resolve(name: str) -> ModelSpec:
-    """The shape for a preset name or alias ("Llama-2-7b-hf", "meta-llama/Llama-3.1-8B") or a
-    bare size ("7B", "1.5b", "500M"). Raises ValueError for anything else."""
+    """The shape for a preset name or alias ("Llama-2-7b-hf", "meta-llama/Llama-3.1-8B"), a
+    bare size ("7B", "1.5b", "500M") or a Hugging Face config.json path (a file, or a folder
+    holding one). Raises ValueError for anything else."""
+    if hf_config.looks_like_path(name):
+        return hf_config.load(name)
     bare = _BARE_SIZE.match(name)
     if bare:
         value = float(bare.group(1)) * (1e9 if bare.group(2).lower() == "b" else 1e6)

@@ -1,22 +1,30 @@
 """The planner: for a model and method, what each GPU type needs and delivers.
 
-`requirements()` is the bulk entry point the pipeline turns into a DataFrame (one row per
-catalog GPU and GPU count); `plan()` keeps the smallest count that fits per GPU type;
-`estimate()` sizes one configuration for the CLI. Work that does not depend on the GPU
-(model states, activations, FLOPs) is done once per call, so a whole catalog is cheap.
+`prepare()` resolves a model once into a `Sizing`; its `requirements()` is the bulk entry point
+the pipeline turns into a DataFrame (one row per catalog GPU and GPU count), `plan()` keeps the
+smallest count that fits per GPU type and `estimate()` sizes one configuration for the CLI. The
+module-level functions of the same names prepare and call them. Work that does not depend on the
+GPU (model states, activations, FLOPs, memory per count and layout) is done once per Sizing, so
+a whole catalog is cheap.
+
+Per GPU count the planner takes the smallest ZeRO/FSDP stage that fits; when data parallelism
+alone fits at no stage and the framework runs tensor/pipeline parallelism, the first layout that
+fits, least model parallelism first, TP inside a node before PP across nodes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
-from sizing import memory, methods, throughput
+from sizing import activations, memory, methods, throughput
 from sizing.catalog import GpuSpec, find_gpu, load_gpus
 from sizing.memory import Breakdown
-from sizing.models import ModelSpec, resolve
+from sizing.models import resolve
+from sizing.parallel import DATA_PARALLEL, Layout, candidate_layouts, check_layout, scaled_states, stage_share
 from sizing.setup import TrainingSetup, check_method
+from sizing.shapes import ModelSpec
 
 DEFAULT_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 SECONDS_PER_DAY = 86_400
@@ -26,9 +34,10 @@ SECONDS_PER_DAY = 86_400
 class Requirement:
     """One (GPU model, GPU count) for a model and method.
 
-    `zero_stage` is the smallest ZeRO stage that fits at this count (the stage with the
-    least memory when none does; 0 on one GPU without offload). Memory in GB of 1e9 bytes;
-    `tokens_per_second` and `mfu` are for all `gpu_count` GPUs together.
+    `zero_stage` is the smallest ZeRO stage that fits at this count (the stage with the least
+    memory when none does; 0 on one GPU without offload); `tp` x `pp` the model-parallel layout
+    (1 x 1: data parallel only). Memory in GB of 1e9 bytes; `tokens_per_second` and `mfu` are
+    for all `gpu_count` GPUs together.
     """
 
     model: str
@@ -46,10 +55,38 @@ class Requirement:
     multi_node: bool
     nodes: int
     offload: str
+    framework: str = "llamafactory"
+    tp: int = 1
+    pp: int = 1
 
     @property
     def tokens_per_day(self) -> float:
         return self.tokens_per_second * SECONDS_PER_DAY
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to lay out a GPU count: a ZeRO stage, a TP x PP layout, and its memory."""
+
+    stage: int
+    layout: Layout
+    per_gpu: Breakdown
+
+    @property
+    def total(self) -> float:
+        return self.per_gpu.total
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One configuration: `requirement` is None when no GPU was named (memory only)."""
+
+    sizing: Sizing
+    gpu_count: int
+    zero_stage: int
+    per_gpu: Breakdown
+    requirement: Requirement | None
+    layout: Layout = DATA_PARALLEL
 
 
 @dataclass(frozen=True)
@@ -60,6 +97,13 @@ class Sizing:
     spec: ModelSpec
     method: str
     setup: TrainingSetup
+    _options: dict[tuple[int, Layout], tuple[Option, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def for_method(self, method: str) -> Sizing:
+        """The same model and setup with another method (the shape is not resolved again)."""
+        return Sizing(self.model, self.spec, check_method(method, self.setup), self.setup)
 
     @cached_property
     def backward_layers(self) -> int:
@@ -70,11 +114,21 @@ class Sizing:
         return methods.state_bytes(self.spec, self.method, self.setup)
 
     @cached_property
-    def activations(self) -> memory.Activations:
+    def activation_plan(self) -> activations.ActivationPlan:
         s = self.setup
-        return memory.activations(
-            self.spec, s.seq_len, s.micro_batch, s.checkpointing, s.flash_attention, self.backward_layers
+        return activations.ActivationPlan(
+            seq_len=s.seq_len,
+            micro_batch=s.micro_batch,
+            checkpointing=s.checkpointing,
+            flash_attention=s.flash_attention,
+            loss=s.loss,
+            loss_chunks=s.profile.loss_chunks,
+            backward_layers=self.backward_layers,
         )
+
+    @cached_property
+    def activations(self) -> activations.Activations:
+        return activations.activations(self.spec, self.activation_plan)
 
     @cached_property
     def work(self) -> throughput.Work:
@@ -86,37 +140,136 @@ class Sizing:
     @cached_property
     def replica(self) -> Breakdown:
         """One unsharded replica on one GPU (stage 0, no offload)."""
-        return memory.breakdown(self.states, self.activations, accounting=self.setup.state_accounting)
+        return self._breakdown(self.states, self.activations, 0, 1, "none")
 
-    def per_gpu(self, stage: int, gpu_count: int) -> Breakdown:
+    def _breakdown(
+        self, states: methods.StateBytes, acts: activations.Activations, stage: int, n: int, offload: str
+    ) -> Breakdown:
+        s = self.setup
+        buffers = memory.sharding_buffers(states, self.spec, s.profile, stage, n, offload)
         return memory.breakdown(
-            self.states, self.activations, stage, gpu_count, self.setup.offload, self.setup.state_accounting
+            states,
+            acts,
+            buffers,
+            stage,
+            n,
+            offload,
+            s.accounting(stage, n),
+            s.profile.fragmentation,
+            s.paged_optimizer,
+            accumulating=s.grad_accum > 1,
+            optimizer_in_backward=s.optimizer_in_backward,
         )
 
-    def stages(self, gpu_count: int) -> tuple[int, ...]:
-        """Stages to try, smallest first: the fixed one, or every stage the offload allows
-        (on one GPU sharding saves nothing, so only the smallest)."""
-        if self.setup.zero_stage is not None:
-            return (self.setup.zero_stage,)
-        if gpu_count == 1:
-            return (self.setup.min_zero_stage,)
-        return tuple(range(self.setup.min_zero_stage, 4))
+    def per_gpu(self, stage: int, gpu_count: int, layout: Layout = DATA_PARALLEL) -> Breakdown:
+        """Memory on the fullest GPU: with a pipeline, the first stage (most micro-batches in
+        flight, the embedding) or the last (the LM head and the loss), whichever holds more."""
+        offload = self.setup.offload
+        if layout.model_parallel == 1:
+            return self._breakdown(self.states, self.activations, stage, gpu_count, offload)
+        dp, sp, lps = (
+            layout.dp(gpu_count),
+            self.setup.uses_sequence_parallel,
+            layout.layers_per_stage(self.spec),
+        )
+        stages = []
+        for first in (True, False) if layout.pp > 1 else (True,):
+            acts = activations.activations(
+                self.spec,
+                self.activation_plan,
+                tp=layout.tp,
+                sequence_parallel=sp,
+                layers_on_gpu=lps,
+                in_flight=min(layout.pp, self.setup.grad_accum) if first else 1,
+                has_loss=not first or layout.pp == 1,
+            )
+            states = scaled_states(self.states, stage_share(self.spec, layout, first))
+            stages.append(self._breakdown(states, acts, stage, dp, offload))
+        return max(stages, key=lambda breakdown: breakdown.total)
 
-    def cpu_memory_gb(self) -> float:
-        return memory.offloaded_cpu_gb(self.states, self.setup.offload, self.setup.state_accounting)
+    def stages(self, gpu_count: int, layout: Layout = DATA_PARALLEL) -> tuple[int, ...]:
+        """Stages to try, smallest first: the fixed one, or every stage the framework and the
+        offload allow (on one GPU, or one data-parallel replica, only the smallest). With model
+        parallelism only 0 and 1 (Megatron's distributed optimizer, DeepSpeed's ZeRO-1 with PP)."""
+        s = self.setup
+        if s.zero_stage is not None:
+            return (s.zero_stage,)
+        allowed = tuple(stage for stage in s.profile.stages if stage >= s.min_zero_stage)
+        if self.method == "qlora" and not s.profile.shards_quantized_base:
+            allowed = tuple(stage for stage in allowed if stage < 3) or allowed
+        if layout.model_parallel > 1:
+            allowed = tuple(stage for stage in allowed if stage <= 1) or (0,)
+        if layout.dp(gpu_count) == 1:
+            return allowed[:1]
+        return allowed
 
-    def requirement(self, gpu: GpuSpec, gpu_count: int, totals: Sequence[tuple[int, float]]) -> Requirement:
-        """The row for `gpu` at `gpu_count`, given (stage, per-GPU GB) smallest stage first."""
+    def options(self, gpu_count: int, layout: Layout = DATA_PARALLEL) -> tuple[Option, ...]:
+        """Memory of each stage at this count and layout, smallest stage first (cached)."""
+        key = (gpu_count, layout)
+        if key not in self._options:
+            self._options[key] = tuple(
+                Option(stage, layout, self.per_gpu(stage, gpu_count, layout))
+                for stage in self.stages(gpu_count, layout)
+            )
+        return self._options[key]
+
+    def totals(self, gpu_count: int) -> list[tuple[int, float]]:
+        """(stage, per-GPU GB) of the data-parallel options, smallest stage first."""
+        return [(option.stage, option.total) for option in self.options(gpu_count)]
+
+    def _layouts(self, gpu: GpuSpec, gpu_count: int) -> list[Layout]:
+        s = self.setup
+        if s.fixed_layout:
+            layout = Layout(s.tp or 1, s.pp or 1)
+            try:
+                check_layout(layout, self.spec, gpu_count, gpu.gpus_per_node)
+            except ValueError:
+                return []
+            return [layout]
+        return [DATA_PARALLEL]
+
+    def _model_parallel_layouts(self, gpu: GpuSpec, gpu_count: int, usable: float) -> list[Layout]:
+        s = self.setup
+        if s.fixed_layout or not s.profile.model_parallel or s.offload != "none" or gpu_count == 1:
+            return []
+        if s.zero_stage is not None and s.zero_stage > 1:  # model parallelism runs ZeRO-1 at most
+            return []
+        # A layout runs ZeRO-1 at most, so its states are at least ZeRO-3's over all GPUs.
+        floor = self.states.total / gpu_count / memory.GB
+        if floor > usable:
+            return []
+        return candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node)
+
+    def choose(self, gpu: GpuSpec, gpu_count: int) -> tuple[Option | None, bool]:
+        """The option this GPU runs at this count, and whether it fits: the smallest fitting
+        stage of data parallelism (or the fixed layout), else the first fitting model-parallel
+        layout, else the data-parallel option with the least memory (None: the fixed layout
+        cannot run on this GPU)."""
         usable = gpu.usable_memory_gb
-        fits = False
-        stage, gb = totals[0]
-        for candidate, candidate_gb in totals:  # a plain loop: this runs for every row
-            if candidate_gb <= usable:
-                stage, gb, fits = candidate, candidate_gb, True
-                break
-            if candidate_gb < gb:
-                stage, gb = candidate, candidate_gb
-        tokens, mfu = throughput.tokens_per_second(self.work, gpu, gpu_count, stage, self.setup)
+        fallback = None
+        for layout in self._layouts(gpu, gpu_count):
+            for option in self.options(gpu_count, layout):
+                if option.total <= usable:
+                    return option, True
+                if fallback is None or option.total < fallback.total:
+                    fallback = option
+        for layout in self._model_parallel_layouts(gpu, gpu_count, usable):
+            for option in self.options(gpu_count, layout):
+                if option.total <= usable:
+                    return option, True
+        return fallback, False
+
+    def requirement(self, gpu: GpuSpec, gpu_count: int) -> Requirement:
+        """The row for `gpu` at `gpu_count`. A fixed layout this GPU cannot run (TP wider than
+        its node) gives its memory, fits=False and no throughput."""
+        option, fits = self.choose(gpu, gpu_count)
+        if option is not None:
+            tokens, mfu = throughput.tokens_per_second(
+                self.work, gpu, gpu_count, option.stage, self.setup, option.layout
+            )
+        else:
+            fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
+            option, tokens, mfu = self.options(gpu_count, fixed)[0], 0.0, 0.0
         nodes = -(-gpu_count // gpu.gpus_per_node)
         return Requirement(
             model=self.model,
@@ -126,23 +279,85 @@ class Sizing:
             gpu_model=gpu.gpu_model,
             gpu_count=gpu_count,
             fits=fits,
-            zero_stage=stage,
-            per_gpu_memory_gb=gb,
-            usable_memory_gb=usable,
+            zero_stage=option.stage,
+            per_gpu_memory_gb=option.total,
+            usable_memory_gb=gpu.usable_memory_gb,
             tokens_per_second=tokens,
             mfu=mfu,
             multi_node=nodes > 1,
             nodes=nodes,
             offload=self.setup.offload,
+            framework=self.setup.framework,
+            tp=option.layout.tp,
+            pp=option.layout.pp,
         )
 
-    def totals(self, gpu_count: int) -> list[tuple[int, float]]:
-        return [(stage, self.per_gpu(stage, gpu_count).total) for stage in self.stages(gpu_count)]
+    def cpu_memory_gb(self) -> float:
+        s = self.setup
+        return memory.offloaded_cpu_gb(self.states, s.offload, s.state_accounting, s.paged_optimizer)
+
+    def requirements(
+        self, gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS, gpus: Sequence[str] | None = None
+    ) -> list[Requirement]:
+        """One Requirement per (GPU, count): every catalog GPU unless `gpus` names some. With a
+        fixed TP x PP layout, only the counts it divides (ValueError when none is left)."""
+        counts = _check_counts(gpu_counts)
+        if self.setup.fixed_layout:
+            layout = Layout(self.setup.tp or 1, self.setup.pp or 1)
+            counts = tuple(count for count in counts if layout.fits_count(count))
+            if not counts:
+                raise ValueError(f"{layout.describe()} needs a multiple of {layout.model_parallel} GPUs")
+            check_layout(layout, self.spec, counts[0])
+        return [self.requirement(gpu, count) for gpu in _gpu_specs(gpus) for count in counts]
+
+    def plan(
+        self, gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS, gpus: Sequence[str] | None = None
+    ) -> list[Requirement]:
+        """Per GPU type, the smallest count that fits; where none does, the largest count
+        tried (with fits=False), so every GPU type has a row."""
+        best: dict[str, Requirement] = {}
+        for row in self.requirements(gpu_counts, gpus):  # counts ascend within a GPU
+            current = best.get(row.gpu_model)
+            if current is None or not current.fits:
+                best[row.gpu_model] = row
+        return list(best.values())
+
+    def estimate(
+        self,
+        gpu: str | None = None,
+        gpu_count: int | None = None,
+        gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
+    ) -> Estimate:
+        """Size one configuration. Without `gpu_count`, a named GPU gets the smallest count in
+        `gpu_counts` that fits (the largest when none does); without a GPU, one GPU (or the
+        fixed layout's GPUs)."""
+        if gpu_count is not None and gpu_count < 1:
+            raise ValueError(f"GPU count must be at least 1, got {gpu_count}")
+        spec = find_gpu(gpu) if gpu is not None else None
+        counts = (gpu_count,) if gpu_count is not None else _check_counts(gpu_counts)
+        if spec is None:
+            s = self.setup
+            layout = Layout(s.tp or 1, s.pp or 1)
+            count = gpu_count if gpu_count is not None else layout.model_parallel
+            check_layout(layout, self.spec, count)
+            stages = self.stages(count, layout)
+            stage = stages[-1] if count > 1 and s.zero_stage is None else stages[0]
+            return Estimate(self, count, stage, self.per_gpu(stage, count, layout), None, layout)
+        row = None
+        for count in counts:
+            row = self.requirement(spec, count)
+            if row.fits:
+                break
+        assert row is not None  # counts is never empty
+        layout = Layout(row.tp, row.pp)
+        per_gpu = self.per_gpu(row.zero_stage, row.gpu_count, layout)
+        return Estimate(self, row.gpu_count, row.zero_stage, per_gpu, row, layout)
 
 
-def prepare(model: str, method: str, **options: object) -> Sizing:
-    """Resolve the model, check the method and options; raises ValueError on bad input."""
-    return Sizing(model, resolve(model), check_method(method), TrainingSetup.from_options(options))
+def prepare(model: str, method: str, setup: TrainingSetup | None = None) -> Sizing:
+    """Resolve the model, check the method against the setup; raises ValueError on bad input."""
+    setup = setup if setup is not None else TrainingSetup()
+    return Sizing(model, resolve(model), check_method(method, setup), setup)
 
 
 def _gpu_specs(gpus: Sequence[str] | None) -> list[GpuSpec]:
@@ -161,15 +376,11 @@ def requirements(
     method: str,
     gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
     gpus: Sequence[str] | None = None,
-    **options: object,
+    setup: TrainingSetup | None = None,
 ) -> list[Requirement]:
-    """One Requirement per (GPU, count): every catalog GPU unless `gpus` names some.
-    `options` are TrainingSetup fields (seq_len, micro_batch, checkpointing, offload...)."""
-    sizing = prepare(model, method, **options)
-    counts = _check_counts(gpu_counts)
-    specs = _gpu_specs(gpus)
-    totals = {count: sizing.totals(count) for count in counts}
-    return [sizing.requirement(gpu, count, totals[count]) for gpu in specs for count in counts]
+    """One Requirement per (GPU, count): every catalog GPU unless `gpus` names some. `setup`
+    holds the training settings (the default framework's defaults when None)."""
+    return prepare(model, method, setup).requirements(gpu_counts, gpus)
 
 
 def plan(
@@ -177,28 +388,10 @@ def plan(
     method: str,
     gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
     gpus: Sequence[str] | None = None,
-    **options: object,
+    setup: TrainingSetup | None = None,
 ) -> list[Requirement]:
-    """Per GPU type, the smallest count that fits; where none does, the largest count tried
-    (with fits=False), so every GPU type has a row."""
-    rows = requirements(model, method, gpu_counts, gpus, **options)
-    best: dict[str, Requirement] = {}
-    for row in rows:  # counts ascend within a GPU
-        current = best.get(row.gpu_model)
-        if current is None or not current.fits:
-            best[row.gpu_model] = row
-    return list(best.values())
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """One configuration: `requirement` is None when no GPU was named (memory only)."""
-
-    sizing: Sizing
-    gpu_count: int
-    zero_stage: int
-    per_gpu: Breakdown
-    requirement: Requirement | None
+    """Per GPU type, the smallest count that fits (see `Sizing.plan`)."""
+    return prepare(model, method, setup).plan(gpu_counts, gpus)
 
 
 def estimate(
@@ -207,27 +400,10 @@ def estimate(
     gpu: str | None = None,
     gpu_count: int | None = None,
     gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
-    **options: object,
+    setup: TrainingSetup | None = None,
 ) -> Estimate:
-    """Size one configuration. Without `gpu_count`, a named GPU gets the smallest count in
-    `gpu_counts` that fits (the largest when none does); without a GPU, one GPU."""
-    sizing = prepare(model, method, **options)
-    if gpu_count is not None and gpu_count < 1:
-        raise ValueError(f"GPU count must be at least 1, got {gpu_count}")
-    spec = find_gpu(gpu) if gpu is not None else None
-    counts = (gpu_count,) if gpu_count is not None else _check_counts(gpu_counts)
-    if spec is None:
-        count = counts[0] if gpu_count is not None else 1
-        stage = (
-            sizing.stages(count)[-1]
-            if count > 1 and sizing.setup.zero_stage is None
-            else sizing.stages(count)[0]
-        )
-        return Estimate(sizing, count, stage, sizing.per_gpu(stage, count), None)
-    row = None
-    for count in counts:
-        row = sizing.requirement(spec, count, sizing.totals(count))
-        if row.fits:
-            break
-    assert row is not None  # counts is never empty
-    return Estimate(sizing, row.gpu_count, row.zero_stage, sizing.per_gpu(row.zero_stage, row.gpu_count), row)
+    """Size one configuration (see `Sizing.estimate`)."""
+    return prepare(model, method, setup).estimate(gpu, gpu_count, gpu_counts)
+
+
+__all__ = ["Breakdown", "Estimate", "Requirement", "Sizing", "estimate", "plan", "prepare", "requirements"]

@@ -1,29 +1,29 @@
 """Training settings: what a fine-tuning user sets, with the defaults they get.
 
-Defaults follow the common fine-tuning stack (Hugging Face Trainer / LLaMA-Factory with
-DeepSpeed or FSDP): sequences of 2048 tokens, micro-batch 1 with gradient accumulation,
-gradient checkpointing on, flash attention, AdamW, LoRA rank 8 on all linear layers.
+The vocabulary below (methods, optimizers, checkpointing modes...) is the one home of these
+names: the CLI derives its choices from it. Settings a framework decides (checkpointing,
+optimizer, loss computation, state accounting, stack efficiency) default to "default", which
+`TrainingSetup` resolves to the framework profile's value (`sizing/frameworks.py`); anything a
+user sets wins. The rest follow the common fine-tuning stack: sequences of 2048 tokens,
+micro-batch 1 with gradient accumulation, flash attention, LoRA rank 8 on all linear layers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+
+from sizing.frameworks import DEFAULT_FRAMEWORK, LOSSES, Framework, framework
 
 METHODS = ("full", "full-bf16", "lora", "qlora", "freeze")
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd")
-CHECKPOINTING = ("none", "selective", "full")
+# offload: full checkpointing with each layer's input kept in host RAM (Unsloth's "unsloth"
+# gradient checkpointing, torchtune's enable_activation_offloading).
+CHECKPOINTING = ("none", "selective", "full", "offload")
 OFFLOAD = ("none", "optimizer", "all")
-ACCOUNTING = ("zero", "deepspeed")
+ACCOUNTING = ("zero", "deepspeed", "megatron")
 LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+DEFAULT = "default"  # "the framework's value" for the settings a profile decides
 
-# Fraction of a GPU's measured matmul ceiling a fine-tuning step sustains on the FLOPs it
-# executes (eager Hugging Face/PEFT kernels, micro-batch 1, flash attention, packed or
-# full-length sequences). Pretraining stacks reach about 0.52 (Llama 2's implied MFU of
-# 0.43-0.46 on A100 with attention FLOPs counted, over the A100's 0.869 matmul ceiling;
-# sizing.md §3.2-3.3); Alpaca's 2023 fine-tuning run implies about 7% MFU including padding
-# (sizing.md §0). 0.40 sits between: the least certain number here, so --mfu overrides it.
-FINETUNE_STACK_EFFICIENCY = 0.40
-PRETRAIN_STACK_EFFICIENCY = 0.52
 # Per-GPU bandwidth between nodes: 8 x 400 Gb/s NICs per 8-GPU node is the typical H100
 # cluster (sizing.md §4, ml-engineering network notes). Rental clusters are often slower.
 INTERNODE_GB_PER_S = 50.0
@@ -33,80 +33,149 @@ INTERNODE_GB_PER_S = 50.0
 class TrainingSetup:
     """The knobs of one training run. Lengths in tokens; `mfu` is a fraction (0-1).
 
-    `zero_stage` None means "the smallest stage that fits"; `lora_targets` ("all" or module
-    names such as q_proj, v_proj) applies to lora and qlora; `freeze_trainable_layers` is
-    how many of the last layers freeze-tuning trains (LLaMA-Factory's default is 2).
+    `zero_stage` None means "the smallest stage that fits"; `tp`/`pp` None mean "1, unless data
+    parallelism alone does not fit and the framework runs tensor/pipeline parallelism" (the
+    planner then picks a layout); giving either fixes the layout (the other is 1).
+    `sequence_parallel` None means "with TP, when the framework has it" (Megatron-core does).
+    `lora_targets` ("all" or module names such as q_proj, v_proj) applies to lora and qlora;
+    `freeze_trainable_layers` is how many of the last layers freeze-tuning trains.
     `state_accounting` "zero" counts model states as the ZeRO paper does (16 B/param for
-    mixed-precision AdamW); "deepspeed" as DeepSpeed's estimators do (an fp32 gradient
-    partition beside the optimizer, 16-bit gradients unsharded below stage 3).
+    mixed-precision AdamW); "deepspeed" as DeepSpeed runs them (an fp32 gradient partition
+    beside the optimizer, 16-bit gradients whole at stage 1); "megatron" with fp32 main
+    gradients (Megatron's distributed optimizer: 6 + 12/d bytes per parameter).
+    `paged_optimizer` keeps optimizer states in unified memory paged to the host (bitsandbytes
+    paged optimizers), so they count as host memory, not GPU memory. `optimizer_in_backward`
+    steps each parameter as its gradient is produced and frees the gradient (torchtune's
+    optimizer_in_bwd, which needs grad_accum 1).
     """
 
+    framework: str = DEFAULT_FRAMEWORK
     seq_len: int = 2048  # LLaMA-Factory cutoff_len default (data_args.py)
     micro_batch: int = 1  # per GPU; LLaMA-Factory example configs
     grad_accum: int = 8  # micro-batches per optimizer step; LLaMA-Factory example configs
-    checkpointing: str = "full"  # HF gradient checkpointing, on by default in LLaMA-Factory
+    checkpointing: str = DEFAULT
     flash_attention: bool = True  # SDPA/flash kernels, the transformers default
-    optimizer: str = "adamw"
+    optimizer: str = DEFAULT
+    loss: str = DEFAULT
     lora_rank: int = 8  # LLaMA-Factory lora_rank default
     lora_targets: tuple[str, ...] = ("all",)  # LLaMA-Factory lora_target default
     freeze_trainable_layers: int = 2  # LLaMA-Factory freeze_trainable_layers default
     offload: str = "none"
+    paged_optimizer: bool = False
+    optimizer_in_backward: bool = False
     zero_stage: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    sequence_parallel: bool | None = None
     mfu: float | None = None
-    state_accounting: str = "zero"
-    stack_efficiency: float = FINETUNE_STACK_EFFICIENCY
+    state_accounting: str = DEFAULT
+    stack_efficiency: float | None = None
     internode_gb_per_s: float = INTERNODE_GB_PER_S
 
     def __post_init__(self) -> None:
-        for name, value, allowed in (
-            ("checkpointing", self.checkpointing, CHECKPOINTING),
-            ("optimizer", self.optimizer, OPTIMIZERS),
-            ("offload", self.offload, OFFLOAD),
-            ("state_accounting", self.state_accounting, ACCOUNTING),
+        profile = framework(self.framework)
+        object.__setattr__(self, "framework", profile.name)
+        # Whether the accounting is the user's (kept as given) or the profile's (which may
+        # differ on one GPU without ZeRO): not a field, so equality and repr ignore it.
+        object.__setattr__(self, "_accounting_given", self.state_accounting != DEFAULT)
+        for name, value, allowed, default in (
+            ("checkpointing", self.checkpointing, CHECKPOINTING, profile.checkpointing),
+            ("optimizer", self.optimizer, OPTIMIZERS, profile.optimizer),
+            ("loss", self.loss, LOSSES, profile.loss),
+            ("state_accounting", self.state_accounting, ACCOUNTING, profile.state_accounting),
         ):
-            if value not in allowed:
+            if value == DEFAULT:
+                object.__setattr__(self, name, default)
+            elif value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.offload not in OFFLOAD:
+            raise ValueError(f"offload must be one of {', '.join(OFFLOAD)}, got {self.offload!r}")
         for name in ("seq_len", "micro_batch", "grad_accum", "lora_rank"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.optimizer_in_backward and self.grad_accum != 1:
+            raise ValueError("optimizer_in_backward needs grad_accum 1 (no gradients to accumulate)")
         if self.freeze_trainable_layers < 1:
             raise ValueError("freeze_trainable_layers must be at least 1")
-        if self.zero_stage is not None and self.zero_stage not in (0, 1, 2, 3):
-            raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {self.zero_stage}")
-        if self.zero_stage is not None and self.zero_stage < self.min_zero_stage:
-            raise ValueError(
-                f"offload={self.offload} needs ZeRO stage {self.min_zero_stage} or more, "
-                f"got {self.zero_stage}"
-            )
+        self._check_parallelism(profile)
         if self.mfu is not None and not 0 < self.mfu <= 1:
             raise ValueError(f"mfu must be in (0, 1], got {self.mfu}")
-        if not 0 < self.stack_efficiency <= 1:
+        if self.stack_efficiency is None:
+            object.__setattr__(self, "stack_efficiency", profile.stack_efficiency)
+        elif not 0 < self.stack_efficiency <= 1:
             raise ValueError(f"stack_efficiency must be in (0, 1], got {self.stack_efficiency}")
         if self.internode_gb_per_s <= 0:
             raise ValueError("internode_gb_per_s must be positive")
         object.__setattr__(self, "lora_targets", _lora_targets(self.lora_targets))
 
+    def _check_parallelism(self, profile: Framework) -> None:
+        if self.zero_stage is not None and self.zero_stage not in (0, 1, 2, 3):
+            raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {self.zero_stage}")
+        if self.zero_stage is not None and self.zero_stage not in profile.stages:
+            stages = ", ".join(str(stage) for stage in profile.stages)
+            raise ValueError(f"{profile.name} runs ZeRO/FSDP stages {stages}, not {self.zero_stage}")
+        if self.zero_stage is not None and self.zero_stage < self.min_zero_stage:
+            raise ValueError(
+                f"offload={self.offload} needs ZeRO stage {self.min_zero_stage} or more, "
+                f"got {self.zero_stage}"
+            )
+        if self.offload != "none" and profile.sharding not in ("deepspeed", "fsdp", "fsdp2"):
+            raise ValueError(f"{profile.name} has no CPU offload of model states")
+        for name in ("tp", "pp"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+        if self.fixed_layout and (self.tp or 1) * (self.pp or 1) > 1:
+            if not profile.model_parallel:
+                raise ValueError(f"{profile.name} runs no tensor or pipeline parallelism; use megatron")
+            if self.offload != "none" or (self.zero_stage or 0) > 1:
+                raise ValueError("tensor/pipeline parallelism runs with ZeRO stage 0 or 1 and no offload")
+
+    @property
+    def profile(self) -> Framework:
+        return framework(self.framework)
+
+    @property
+    def efficiency(self) -> float:
+        """The stack efficiency in use (the framework's unless set)."""
+        assert self.stack_efficiency is not None  # resolved in __post_init__
+        return self.stack_efficiency
+
+    def accounting(self, stage: int, gpu_count: int) -> str:
+        """The state accounting in force at this stage and data-parallel count: the profile's
+        single-GPU convention where it has one and nothing is sharded or offloaded."""
+        single = self.profile.single_gpu_accounting
+        unsharded = stage == 0 and gpu_count == 1 and self.offload == "none"
+        if single and unsharded and not getattr(self, "_accounting_given", False):
+            return single
+        return self.state_accounting
+
+    @property
+    def fixed_layout(self) -> bool:
+        """True when the user fixed the TP/PP layout (either degree given)."""
+        return self.tp is not None or self.pp is not None
+
+    @property
+    def uses_sequence_parallel(self) -> bool:
+        """Sequence parallelism with TP: as set, else where the framework has it (Megatron-core)."""
+        if self.sequence_parallel is not None:
+            return self.sequence_parallel
+        return self.profile.sharding == "megatron"
+
     @property
     def min_zero_stage(self) -> int:
-        """DeepSpeed offloads optimizer states from stage 1 and parameters only at stage 3."""
-        return {"none": 0, "optimizer": 1, "all": 3}[self.offload]
-
-    @classmethod
-    def from_options(cls, options: dict[str, object]) -> TrainingSetup:
-        """Build from keyword options, naming any unknown one."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(
-                f"unknown sizing option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )
-        return cls(**options)  # type: ignore[arg-type]
+        """DeepSpeed offloads optimizer states from stage 1 and parameters only at stage 3
+        (FSDP has no optimizer-only stage, so its optimizer offload starts at stage 2)."""
+        stage = {"none": 0, "optimizer": 1, "all": 3}[self.offload]
+        return min((s for s in self.profile.stages if s >= stage), default=stage)
 
 
-def check_method(method: str) -> str:
-    """The method name, validated."""
+def check_method(method: str, setup: TrainingSetup | None = None) -> str:
+    """The method name, validated (and, with a setup, checked against its framework)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if setup is not None and method == "qlora" and setup.profile.sharding == "megatron":
+        raise ValueError("megatron has no QLoRA (4-bit bitsandbytes base); use lora or another framework")
     return method
 
 

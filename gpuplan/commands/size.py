@@ -10,39 +10,28 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sizing import article, assumptions, planner
+from sizing import article, assumptions, frameworks, planner
+from sizing import setup as setup_vocabulary
+from sizing.catalog import find_gpu
+from sizing.parallel import DATA_PARALLEL
 from sizing.planner import Estimate, Requirement
+from sizing.setup import DEFAULT, TrainingSetup
 
 
-class Method(StrEnum):
-    full = "full"
-    full_bf16 = "full-bf16"
-    lora = "lora"
-    qlora = "qlora"
-    freeze = "freeze"
+def _choices(name: str, values: tuple[str, ...]) -> type[StrEnum]:
+    """A CLI choice type whose values are sizing's vocabulary (the one home of these names)."""
+    return StrEnum(name, {value: value for value in values})  # type: ignore[return-value]
 
 
-class Checkpointing(StrEnum):
-    none = "none"
-    selective = "selective"
-    full = "full"
-
-
-class Offload(StrEnum):
-    none = "none"
-    optimizer = "optimizer"
-    all = "all"
-
-
-class Optimizer(StrEnum):
-    adamw = "adamw"
-    adamw_8bit = "adamw-8bit"
-    sgd = "sgd"
-
-
-class Accounting(StrEnum):
-    zero = "zero"
-    deepspeed = "deepspeed"
+Method = _choices("Method", setup_vocabulary.METHODS)
+Framework = _choices("Framework", frameworks.FRAMEWORKS)
+Checkpointing = _choices("Checkpointing", setup_vocabulary.CHECKPOINTING)
+Offload = _choices("Offload", setup_vocabulary.OFFLOAD)
+Optimizer = _choices("Optimizer", setup_vocabulary.OPTIMIZERS)
+Loss = _choices("Loss", frameworks.LOSSES)
+Accounting = _choices("Accounting", setup_vocabulary.ACCOUNTING)
+_DEFAULT_FRAMEWORK = Framework(frameworks.DEFAULT_FRAMEWORK)
+_NO_OFFLOAD = Offload("none")
 
 
 def _breakdown_json(breakdown: planner.Breakdown) -> dict[str, float]:
@@ -55,6 +44,8 @@ def _plan_json(row: Requirement) -> dict[str, Any]:
         "gpu_count": row.gpu_count,
         "fits": row.fits,
         "zero_stage": row.zero_stage,
+        "tp": row.tp,
+        "pp": row.pp,
         "per_gpu_memory_gb": round(row.per_gpu_memory_gb, 3),
         "usable_memory_gb": round(row.usable_memory_gb, 3),
         "tokens_per_second": round(row.tokens_per_second, 1),
@@ -71,6 +62,8 @@ def _single_json(single: Estimate) -> dict[str, Any]:
         "gpu": row.gpu_model if row else None,
         "gpu_count": single.gpu_count,
         "zero_stage": single.zero_stage,
+        "tp": single.layout.tp,
+        "pp": single.layout.pp,
         "per_gpu_memory_gb": round(single.per_gpu.total, 3),
         "per_gpu_breakdown_gb": _breakdown_json(single.per_gpu),
         "usable_memory_gb": round(row.usable_memory_gb, 3) if row else None,
@@ -79,6 +72,32 @@ def _single_json(single: Estimate) -> dict[str, Any]:
         "tokens_per_day": round(row.tokens_per_day) if row else None,
         "mfu": round(row.mfu, 4) if row else None,
         "cpu_memory_gb": round(single.sizing.cpu_memory_gb(), 3),
+    }
+
+
+def _settings_json(setup: TrainingSetup) -> dict[str, Any]:
+    return {
+        "framework": setup.framework,
+        "seq_len": setup.seq_len,
+        "micro_batch": setup.micro_batch,
+        "grad_accum": setup.grad_accum,
+        "checkpointing": setup.checkpointing,
+        "flash_attention": setup.flash_attention,
+        "optimizer": setup.optimizer,
+        "paged_optimizer": setup.paged_optimizer,
+        "optimizer_in_backward": setup.optimizer_in_backward,
+        "loss": setup.loss,
+        "lora_rank": setup.lora_rank,
+        "lora_targets": list(setup.lora_targets),
+        "freeze_trainable_layers": setup.freeze_trainable_layers,
+        "offload": setup.offload,
+        "zero_stage": setup.zero_stage,
+        "tp": setup.tp,
+        "pp": setup.pp,
+        "sequence_parallel": setup.uses_sequence_parallel,
+        "mfu": setup.mfu,
+        "stack_efficiency": setup.efficiency,
+        "state_accounting": setup.state_accounting,
     }
 
 
@@ -103,17 +122,23 @@ def _article_json(comparison: article.Comparison) -> dict[str, Any]:
     }
 
 
+def _layout_text(tp: int, pp: int) -> str:
+    return "-" if tp * pp == 1 else f"{tp}x{pp}"
+
+
 def _print_tables(
     console: Console,
     sizing: planner.Sizing,
     single: Estimate | None,
     plans: list[Requirement],
     comparison: article.Comparison | None,
+    lines: list[str],
 ) -> None:
     spec = sizing.spec
     console.print(
         f"[bold]{sizing.model}[/bold] ({spec.preset}, {spec.params / 1e9:.2f}B parameters), "
-        f"method [bold]{sizing.method}[/bold]"
+        f"method [bold]{sizing.method}[/bold], framework [bold]{sizing.setup.framework}[/bold]",
+        highlight=False,
     )
     memory = Table(title="Memory, one unsharded replica (GB = 1e9 bytes)")
     memory.add_column("component")
@@ -123,13 +148,16 @@ def _print_tables(
     memory.add_row("[bold]total[/bold]", f"[bold]{sizing.replica.total:.1f}[/bold]")
     console.print(memory)
     console.print("[bold]Assumptions[/bold]")
-    for line in assumptions.describe(sizing):
+    for line in lines:
         console.print(f"  - {line}", highlight=False)
     if single is not None:
         row = single.requirement
         where = f"{single.gpu_count} x {row.gpu_model}" if row else f"{single.gpu_count} GPU(s)"
+        layout = "" if single.layout.model_parallel == 1 else f", {single.layout.describe()}"
+        parts = ", ".join(f"{name} {gb:.1f}" for name, gb in single.per_gpu.as_dict().items() if gb)
         console.print(
-            f"[bold]{where}[/bold], ZeRO-{single.zero_stage}: {single.per_gpu.total:.1f} GB per GPU",
+            f"[bold]{where}[/bold], ZeRO-{single.zero_stage}{layout}: {single.per_gpu.total:.1f} GB per GPU "
+            f"({parts})",
             highlight=False,
         )
         if row:
@@ -140,31 +168,31 @@ def _print_tables(
                 highlight=False,
             )
     table = Table(title="Per GPU type: the smallest count that fits")
-    for column in ("GPU", "count", "ZeRO", "nodes", "GB per GPU", "usable GB", "M tokens/day", "MFU"):
+    for column in (
+        "GPU",
+        "count",
+        "ZeRO",
+        "TPxPP",
+        "nodes",
+        "GB per GPU",
+        "usable GB",
+        "M tokens/day",
+        "MFU",
+    ):
         table.add_column(column, justify="left" if column == "GPU" else "right")
     for row in plans:
-        if row.fits:
-            table.add_row(
-                row.gpu_model,
-                str(row.gpu_count),
-                str(row.zero_stage),
-                str(row.nodes),
-                f"{row.per_gpu_memory_gb:.1f}",
-                f"{row.usable_memory_gb:.1f}",
-                f"{row.tokens_per_day / 1e6:,.0f}",
-                f"{row.mfu:.0%}",
-            )
-        else:
-            table.add_row(
-                row.gpu_model,
-                f">{row.gpu_count}",
-                "-",
-                "-",
-                f"{row.per_gpu_memory_gb:.1f}",
-                f"{row.usable_memory_gb:.1f}",
-                "-",
-                "-",
-            )
+        fits = row.fits
+        table.add_row(
+            row.gpu_model,
+            str(row.gpu_count) if fits else f">{row.gpu_count}",
+            str(row.zero_stage) if fits else "-",
+            _layout_text(row.tp, row.pp) if fits else "-",
+            str(row.nodes) if fits else "-",
+            f"{row.per_gpu_memory_gb:.1f}",
+            f"{row.usable_memory_gb:.1f}",
+            f"{row.tokens_per_day / 1e6:,.0f}" if fits else "-",
+            f"{row.mfu:.0%}" if fits else "-",
+        )
     console.print(table)
     if comparison is not None:
         console.print(f"[bold]The article beside us[/bold] ({article.ARTICLE_TITLE})")
@@ -172,21 +200,46 @@ def _print_tables(
             console.print(f"  - {line}", highlight=False)
 
 
+def _value(choice: StrEnum | None) -> str:
+    return DEFAULT if choice is None else choice.value
+
+
 def size(
     model: Annotated[
-        str, typer.Argument(help="A preset (llama-3.1-8b, qwen2.5-72b...) or a size such as 7B.")
+        str,
+        typer.Argument(
+            help="A preset (llama-3.1-8b, qwen2.5-72b...), a size such as 7B, "
+            "or the path of a Hugging Face config.json."
+        ),
     ],
     method: Annotated[Method, typer.Option("--method", "-m", help="Training method.")],
+    framework: Annotated[
+        Framework,
+        typer.Option("--framework", "-f", help="Training framework whose defaults apply (docs/sizing.md)."),
+    ] = _DEFAULT_FRAMEWORK,
     seq_len: Annotated[int, typer.Option("--seq-len", help="Tokens per sequence.")] = 2048,
     batch: Annotated[int, typer.Option("--batch", help="Micro-batch (sequences) per GPU.")] = 1,
     grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = 8,
     checkpointing: Annotated[
-        Checkpointing, typer.Option("--checkpointing", help="Activation recompute.")
-    ] = Checkpointing.full,
+        Checkpointing | None,
+        typer.Option("--checkpointing", help="Activation recompute (default: the framework's)."),
+    ] = None,
     flash_attention: Annotated[
         bool, typer.Option("--flash-attention/--no-flash-attention", help="Flash/SDPA attention kernels.")
     ] = True,
-    optimizer: Annotated[Optimizer, typer.Option("--optimizer", help="Optimizer.")] = Optimizer.adamw,
+    optimizer: Annotated[
+        Optimizer | None, typer.Option("--optimizer", help="Optimizer (default: the framework's).")
+    ] = None,
+    paged_optimizer: Annotated[
+        bool, typer.Option("--paged-optimizer", help="Optimizer states in host-paged unified memory.")
+    ] = False,
+    optimizer_in_backward: Annotated[
+        bool,
+        typer.Option("--optimizer-in-backward", help="Step each parameter in backward (needs grad-accum 1)."),
+    ] = False,
+    loss: Annotated[
+        Loss | None, typer.Option("--loss", help="Loss computation (default: the framework's).")
+    ] = None,
     lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank (lora, qlora).")] = 8,
     lora_targets: Annotated[
         str, typer.Option("--lora-targets", help="'all' or modules, e.g. q_proj,v_proj (lora, qlora).")
@@ -202,71 +255,83 @@ def size(
         int | None,
         typer.Option("--zero", min=0, max=3, help="ZeRO/FSDP stage (default: smallest that fits)."),
     ] = None,
-    offload: Annotated[Offload, typer.Option("--offload", help="CPU offload.")] = Offload.none,
+    tp: Annotated[
+        int | None, typer.Option("--tp", min=1, help="Tensor-parallel degree (within a node).")
+    ] = None,
+    pp: Annotated[int | None, typer.Option("--pp", min=1, help="Pipeline-parallel stages.")] = None,
+    sequence_parallel: Annotated[
+        bool | None,
+        typer.Option(
+            "--sequence-parallel/--no-sequence-parallel",
+            help="Sequence parallelism with TP (default: megatron's).",
+        ),
+    ] = None,
+    offload: Annotated[Offload, typer.Option("--offload", help="CPU offload.")] = _NO_OFFLOAD,
     mfu: Annotated[
         float | None, typer.Option("--mfu", help="Use this MFU (0-1) instead of the prior.")
     ] = None,
     accounting: Annotated[
-        Accounting,
-        typer.Option("--accounting", help="Model-state convention: ZeRO paper or DeepSpeed estimators."),
-    ] = Accounting.zero,
+        Accounting | None,
+        typer.Option("--accounting", help="Model-state convention (default: the framework's)."),
+    ] = None,
     vs_article: Annotated[
         bool, typer.Option("--vs-article", help="Show the seed article's rule beside this estimate.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (schema in docs/sizing.md).")] = False,
 ) -> None:
     """Memory per GPU, GPU count and throughput for training MODEL with a method."""
-    options: dict[str, object] = {
-        "seq_len": seq_len,
-        "micro_batch": batch,
-        "grad_accum": grad_accum,
-        "checkpointing": checkpointing.value,
-        "flash_attention": flash_attention,
-        "optimizer": optimizer.value,
-        "lora_rank": lora_rank,
-        "lora_targets": lora_targets,
-        "freeze_trainable_layers": freeze_layers,
-        "offload": offload.value,
-        "zero_stage": zero,
-        "mfu": mfu,
-        "state_accounting": accounting.value,
-    }
     try:
-        sizing = planner.prepare(model, method.value, **options)
+        setup = TrainingSetup(
+            framework=framework.value,
+            seq_len=seq_len,
+            micro_batch=batch,
+            grad_accum=grad_accum,
+            checkpointing=_value(checkpointing),
+            flash_attention=flash_attention,
+            optimizer=_value(optimizer),
+            paged_optimizer=paged_optimizer,
+            optimizer_in_backward=optimizer_in_backward,
+            loss=_value(loss),
+            lora_rank=lora_rank,
+            lora_targets=lora_targets,
+            freeze_trainable_layers=freeze_layers,
+            offload=offload.value,
+            zero_stage=zero,
+            tp=tp,
+            pp=pp,
+            sequence_parallel=sequence_parallel,
+            mfu=mfu,
+            state_accounting=_value(accounting),
+        )
+        sizing = planner.prepare(model, method.value, setup)
         counts = (gpus,) if gpus is not None else planner.DEFAULT_GPU_COUNTS
-        plans = planner.plan(model, method.value, gpu_counts=counts, **options)  # type: ignore[arg-type]
+        plans = sizing.plan(counts)
         single = None
-        if gpu is not None or gpus is not None or zero is not None:
-            single = planner.estimate(model, method.value, gpu=gpu, gpu_count=gpus, **options)  # type: ignore[arg-type]
-        comparison = article.compare(model, method.value, **options) if vs_article else None
+        if gpu is not None or gpus is not None or zero is not None or setup.fixed_layout:
+            single = sizing.estimate(gpu=gpu, gpu_count=gpus)
+        comparison = article.compare_sizing(sizing) if vs_article else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
 
+    layout = single.layout if single is not None else DATA_PARALLEL
+    gpu_spec = None
+    if single is not None and single.requirement is not None:
+        gpu_spec = find_gpu(single.requirement.gpu_model)
+    lines = assumptions.describe(sizing, layout, gpu_spec)
     if not as_json:
-        _print_tables(Console(), sizing, single, plans, comparison)
+        _print_tables(Console(), sizing, single, plans, comparison, lines)
         return
-    setup = sizing.setup
+    spec = sizing.spec
     result: dict[str, Any] = {
         "model": model,
-        "model_preset": sizing.spec.preset,
-        "params": sizing.spec.params,
+        "model_preset": spec.preset,
+        "params": spec.params,
+        "active_params": spec.active_params,
         "method": method.value,
-        "settings": {
-            "seq_len": setup.seq_len,
-            "micro_batch": setup.micro_batch,
-            "grad_accum": setup.grad_accum,
-            "checkpointing": setup.checkpointing,
-            "flash_attention": setup.flash_attention,
-            "optimizer": setup.optimizer,
-            "lora_rank": setup.lora_rank,
-            "lora_targets": list(setup.lora_targets),
-            "freeze_trainable_layers": setup.freeze_trainable_layers,
-            "offload": setup.offload,
-            "zero_stage": setup.zero_stage,
-            "mfu": setup.mfu,
-            "state_accounting": setup.state_accounting,
-        },
-        "assumptions": assumptions.describe(sizing),
+        "framework": setup.framework,
+        "settings": _settings_json(setup),
+        "model_fields_read": list(spec.fields_read),
+        "assumptions": lines,
         "total_memory_gb": round(sizing.replica.total, 3),
         "breakdown_gb": _breakdown_json(sizing.replica),
     }

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from gpuplan.commands import size
 
-BREAKDOWN_KEYS = {"weights", "gradients", "optimizer", "activations", "overhead"}
+BREAKDOWN_KEYS = {"weights", "gradients", "optimizer", "sharding_buffers", "activations", "overhead"}
 PLAN_KEYS = {"gpu", "gpu_count", "per_gpu_memory_gb", "tokens_per_second"}
 
 
@@ -46,14 +46,15 @@ def test_json_contract(app):
 
 def test_json_single_configuration(app):
     result = run(
-        app, "llama-3.1-8b", "-m", "full", "--gpu", "h100-sxm-80gb", "--gpus", "2", "--zero", "3", "--json"
+        app, "llama-3.1-8b", "-m", "full", "--gpu", "h100-sxm-80gb", "--gpus", "4", "--zero", "3", "--json"
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["gpu"] == "H100 SXM 80GB" and data["gpu_count"] == 2 and data["zero_stage"] == 3
+    assert data["gpu"] == "H100 SXM 80GB" and data["gpu_count"] == 4 and data["zero_stage"] == 3
+    assert data["per_gpu_breakdown_gb"]["sharding_buffers"] > 0
     assert data["fits"] is True and data["tokens_per_second"] > 0
     assert data["per_gpu_memory_gb"] < data["total_memory_gb"]
-    assert all(plan["gpu_count"] == 2 for plan in data["plans"])
+    assert all(plan["gpu_count"] == 4 for plan in data["plans"])
 
 
 def test_json_count_without_a_gpu_has_no_verdict(app):
@@ -86,6 +87,46 @@ def test_table_shows_breakdown_assumptions_and_plans(app):
     ],
 )
 def test_bad_input_exits_non_zero_with_a_message(app, args, message):
+    result = run(app, *args)
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_framework_settings_and_layout_in_json(app):
+    data = json.loads(
+        run(app, "70B", "-m", "full", "-f", "megatron", "--gpu", "H100 SXM 80GB", "--gpus", "32", "--tp", "8",
+            "--pp", "4", "--json").output
+    )  # fmt: skip
+    assert data["framework"] == "megatron" and data["settings"]["framework"] == "megatron"
+    assert (data["tp"], data["pp"], data["settings"]["sequence_parallel"]) == (8, 4, True)
+    assert data["settings"]["loss"] == "vocab-parallel" and data["settings"]["state_accounting"] == "megatron"
+    assert data["fits"] is True and data["tokens_per_second"] > 0
+    assert all(plan["gpu_count"] % 32 == 0 for plan in data["plans"])  # counts the layout divides
+    assert any("TP8 x PP4" in line for line in data["assumptions"])
+
+
+def test_one_prepare_per_command(app, monkeypatch):
+    from sizing import planner
+
+    calls = []
+    real = planner.prepare
+    monkeypatch.setattr(planner, "prepare", lambda *args: calls.append(args) or real(*args))
+    result = run(app, "7B", "-m", "full", "--gpu", "A100 SXM 80GB", "--vs-article", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("7B", "-m", "qlora", "-f", "megatron"), "no QLoRA"),
+        (("7B", "-m", "full", "-f", "hf", "--tp", "2"), "no tensor or pipeline parallelism"),
+        (("7B", "-m", "full", "-f", "jax"), "jax"),
+        (("7B", "-m", "full", "--tp", "8", "--gpus", "4"), "multiple of 8"),
+        (("no-such-dir/config.json", "-m", "lora"), "cannot read model config"),
+    ],
+)
+def test_framework_and_layout_errors(app, args, message):
     result = run(app, *args)
     assert result.exit_code != 0
     assert message in result.output

@@ -7,12 +7,13 @@ import pytest
 from sizing import throughput
 from sizing.catalog import find_gpu
 from sizing.planner import prepare, requirements
-from sizing.setup import PRETRAIN_STACK_EFFICIENCY
+from sizing.frameworks import PRETRAIN_STACK_EFFICIENCY
+from sizing.setup import TrainingSetup
 
 
 def test_full_flops_are_6n_plus_the_attention_term():
     # MosaicML: 6 x params + 12 x layers x hidden x seq per token (no recompute)
-    sizing = prepare("llama-2-7b", "full", seq_len=4096, checkpointing="none")
+    sizing = prepare("llama-2-7b", "full", TrainingSetup(seq_len=4096, checkpointing="none"))
     spec = sizing.spec
     expected = 6 * spec.active_matmul_params_per_token + 12 * spec.layers * spec.hidden * 4096
     assert sizing.work.model_flops_per_token == expected
@@ -20,7 +21,7 @@ def test_full_flops_are_6n_plus_the_attention_term():
 
 
 def test_full_recompute_adds_one_forward_of_the_layers():
-    sizing = prepare("llama-2-7b", "full", seq_len=2048, checkpointing="full")
+    sizing = prepare("llama-2-7b", "full", TrainingSetup(seq_len=2048, checkpointing="full"))
     spec = sizing.spec
     layers_forward = (
         2 * (spec.active_matmul_params_per_token - spec.vocab * spec.hidden)
@@ -33,14 +34,14 @@ def test_full_recompute_adds_one_forward_of_the_layers():
 
 def test_mfu_override_sets_tokens_per_second():
     gpu = find_gpu("H100 SXM 80GB")
-    sizing = prepare("7B", "lora", mfu=0.3)
+    sizing = prepare("7B", "lora", TrainingSetup(mfu=0.3))
     tokens, mfu = throughput.tokens_per_second(sizing.work, gpu, 4, 0, sizing.setup)
     assert mfu == 0.3
     assert tokens == pytest.approx(4 * 989e12 * 0.3 / sizing.work.model_flops_per_token)
 
 
 def _single_gpu_tokens(model: str, method: str, gpu: str = "A100 SXM 80GB", **options: object) -> float:
-    sizing = prepare(model, method, **options)
+    sizing = prepare(model, method, TrainingSetup(**options))  # type: ignore[arg-type]
     return throughput.tokens_per_second(sizing.work, find_gpu(gpu), 1, 0, sizing.setup)[0]
 
 
@@ -55,10 +56,10 @@ def test_lora_is_a_quarter_faster_than_full():
 def test_qlora_pays_for_dequantisation_and_offload_for_the_host_link():
     assert _single_gpu_tokens("7B", "qlora") < _single_gpu_tokens("7B", "lora")
     sizing = prepare("70B", "full")
-    offloaded = prepare("70B", "full", offload="optimizer")
+    offloaded = prepare("70B", "full", TrainingSetup(offload="optimizer"))
     gpu = find_gpu("H100 SXM 80GB")
-    plain = throughput.step_seconds(sizing.work, gpu, 8, 3, "none", sizing.setup.stack_efficiency, 50)
-    slow = throughput.step_seconds(offloaded.work, gpu, 8, 3, "optimizer", sizing.setup.stack_efficiency, 50)
+    plain = throughput.step_seconds(sizing.work, gpu, 8, 3, "none", sizing.setup.efficiency, 50)
+    slow = throughput.step_seconds(offloaded.work, gpu, 8, 3, "optimizer", sizing.setup.efficiency, 50)
     assert slow > plain
 
 
@@ -69,14 +70,20 @@ def _mfu(rows, gpu_model: str, gpu_count: int) -> float:
 def test_pcie_only_scales_worse_than_nvlink():
     # same A100 silicon and peak; ZeRO-3 moves 1.5x the model per micro-batch
     rows = requirements(
-        "8B", "full", gpu_counts=(1, 8), gpus=["A100 SXM 80GB", "A100 PCIe 80GB"], zero_stage=3, seq_len=1024
+        "8B",
+        "full",
+        gpu_counts=(1, 8),
+        gpus=["A100 SXM 80GB", "A100 PCIe 80GB"],
+        setup=TrainingSetup(zero_stage=3, seq_len=1024),
     )
     assert _mfu(rows, "A100 PCIe 80GB", 8) < _mfu(rows, "A100 SXM 80GB", 8)
     assert _mfu(rows, "A100 PCIe 80GB", 8) < _mfu(rows, "A100 PCIe 80GB", 1)
 
 
 def test_multi_node_scales_worse():
-    rows = requirements("70B", "full", gpu_counts=(8, 16), gpus=["H100 SXM 80GB"], zero_stage=3)
+    rows = requirements(
+        "70B", "full", gpu_counts=(8, 16), gpus=["H100 SXM 80GB"], setup=TrainingSetup(zero_stage=3)
+    )
     one_node, two_nodes = (next(r for r in rows if r.gpu_count == n) for n in (8, 16))
     assert not one_node.multi_node and two_nodes.multi_node
     assert two_nodes.mfu < one_node.mfu
@@ -84,10 +91,12 @@ def test_multi_node_scales_worse():
 
 def test_fine_tuning_runs_far_below_pretraining():
     fine_tuning = requirements("7B", "full", gpu_counts=(8,), gpus=["A100 SXM 80GB"])[0]
+    pretraining_setup = TrainingSetup(
+        seq_len=4096, grad_accum=16, checkpointing="none", stack_efficiency=PRETRAIN_STACK_EFFICIENCY
+    )
     pretraining = requirements(
-        "7B", "full", gpu_counts=(8,), gpus=["A100 SXM 80GB"],
-        seq_len=4096, grad_accum=16, checkpointing="none", stack_efficiency=PRETRAIN_STACK_EFFICIENCY,
-    )[0]  # fmt: skip
+        "7B", "full", gpu_counts=(8,), gpus=["A100 SXM 80GB"], setup=pretraining_setup
+    )[0]
     # pretraining MFU on A100: 35-55% (sizing.md §0)
     assert 0.35 <= pretraining.mfu <= 0.55
     assert fine_tuning.mfu < 0.65 * pretraining.mfu
@@ -99,14 +108,10 @@ def test_fine_tuning_runs_far_below_pretraining():
     ("model", "gpu_hours"), [("llama-2-7b", 184_320), ("llama-2-13b", 368_640), ("llama-2-70b", 1_720_320)]
 )
 def test_case_20_llama_2_gpu_hours(model, gpu_hours):
-    sizing = prepare(
-        model,
-        "full",
-        seq_len=4096,
-        grad_accum=16,
-        checkpointing="none",
-        stack_efficiency=PRETRAIN_STACK_EFFICIENCY,
+    setup = TrainingSetup(
+        seq_len=4096, grad_accum=16, checkpointing="none", stack_efficiency=PRETRAIN_STACK_EFFICIENCY
     )
+    sizing = prepare(model, "full", setup)
     tokens_per_s, mfu = throughput.tokens_per_second(
         sizing.work, find_gpu("A100 SXM 80GB"), 8, 3, sizing.setup
     )

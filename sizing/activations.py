@@ -1,0 +1,151 @@
+"""Activation and loss memory on one GPU, with tensor, sequence and pipeline parallelism.
+
+Per layer, Korthikanti et al. (arXiv 2205.05198, Table 1 and §4) generalised from GPT's shape
+to grouped-query and latent attention, gated MLPs and routed experts: for GPT's own shape the
+layer stores sbh(34 + 5as/h), of which 10sbh (the layer norms' inputs, the attention and MLP
+inputs, the residual dropout masks) sits outside the tensor-parallel region and 24sbh + 5as²b
+inside it. So with TP degree t each GPU stores sbh(10 + 24/t + 5as/(ht)), and with sequence
+parallelism also the 10sbh split: (sbh/t)(34 + 5as/h). With 1F1B pipelining the first stage
+holds min(p, m) micro-batches in flight over its L/p layers (Korthikanti §4.2.3). All bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sizing import frameworks
+from sizing.shapes import LayerGroup, ModelSpec
+
+ACTIVATION_BYTES = 2  # bf16 activations
+
+
+@dataclass(frozen=True)
+class LayerBytes:
+    """What one layer stores for backward: outside and inside the tensor-parallel region."""
+
+    replicated: float
+    parallel: float
+
+    def per_gpu(self, tp: int, sequence_parallel: bool) -> float:
+        return (self.replicated / tp if sequence_parallel else self.replicated) + self.parallel / tp
+
+    @property
+    def total(self) -> float:
+        return self.replicated + self.parallel
+
+
+def layer_bytes(
+    spec: ModelSpec, group: LayerGroup, tokens: int, seq_len: int, keep_attention_scores: bool
+) -> LayerBytes:
+    """Bytes one decoder layer of `group` stores without recompute for `tokens` tokens
+    (micro-batch x sequence) in sequences of `seq_len`.
+
+    Outside the TP region: the QKV input (2th), the MLP input (2th), two norms' inputs (4th),
+    dropout masks after attention and MLP (th each, models with dropout only), MLA's low-rank
+    q and kv activations. Inside: Q, K, V at their widths, the output projection's input and,
+    unless flash attention or selective recompute avoid it, the s x s scores (softmax output,
+    plus mask and dropout output with dropout); the MLP per routed expert 4tf (GeLU: the
+    activation's input and output) or 8tf (gated: gate, up, activation output, product), with
+    experts also each routed copy of the input (2th), and shared experts at their width.
+    """
+    h, t = spec.hidden, tokens
+    mask = 1 if spec.dropout else 0
+    replicated = 2 * t * h + 2 * t * h + 4 * t * h + 2 * mask * t * h
+    if spec.mla:
+        replicated += 2 * t * (spec.q_lora_rank + spec.kv_lora_rank + spec.qk_rope_dim)
+    parallel = 2 * t * (spec.q_dim + spec.kv_dim + spec.v_dim + spec.attention_out_dim)
+    if keep_attention_scores:
+        parallel += spec.heads * seq_len * t * (2 + 3 * mask)
+    per_width = 4 if spec.mlp == "gelu" else 8
+    parallel += group.routed * per_width * t * group.ffn + per_width * t * group.shared_ffn
+    if group.routed > 1:
+        parallel += group.routed * 2 * t * h
+    return LayerBytes(replicated, parallel)
+
+
+def gpt_layer_bytes(spec: ModelSpec, tokens: int, seq_len: int, keep_attention_scores: bool) -> float:
+    """All bytes of one main-group layer (the Korthikanti identity the tests check)."""
+    return layer_bytes(spec, spec.main_group, tokens, seq_len, keep_attention_scores).total
+
+
+def loss_bytes(spec: ModelSpec, loss: str, tokens: int, chunks: int, tp: int) -> float:
+    """Peak bytes at the loss for `tokens` tokens on one GPU (see sizing/frameworks.py)."""
+    entries = tokens * spec.vocab / tp
+    if loss == "fp32":
+        return frameworks.FP32_LOSS_BYTES * entries
+    if loss == "vocab-parallel":
+        return frameworks.VOCAB_PARALLEL_LOSS_BYTES * entries
+    if loss == "chunked":
+        per_entry = frameworks.CHUNKED_LOSS_SAVED_BYTES + frameworks.CHUNK_WORKING_BYTES / chunks
+        return per_entry * entries
+    return frameworks.FUSED_LOSS_BYTES_PER_TOKEN_HIDDEN * tokens * spec.hidden
+
+
+@dataclass(frozen=True)
+class Activations:
+    """Activation bytes on one GPU. Peak = stored + the larger of the loss spike (at the loss,
+    before layer backward starts) and one recomputed layer (during backward)."""
+
+    stored: float
+    working_layer: float
+    logits: float
+
+    @property
+    def peak(self) -> float:
+        return self.stored + max(self.logits, self.working_layer)
+
+
+@dataclass(frozen=True)
+class ActivationPlan:
+    """The inputs of `activations` that do not change with the GPU count."""
+
+    seq_len: int
+    micro_batch: int
+    checkpointing: str
+    flash_attention: bool
+    loss: str
+    loss_chunks: int
+    backward_layers: int  # the last layers backpropagation runs through (freeze-tuning: fewer)
+
+
+def activations(
+    spec: ModelSpec,
+    plan: ActivationPlan,
+    tp: int = 1,
+    sequence_parallel: bool = False,
+    layers_on_gpu: int | None = None,
+    in_flight: int = 1,
+    has_loss: bool = True,
+) -> Activations:
+    """Activations of one GPU holding `layers_on_gpu` layers (all by default) with `in_flight`
+    micro-batches stored (pipeline stages), TP degree `tp`; `has_loss` when the LM head and
+    the loss run on this GPU."""
+    tokens = plan.seq_len * plan.micro_batch
+    keep_scores = not plan.flash_attention and plan.checkpointing == "none"
+    layers = spec.layers if layers_on_gpu is None else layers_on_gpu
+    # Freeze-tuning keeps activations only for the trained (last) layers.
+    backward = min(layers, plan.backward_layers)
+    stored_per_layer = (
+        sum(
+            group.count
+            * layer_bytes(spec, group, tokens, plan.seq_len, keep_scores).per_gpu(tp, sequence_parallel)
+            for group in spec.layer_groups
+        )
+        / spec.layers
+    )
+    # One layer recomputed (or, without recompute, the largest layer) during backward, with
+    # flash attention (or not) deciding whether its scores are materialised.
+    working = max(
+        layer_bytes(spec, group, tokens, plan.seq_len, not plan.flash_attention).per_gpu(
+            tp, sequence_parallel
+        )
+        for group in spec.layer_groups
+    )
+    layer_input = ACTIVATION_BYTES * tokens * spec.hidden / (tp if sequence_parallel else 1)
+    logits = loss_bytes(spec, plan.loss, tokens, plan.loss_chunks, tp) if has_loss else 0.0
+    if plan.checkpointing == "full":
+        return Activations(in_flight * backward * layer_input, working, logits)
+    if plan.checkpointing == "offload":
+        # Layer inputs go to host RAM as they are made; the one in transfer and the next stay.
+        return Activations(min(backward, 2) * layer_input, working, logits)
+    return Activations(in_flight * backward * stored_per_layer, 0.0, logits)

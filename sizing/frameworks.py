@@ -1,0 +1,306 @@
+"""Training-framework profiles: what each stack does by default that changes memory and speed.
+
+A profile fixes, each with its source (cited in `docs/sizing.md`): how the loss is computed
+(`loss`), the default activation checkpointing, the default optimizer, what "full" training
+keeps in which precision, which sharding engine runs ZeRO/FSDP and with which buckets, whether
+it shards a 4-bit QLoRA base, the allocator margin, whether it runs tensor/pipeline
+parallelism, and the stack efficiency the throughput prior uses. Settings a user gives
+(`TrainingSetup` fields) override the profile's defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Bytes per (token x vocabulary entry) at the loss's peak, by how the loss is computed.
+# fp32: transformers' ForCausalLMLoss upcasts the logits (`logits.float()`,
+#   src/transformers/loss/loss_utils.py) and cross-entropy keeps fp32 log-probabilities for
+#   backward (4); backward then holds their fp32 gradient (4) and the fp32 gradient of the
+#   logits (4) at once: 12. (vram.asmirnov.xyz budgets 8, B x S x V x 4 x 2: it leaves out the
+#   gradients; see docs/sizing.md for why we follow the backward peak.)
+# vocab-parallel: Megatron's vocab_parallel_cross_entropy computes softmax in place in one fp32
+#   copy and writes the gradient into it (megatron/core/tensor_parallel/cross_entropy.py): 4,
+#   plus the bf16 gradient of the logits handed back to the output layer (2): 6, over TP.
+# chunked: torchtune's LinearCrossEntropyLoss/CEWithChunkedOutputLoss (num_output_chunks=8)
+#   keeps bf16 logits of every chunk for backward (2) and runs the fp32 path (12) and the bf16
+#   gradient (2) one chunk at a time: 2 + 14 / chunks.
+# fused: Liger's fused linear cross-entropy and Unsloth's fused CE compute the gradient in the
+#   forward pass chunk by chunk and never hold full logits; what remains is counted per token
+#   (FUSED_LOSS_BYTES_PER_TOKEN_HIDDEN below).
+FP32_LOSS_BYTES = 12.0
+VOCAB_PARALLEL_LOSS_BYTES = 6.0
+CHUNKED_LOSS_SAVED_BYTES = 2.0
+CHUNK_WORKING_BYTES = 14.0
+# A fused chunk holds about as many logits as the hidden states have elements (Liger sizes its
+# chunks to ceil(B*T / ceil(V/H)) tokens, linkedin/Liger-Kernel
+# src/liger_kernel/ops/fused_linear_cross_entropy.py), in fp32 with their gradient (8), plus the
+# bf16 gradient of the hidden states (2): bytes per token x hidden element.
+FUSED_LOSS_BYTES_PER_TOKEN_HIDDEN = 10.0
+LOSSES = ("fp32", "vocab-parallel", "chunked", "fused")
+
+# Sharding engines. deepspeed: ZeRO gathers one module (nn.Linear/Embedding) at a time and
+# prefetches up to a bucket; fsdp: FSDP1 wraps each decoder layer and keeps the root unit
+# (embeddings, LM head) gathered from forward to the end of backward; fsdp2: each layer and the
+# embeddings/LM head are their own units (torchtune's custom_sharded_layers); megatron: the
+# distributed optimizer over data parallel, contiguous fp32 gradient buffer; ddp: replicas only.
+SHARDING = ("deepspeed", "fsdp", "fsdp2", "megatron", "ddp")
+
+# PyTorch's caching allocator strands blocks between sizes (ZeRO §3.2 saw >30% in extreme cases);
+# 10% is the ordinary case. With expandable_segments (set by Unsloth) freed pages are remapped
+# into one growing segment, so we keep half the margin for the transient peaks: a judgement.
+FRAGMENTATION = 0.10
+FRAGMENTATION_EXPANDABLE = 0.05
+
+# Fraction of each GPU's measured matmul ceiling a step sustains on the FLOPs it executes.
+# Fine-tuning stacks (eager Hugging Face/PEFT kernels, micro-batch 1): 0.40, a judgement between
+# pretraining stacks and Alpaca's ~7% MFU (sizing.md §0, §3.2), the least certain number here.
+# Megatron: its README reports 41-47% MFU for 2B-462B GPT models on H100 (NVIDIA/Megatron-LM
+# README.md, "Performance Benchmarking"); 47% over the H100's 0.803 matmul ceiling is 0.58, with
+# the bubble and exposed communication already inside the published figure, so 0.58 is the
+# kernel-side efficiency our time model then charges the bubble and TP communication against.
+FINETUNE_STACK_EFFICIENCY = 0.40
+MEGATRON_STACK_EFFICIENCY = 0.58
+# Llama 2's model card GPU-hours imply MFU 0.43-0.46 on A100 with attention FLOPs counted
+# (sizing.md §3.3): 0.52 of the A100's 0.869 ceiling. For --stack-efficiency in pretraining runs.
+PRETRAIN_STACK_EFFICIENCY = 0.52
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One training stack's defaults. Buckets are in elements (DeepSpeed's units); None means
+    the Hugging Face "auto" rule (hidden x hidden for reduce_bucket_size, 0.9 x hidden x hidden
+    for stage3_prefetch_bucket_size; reduce_bucket is stage 3's, zero12_reduce_bucket stages
+    0-2's, whose shipped configs differ). `stages` are the ZeRO stages (FSDP equivalents) it runs;
+    `overlap_comm` is DeepSpeed's at stages 1-2 (a second gradient bucket); `full_is_pure_bf16`
+    says that its "full" fine-tuning keeps weights, gradients and AdamW moments in bf16 (no
+    fp32 master copy)."""
+
+    name: str
+    description: str
+    loss: str
+    loss_chunks: int
+    checkpointing: str
+    optimizer: str
+    full_is_pure_bf16: bool
+    sharding: str
+    stages: tuple[int, ...]
+    shards_quantized_base: bool
+    reduce_bucket: float | None
+    zero12_reduce_bucket: float | None
+    prefetch_bucket: float | None
+    overlap_comm: bool
+    state_accounting: str
+    fragmentation: float
+    stack_efficiency: float
+    model_parallel: bool
+    sources: tuple[str, ...]
+    single_gpu_accounting: str | None = None  # states on one GPU without ZeRO, when they differ
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise ValueError(f"{self.name}: loss must be one of {', '.join(LOSSES)}")
+        if self.sharding not in SHARDING:
+            raise ValueError(f"{self.name}: sharding must be one of {', '.join(SHARDING)}")
+
+    def reduce_bucket_elements(self, hidden: int, stage: int) -> float:
+        bucket = self.reduce_bucket if stage == 3 else self.zero12_reduce_bucket
+        return hidden * hidden if bucket is None else bucket
+
+    def prefetch_bucket_elements(self, hidden: int) -> float:
+        return 0.9 * hidden * hidden if self.prefetch_bucket is None else self.prefetch_bucket
+
+
+_PROFILES = (
+    Framework(
+        name="llamafactory",
+        description="LLaMA-Factory (Hugging Face Trainer; DeepSpeed ZeRO with its shipped configs)",
+        loss="fp32",
+        loss_chunks=1,
+        checkpointing="full",
+        optimizer="adamw",
+        full_is_pure_bf16=False,
+        sharding="deepspeed",
+        stages=(0, 1, 2, 3),
+        shards_quantized_base=True,
+        reduce_bucket=None,
+        zero12_reduce_bucket=5e8,
+        prefetch_bucket=None,
+        overlap_comm=False,
+        state_accounting="deepspeed",
+        fragmentation=FRAGMENTATION,
+        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        model_parallel=True,
+        sources=(
+            "loss: Trainer + transformers ForCausalLMLoss (enable_liger_kernel and use_unsloth default "
+            "False, src/llamafactory/hparams/model_args.py)",
+            "checkpointing: disable_gradient_checkpointing default False (model_args.py)",
+            "optimizer: Trainer optim adamw_torch",
+            "states: DeepSpeed's (fp32 gradient partition beside the optimizer, 16-bit gradients "
+            "unsharded below stage 3) whenever ZeRO runs; on one GPU without it the Trainer's 16 bytes/param",
+            "ZeRO: examples/deepspeed/ds_z3_config.json (reduce_bucket_size and stage3_prefetch_bucket_size "
+            "'auto', overlap_comm false); ds_z2_config.json reduce_bucket_size 5e8",
+            "4-bit base sharded under ZeRO-3/FSDP: bnb_4bit_quant_storage set 'crucial for fsdp+qlora' "
+            "(src/llamafactory/model/model_utils/quantization.py)",
+            "TP/PP: Megatron-core backend through mcore_adapter (README, 2025-10-26)",
+        ),
+        single_gpu_accounting="zero",
+    ),
+    Framework(
+        name="hf",
+        description="Hugging Face Trainer with accelerate FSDP",
+        loss="fp32",
+        loss_chunks=1,
+        checkpointing="none",
+        optimizer="adamw",
+        full_is_pure_bf16=False,
+        sharding="fsdp",
+        stages=(0, 2, 3),
+        shards_quantized_base=True,
+        reduce_bucket=None,
+        zero12_reduce_bucket=None,
+        prefetch_bucket=None,
+        overlap_comm=False,
+        state_accounting="zero",
+        fragmentation=FRAGMENTATION,
+        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        model_parallel=False,
+        sources=(
+            "loss: logits.float() in ForCausalLMLoss (src/transformers/loss/loss_utils.py)",
+            "checkpointing: TrainingArguments.gradient_checkpointing default False",
+            "FSDP: FULL_SHARD, TRANSFORMER_BASED_WRAP, BACKWARD_PRE (accelerate's FSDP defaults, as "
+            "LLaMA-Factory's examples/accelerate/fsdp_config.yaml); FSDP has no optimizer-only stage",
+            "FSDP-QLoRA: bnb_4bit_quant_storage in the model dtype lets FSDP shard the 4-bit base",
+        ),
+    ),
+    Framework(
+        name="torchtune",
+        description="torchtune recipes (FSDP2)",
+        loss="chunked",
+        loss_chunks=8,
+        checkpointing="full",
+        optimizer="adamw",
+        full_is_pure_bf16=True,
+        sharding="fsdp2",
+        stages=(0, 2, 3),
+        shards_quantized_base=True,
+        reduce_bucket=None,
+        zero12_reduce_bucket=None,
+        prefetch_bucket=None,
+        overlap_comm=True,
+        state_accounting="zero",
+        fragmentation=FRAGMENTATION,
+        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        model_parallel=False,
+        sources=(
+            "loss: LinearCrossEntropyLoss, num_output_chunks=8 "
+            "(torchtune/modules/loss/cross_entropy_loss.py; recipes/configs/llama3_1/8B_full.yaml)",
+            "checkpointing: enable_activation_checkpointing: True in the recipe configs",
+            "full = bf16 weights, gradients and AdamW states (dtype: bf16 in the configs, no fp32 master)",
+            "optimizer: torch.optim.AdamW in distributed configs (single-device full configs use "
+            "bitsandbytes PagedAdamW8bit with optimizer_in_bwd: pass --optimizer adamw-8bit)",
+            "FSDP2 with tok_embeddings and output sharded as their own units (custom_sharded_layers); "
+            "QLoRA's NF4Tensor shards under FSDP2 (405B_qlora configs)",
+        ),
+    ),
+    Framework(
+        name="unsloth",
+        description="Unsloth (single GPU or DDP)",
+        loss="fused",
+        loss_chunks=1,
+        checkpointing="offload",
+        optimizer="adamw-8bit",
+        full_is_pure_bf16=True,
+        sharding="ddp",
+        stages=(0,),
+        shards_quantized_base=False,
+        reduce_bucket=None,
+        zero12_reduce_bucket=None,
+        prefetch_bucket=None,
+        overlap_comm=False,
+        state_accounting="zero",
+        fragmentation=FRAGMENTATION_EXPANDABLE,
+        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        model_parallel=False,
+        sources=(
+            "loss: unsloth_fused_ce_loss, chunked so no full logits are held (unsloth/models/llama.py; "
+            "unsloth-zoo unsloth_zoo/fused_losses/cross_entropy_loss.py)",
+            "checkpointing: use_gradient_checkpointing='unsloth' offloads layer inputs to host RAM",
+            "optimizer: optim='adamw_8bit' in Unsloth's example notebooks and README",
+            "allocator: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (unsloth_zoo/__init__.py)",
+            "no ZeRO/FSDP: multi-GPU runs are DDP replicas, so the 4-bit base is whole on every GPU",
+        ),
+    ),
+    Framework(
+        name="deepspeed",
+        description="DeepSpeed engine with its own config defaults",
+        loss="fp32",
+        loss_chunks=1,
+        checkpointing="none",
+        optimizer="adamw",
+        full_is_pure_bf16=False,
+        sharding="deepspeed",
+        stages=(0, 1, 2, 3),
+        shards_quantized_base=True,
+        reduce_bucket=5e8,
+        zero12_reduce_bucket=5e8,
+        prefetch_bucket=5e7,
+        overlap_comm=False,
+        state_accounting="deepspeed",
+        fragmentation=FRAGMENTATION,
+        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        model_parallel=True,
+        sources=(
+            "buckets: reduce_bucket_size 5e8, stage3_prefetch_bucket_size 5e7, "
+            "stage3_max_live_parameters 1e9 (deepspeed/runtime/zero/config.py); "
+            "overlap_comm defaults to True at stage 3 only",
+            "states: bf16 weights and gradients, fp32 master, moments and gradient partition (the 18 "
+            "bytes/param of deepspeed/runtime/zero/stage3.py's estimator)",
+            "checkpointing: activation_checkpointing is opt-in in the DeepSpeed config",
+            "TP/PP: PipelineModule and AutoTP (ZeRO-1 with pipeline parallelism)",
+        ),
+    ),
+    Framework(
+        name="megatron",
+        description="Megatron-LM / Megatron-core (NeMo, Megatron-Bridge)",
+        loss="vocab-parallel",
+        loss_chunks=1,
+        checkpointing="none",
+        optimizer="adamw",
+        full_is_pure_bf16=False,
+        sharding="megatron",
+        stages=(0, 1),
+        shards_quantized_base=False,
+        reduce_bucket=None,
+        zero12_reduce_bucket=None,
+        prefetch_bucket=None,
+        overlap_comm=True,
+        state_accounting="megatron",
+        fragmentation=FRAGMENTATION,
+        stack_efficiency=MEGATRON_STACK_EFFICIENCY,
+        model_parallel=True,
+        sources=(
+            "loss: vocab_parallel_cross_entropy on an fp32 copy, softmax and gradient in place "
+            "(megatron/core/tensor_parallel/cross_entropy.py)",
+            "checkpointing: --recompute-granularity defaults to None; attention runs in fused/flash kernels, "
+            "so no s x s scores are stored (what selective recompute would save)",
+            "states: bf16 parameters, fp32 main gradients: 18 bytes/param, 6 + 12/d with the distributed "
+            "optimizer (docs/user-guide/features/dist_optimizer.md)",
+            "sequence parallelism with TP (--sequence-parallel in the published configs)",
+            "MFU 41-47% on H100 (README, Performance Benchmarking)",
+        ),
+    ),
+)
+
+PROFILES: dict[str, Framework] = {profile.name: profile for profile in _PROFILES}
+FRAMEWORKS: tuple[str, ...] = tuple(PROFILES)
+# LLaMA-Factory is what most of the fine-tuning questions we answer run on, and its defaults are
+# the ones gpuplan's sizing followed before profiles existed (full checkpointing, fp32 logits).
+DEFAULT_FRAMEWORK = "llamafactory"
+
+
+def framework(name: str) -> Framework:
+    """The profile called `name`; ValueError naming the known ones otherwise."""
+    try:
+        return PROFILES[name.strip().lower()]
+    except KeyError:
+        raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}, got {name!r}") from None

@@ -1,0 +1,119 @@
+"""Tensor x pipeline x data parallel layouts: which ones a GPU count allows, and the share of
+the model, the micro-batches in flight and the pipeline bubble of each.
+
+TP runs inside a node (its all-reduces sit on the critical path of every layer), PP across
+nodes (one activation per micro-batch crosses a stage boundary); data parallelism over what is
+left, with the distributed optimizer (ZeRO-1) or plain replicas (Narayanan et al., arXiv
+2104.04473, §3.3: "tensor model parallelism within a server, pipeline parallelism across").
+With the 1F1B schedule the first stage holds min(p, m) micro-batches of activations and the
+step takes (m + p - 1) micro-batch slots: a bubble of (p - 1)/m (Narayanan §2.2.1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from sizing.methods import StateBytes
+from sizing.shapes import ModelSpec
+
+# Degrees the planner tries: powers of two, as in every published Megatron/NeMo configuration.
+_DEGREES = (1, 2, 4, 8, 16, 32, 64)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """`tp` GPUs split each layer, `pp` stages split the layers; the rest is data parallel."""
+
+    tp: int = 1
+    pp: int = 1
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tp * self.pp
+
+    def dp(self, gpu_count: int) -> int:
+        return gpu_count // self.model_parallel
+
+    def fits_count(self, gpu_count: int) -> bool:
+        return gpu_count % self.model_parallel == 0
+
+    def layers_per_stage(self, spec: ModelSpec) -> int:
+        return math.ceil(spec.layers / self.pp)
+
+    def bubble(self, micro_batches: int) -> float:
+        """Idle fraction added to the ideal step: (p - 1) / m."""
+        return (self.pp - 1) / micro_batches
+
+    def describe(self) -> str:
+        return f"TP{self.tp} x PP{self.pp}"
+
+
+DATA_PARALLEL = Layout()
+
+
+def check_layout(layout: Layout, spec: ModelSpec, gpu_count: int, gpus_per_node: int | None = None) -> None:
+    """ValueError when `layout` cannot run `spec` on `gpu_count` GPUs (of nodes of `gpus_per_node`)."""
+    if not layout.fits_count(gpu_count):
+        raise ValueError(
+            f"{layout.describe()} needs a multiple of {layout.model_parallel} GPUs, not {gpu_count}"
+        )
+    if layout.pp > spec.layers:
+        raise ValueError(f"PP{layout.pp} exceeds the model's {spec.layers} layers")
+    if spec.heads % layout.tp or (spec.kv_heads % layout.tp and layout.tp % spec.kv_heads):
+        raise ValueError(f"TP{layout.tp} does not divide the {spec.heads} attention heads")
+    if gpus_per_node is not None and layout.tp > gpus_per_node:
+        raise ValueError(f"TP{layout.tp} spans more than one node of {gpus_per_node} GPUs")
+
+
+def candidate_layouts(spec: ModelSpec, gpu_count: int, gpus_per_node: int) -> list[Layout]:
+    """Model-parallel layouts for `gpu_count` GPUs, least model parallelism first and, at the
+    same degree, more TP (inside the node) before PP; TP never spans nodes."""
+    layouts = []
+    for tp in _DEGREES:
+        for pp in _DEGREES:
+            layout = Layout(tp, pp)
+            if layout.model_parallel == 1 or layout.model_parallel > gpu_count:
+                continue
+            try:
+                check_layout(layout, spec, gpu_count, gpus_per_node)
+            except ValueError:
+                continue
+            layouts.append(layout)
+    return sorted(layouts, key=lambda layout: (layout.model_parallel, -layout.tp))
+
+
+def stage_share(spec: ModelSpec, layout: Layout, first: bool) -> float:
+    """Share of the model's parameters one GPU of the first (or last) stage holds: its layers
+    and the embedding (first) or LM head (last; with tied embeddings and PP a copy of the
+    embedding), split over TP (Megatron splits the vocabulary too)."""
+    layers = layout.layers_per_stage(spec) * spec.decoder_params / spec.layers
+    if layout.pp == 1:
+        table = spec.embedding_params + spec.lm_head_params
+    elif first:
+        table = spec.embedding_params
+    else:
+        table = spec.lm_head_params or spec.embedding_params
+    return (layers + table) / layout.tp / spec.params
+
+
+def scaled_states(states: StateBytes, share: float) -> StateBytes:
+    """The states of one model-parallel shard holding `share` of the parameters (the gathered
+    units stay whole: only the data-parallel engines gather them)."""
+    return replace(
+        states,
+        weights=states.weights * share,
+        gradients=states.gradients * share,
+        optimizer=states.optimizer * share,
+        fp32_gradient_bytes=states.fp32_gradient_bytes * share,
+        replicated_weights=states.replicated_weights * share,
+        trainable_params=round(states.trainable_params * share),
+    )
+
+
+def compute_share(spec: ModelSpec, layout: Layout) -> float:
+    """Share of a micro-batch's matmul FLOPs on one GPU of the busiest stage (the last, which
+    also runs the LM head), over TP."""
+    head = spec.vocab * spec.hidden
+    layers = (spec.active_matmul_params_per_token - head) * layout.layers_per_stage(spec) / spec.layers
+    return (layers + head) / spec.active_matmul_params_per_token / layout.tp
