@@ -91,7 +91,7 @@ def describe(sizing: Sizing, layout: Layout = DATA_PARALLEL, gpu: catalog.GpuSpe
     zero = "the smallest ZeRO stage that fits" if s.zero_stage is None else f"ZeRO stage {s.zero_stage}"
     lines.append(
         f"sharding: {_SHARDING_WORDS[profile.sharding]}, {zero} (FSDP equivalent); CPU offload: {s.offload}; "
-        f"accounting: {s.state_accounting}"
+        f"accounting: {s.sharded_accounting}"
     )
     lines.append(_layout_line(sizing, layout))
     lines.append(

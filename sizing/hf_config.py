@@ -65,11 +65,12 @@ def load(name: str) -> ModelSpec:
         stat = path.stat()
     except OSError as exc:
         raise ValueError(f"cannot read model config {name!r}: {exc.strerror or exc}") from exc
-    return _load(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    return _load(str(path.resolve()), stat.st_mtime_ns, stat.st_size, name)
 
 
 @cache
-def _load(path: str, _mtime_ns: int, _size: int) -> ModelSpec:
+def _load(path: str, _mtime_ns: int, _size: int, name: str) -> ModelSpec:
+    """Read once per file version (path, modification time, size); `name` is what the user wrote."""
     try:
         config = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -77,7 +78,7 @@ def _load(path: str, _mtime_ns: int, _size: int) -> ModelSpec:
     if not isinstance(config, dict):
         raise ValueError(f"{path}: a config.json holds one JSON object")
     try:
-        return from_dict(config, source=path)
+        return from_dict(config, source=name)
     except KeyError as exc:
         raise ValueError(f"{path}: no {exc.args[0]!r} (or an equivalent key) in the config") from exc
     except (TypeError, ValueError) as exc:

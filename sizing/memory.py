@@ -70,9 +70,10 @@ def sharded_states(
     fp32 gradient partition DeepSpeed keeps beside the optimizer (18 bytes/param at stage 3, as
     its estimators say); 16-bit gradients stay whole at stage 1, are reduce-scattered bucket by
     bucket during backward at stage 2 (stage_1_and_2.py) and are transient at 3. DeepSpeed's
-    "ZeRO-2" estimator (4P + 16P/N) is our stage 1: it leaves gradients unpartitioned. "megatron" keeps fp32 main gradients in
-    one unsharded buffer (distributed optimizer: 6 + 12/d bytes per parameter). A paged
-    optimizer keeps its states in host-backed unified memory.
+    "ZeRO-2" estimator (4P + 16P/N) is our stage 1: it leaves gradients unpartitioned.
+    "megatron" keeps fp32 main gradients in one unsharded buffer (distributed optimizer:
+    6 + 12/d bytes per parameter). A paged optimizer keeps its states in host-backed unified
+    memory.
     """
     n = gpu_count
     weights = states.weights

@@ -234,6 +234,8 @@ class Sizing:
             return []
         if s.zero_stage is not None and s.zero_stage > 1:  # model parallelism runs ZeRO-1 at most
             return []
+        if self.method == "qlora":  # bitsandbytes' 4-bit layers are not tensor/pipeline parallel
+            return []
         # A layout runs ZeRO-1 at most, so its states are at least ZeRO-3's over all GPUs.
         floor = self.states.total / gpu_count / memory.GB
         if floor > usable:
@@ -269,7 +271,8 @@ class Sizing:
             )
         else:
             fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
-            option, tokens, mfu = self.options(gpu_count, fixed)[0], 0.0, 0.0
+            layout = fixed if fixed.fits_count(gpu_count) else DATA_PARALLEL
+            option, tokens, mfu = self.options(gpu_count, layout)[0], 0.0, 0.0
         nodes = -(-gpu_count // gpu.gpus_per_node)
         return Requirement(
             model=self.model,
@@ -294,7 +297,7 @@ class Sizing:
 
     def cpu_memory_gb(self) -> float:
         s = self.setup
-        return memory.offloaded_cpu_gb(self.states, s.offload, s.state_accounting, s.paged_optimizer)
+        return memory.offloaded_cpu_gb(self.states, s.offload, s.sharded_accounting, s.paged_optimizer)
 
     def requirements(
         self, gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS, gpus: Sequence[str] | None = None

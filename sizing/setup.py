@@ -75,19 +75,19 @@ class TrainingSetup:
     def __post_init__(self) -> None:
         profile = framework(self.framework)
         object.__setattr__(self, "framework", profile.name)
-        # Whether the accounting is the user's (kept as given) or the profile's (which may
-        # differ on one GPU without ZeRO): not a field, so equality and repr ignore it.
-        object.__setattr__(self, "_accounting_given", self.state_accounting != DEFAULT)
         for name, value, allowed, default in (
             ("checkpointing", self.checkpointing, CHECKPOINTING, profile.checkpointing),
             ("optimizer", self.optimizer, OPTIMIZERS, profile.optimizer),
             ("loss", self.loss, LOSSES, profile.loss),
-            ("state_accounting", self.state_accounting, ACCOUNTING, profile.state_accounting),
         ):
             if value == DEFAULT:
                 object.__setattr__(self, name, default)
             elif value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.state_accounting not in (DEFAULT, *ACCOUNTING):
+            raise ValueError(
+                f"state_accounting must be one of {', '.join(ACCOUNTING)}, got {self.state_accounting!r}"
+            )
         if self.offload not in OFFLOAD:
             raise ValueError(f"offload must be one of {', '.join(OFFLOAD)}, got {self.offload!r}")
         for name in ("seq_len", "micro_batch", "grad_accum", "lora_rank"):
@@ -141,14 +141,20 @@ class TrainingSetup:
         assert self.stack_efficiency is not None  # resolved in __post_init__
         return self.stack_efficiency
 
+    @property
+    def sharded_accounting(self) -> str:
+        """The state accounting when ZeRO/FSDP runs: as set, else the framework's. (The field
+        stays "default" unless set, so a profile can use another convention on one GPU.)"""
+        return self.profile.state_accounting if self.state_accounting == DEFAULT else self.state_accounting
+
     def accounting(self, stage: int, gpu_count: int) -> str:
         """The state accounting in force at this stage and data-parallel count: the profile's
         single-GPU convention where it has one and nothing is sharded or offloaded."""
         single = self.profile.single_gpu_accounting
         unsharded = stage == 0 and gpu_count == 1 and self.offload == "none"
-        if single and unsharded and not getattr(self, "_accounting_given", False):
+        if single and unsharded and self.state_accounting == DEFAULT:
             return single
-        return self.state_accounting
+        return self.sharded_accounting
 
     @property
     def fixed_layout(self) -> bool:
@@ -176,6 +182,8 @@ def check_method(method: str, setup: TrainingSetup | None = None) -> str:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if setup is not None and method == "qlora" and setup.profile.sharding == "megatron":
         raise ValueError("megatron has no QLoRA (4-bit bitsandbytes base); use lora or another framework")
+    if setup is not None and method == "qlora" and (setup.tp or 1) * (setup.pp or 1) > 1:
+        raise ValueError("QLoRA's 4-bit base runs with ZeRO-3/FSDP sharding, not tensor/pipeline parallelism")
     return method
 
 

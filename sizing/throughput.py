@@ -152,7 +152,7 @@ def work(
         # all-gather/reduce-scatter pairs, which move the same bytes).
         tp_collectives_per_layer=4 + (2 if recomputes else 0),
         sequence_parallel=setup.uses_sequence_parallel,
-        accounting=setup.state_accounting,
+        accounting=setup.sharded_accounting,
     )
 
 

@@ -97,7 +97,7 @@ def _settings_json(setup: TrainingSetup) -> dict[str, Any]:
         "sequence_parallel": setup.uses_sequence_parallel,
         "mfu": setup.mfu,
         "stack_efficiency": setup.efficiency,
-        "state_accounting": setup.state_accounting,
+        "state_accounting": setup.sharded_accounting,
     }
 
 

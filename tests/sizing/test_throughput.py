@@ -6,8 +6,8 @@ import pytest
 
 from sizing import throughput
 from sizing.catalog import find_gpu
-from sizing.planner import prepare, requirements
 from sizing.frameworks import PRETRAIN_STACK_EFFICIENCY
+from sizing.planner import prepare, requirements
 from sizing.setup import TrainingSetup
 
 
