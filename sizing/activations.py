@@ -108,6 +108,57 @@ class ActivationPlan:
     backward_layers: int  # the last layers backpropagation runs through (freeze-tuning: fewer)
 
 
+@dataclass(frozen=True)
+class LayerCosts:
+    """Per-GPU bytes of one layer under a TP degree: what it stores for backward, the layer
+    being recomputed, its input (all full checkpointing keeps), and the loss spike."""
+
+    stored_per_layer: float
+    working: float
+    layer_input: float
+    logits: float
+
+
+def layer_costs(
+    spec: ModelSpec, plan: ActivationPlan, tp: int = 1, sequence_parallel: bool = False
+) -> LayerCosts:
+    """The per-layer numbers `stage_activations` adds up (they do not depend on the stage)."""
+    tokens = plan.seq_len * plan.micro_batch
+    keep_scores = not plan.flash_attention and plan.checkpointing == "none"
+    stored = 0.0
+    working = 0.0
+    for group in spec.layer_groups:
+        stored += group.count * layer_bytes(spec, group, tokens, plan.seq_len, keep_scores).per_gpu(
+            tp, sequence_parallel
+        )
+        # One layer recomputed (or, without recompute, the largest layer) during backward, with
+        # flash attention (or not) deciding whether its scores are materialised.
+        recomputed = layer_bytes(spec, group, tokens, plan.seq_len, not plan.flash_attention)
+        working = max(working, recomputed.per_gpu(tp, sequence_parallel))
+    return LayerCosts(
+        stored_per_layer=stored / spec.layers,
+        working=working,
+        layer_input=ACTIVATION_BYTES * tokens * spec.hidden / (tp if sequence_parallel else 1),
+        logits=loss_bytes(spec, plan.loss, tokens, plan.loss_chunks, tp),
+    )
+
+
+def stage_activations(
+    costs: LayerCosts, plan: ActivationPlan, layers: int, in_flight: int = 1, has_loss: bool = True
+) -> Activations:
+    """Activations of one GPU holding `layers` layers with `in_flight` micro-batches stored
+    (pipeline stages); `has_loss` when the LM head and the loss run on this GPU."""
+    # Freeze-tuning keeps activations only for the trained (last) layers.
+    backward = min(layers, plan.backward_layers)
+    logits = costs.logits if has_loss else 0.0
+    if plan.checkpointing == "full":
+        return Activations(in_flight * backward * costs.layer_input, costs.working, logits)
+    if plan.checkpointing == "offload":
+        # Layer inputs go to host RAM as they are made; the one in transfer and the next stay.
+        return Activations(min(backward, 2) * costs.layer_input, costs.working, logits)
+    return Activations(in_flight * backward * costs.stored_per_layer, 0.0, logits)
+
+
 def activations(
     spec: ModelSpec,
     plan: ActivationPlan,
@@ -120,32 +171,6 @@ def activations(
     """Activations of one GPU holding `layers_on_gpu` layers (all by default) with `in_flight`
     micro-batches stored (pipeline stages), TP degree `tp`; `has_loss` when the LM head and
     the loss run on this GPU."""
-    tokens = plan.seq_len * plan.micro_batch
-    keep_scores = not plan.flash_attention and plan.checkpointing == "none"
+    costs = layer_costs(spec, plan, tp, sequence_parallel)
     layers = spec.layers if layers_on_gpu is None else layers_on_gpu
-    # Freeze-tuning keeps activations only for the trained (last) layers.
-    backward = min(layers, plan.backward_layers)
-    stored_per_layer = (
-        sum(
-            group.count
-            * layer_bytes(spec, group, tokens, plan.seq_len, keep_scores).per_gpu(tp, sequence_parallel)
-            for group in spec.layer_groups
-        )
-        / spec.layers
-    )
-    # One layer recomputed (or, without recompute, the largest layer) during backward, with
-    # flash attention (or not) deciding whether its scores are materialised.
-    working = max(
-        layer_bytes(spec, group, tokens, plan.seq_len, not plan.flash_attention).per_gpu(
-            tp, sequence_parallel
-        )
-        for group in spec.layer_groups
-    )
-    layer_input = ACTIVATION_BYTES * tokens * spec.hidden / (tp if sequence_parallel else 1)
-    logits = loss_bytes(spec, plan.loss, tokens, plan.loss_chunks, tp) if has_loss else 0.0
-    if plan.checkpointing == "full":
-        return Activations(in_flight * backward * layer_input, working, logits)
-    if plan.checkpointing == "offload":
-        # Layer inputs go to host RAM as they are made; the one in transfer and the next stay.
-        return Activations(min(backward, 2) * layer_input, working, logits)
-    return Activations(in_flight * backward * stored_per_layer, 0.0, logits)
+    return stage_activations(costs, plan, layers, in_flight, has_loss)

@@ -67,20 +67,21 @@ def check_layout(layout: Layout, spec: ModelSpec, gpu_count: int, gpus_per_node:
 
 
 def candidate_layouts(spec: ModelSpec, gpu_count: int, gpus_per_node: int) -> list[Layout]:
-    """Model-parallel layouts for `gpu_count` GPUs, least model parallelism first and, at the
-    same degree, more TP (inside the node) before PP; TP never spans nodes."""
-    layouts = []
-    for tp in _DEGREES:
-        for pp in _DEGREES:
-            layout = Layout(tp, pp)
-            if layout.model_parallel == 1 or layout.model_parallel > gpu_count:
-                continue
-            try:
-                check_layout(layout, spec, gpu_count, gpus_per_node)
-            except ValueError:
-                continue
-            layouts.append(layout)
-    return sorted(layouts, key=lambda layout: (layout.model_parallel, -layout.tp))
+    """Model-parallel layouts for `gpu_count` GPUs in the order the planner tries them: TP
+    doubling inside a node first (2, 4, ... up to the node), then, at the widest TP, pipeline
+    stages doubling across nodes. Layouts the model or count cannot take are skipped."""
+    ladder = [Layout(tp, 1) for tp in _DEGREES[1:] if tp <= min(gpus_per_node, gpu_count)]
+    widest = max((layout.tp for layout in ladder if _runs(layout, spec, gpu_count, gpus_per_node)), default=1)
+    ladder += [Layout(widest, pp) for pp in _DEGREES[1:] if widest * pp <= gpu_count]
+    return [layout for layout in ladder if _runs(layout, spec, gpu_count, gpus_per_node)]
+
+
+def _runs(layout: Layout, spec: ModelSpec, gpu_count: int, gpus_per_node: int) -> bool:
+    try:
+        check_layout(layout, spec, gpu_count, gpus_per_node)
+    except ValueError:
+        return False
+    return True
 
 
 def stage_share(spec: ModelSpec, layout: Layout, first: bool) -> float:

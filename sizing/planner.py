@@ -14,6 +14,7 @@ fits, least model parallelism first, TP inside a node before PP across nodes.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -66,15 +67,38 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Option:
-    """One way to lay out a GPU count: a ZeRO stage, a TP x PP layout, and its memory."""
+    """One way to lay out a GPU count: a ZeRO stage, a TP x PP layout, and its memory
+    (`total`: per-GPU GB, kept beside the breakdown because the planner compares it per row)."""
 
     stage: int
     layout: Layout
     per_gpu: Breakdown
+    total: float = field(init=False)
 
-    @property
-    def total(self) -> float:
-        return self.per_gpu.total
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total", self.per_gpu.total)
+
+
+@dataclass(frozen=True)
+class _Ladder:
+    """Model-parallel options of one GPU count and node size in preference order, with their
+    running minimum of memory: the first option that fits `usable` GB is the first place the
+    running minimum drops to `usable` or below (a binary search, not a scan per row)."""
+
+    options: tuple[Option, ...]
+    negated_running_min: tuple[float, ...]
+
+    @classmethod
+    def of(cls, options: tuple[Option, ...]) -> _Ladder:
+        running, lowest = [], float("inf")
+        for option in options:
+            lowest = min(lowest, option.total)
+            running.append(-lowest)
+        return cls(options, tuple(running))
+
+    def first_fitting(self, usable: float) -> Option | None:
+        index = bisect_left(self.negated_running_min, -usable)
+        return self.options[index] if index < len(self.options) else None
 
 
 @dataclass(frozen=True)
@@ -98,6 +122,12 @@ class Sizing:
     method: str
     setup: TrainingSetup
     _options: dict[tuple[int, Layout], tuple[Option, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _ladders: dict[tuple[int, int], _Ladder] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _costs: dict[int, activations.LayerCosts] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -161,25 +191,27 @@ class Sizing:
             optimizer_in_backward=s.optimizer_in_backward,
         )
 
+    def _layer_costs(self, tp: int) -> activations.LayerCosts:
+        if tp not in self._costs:
+            self._costs[tp] = activations.layer_costs(
+                self.spec, self.activation_plan, tp, self.setup.uses_sequence_parallel
+            )
+        return self._costs[tp]
+
     def per_gpu(self, stage: int, gpu_count: int, layout: Layout = DATA_PARALLEL) -> Breakdown:
         """Memory on the fullest GPU: with a pipeline, the first stage (most micro-batches in
         flight, the embedding) or the last (the LM head and the loss), whichever holds more."""
         offload = self.setup.offload
         if layout.model_parallel == 1:
             return self._breakdown(self.states, self.activations, stage, gpu_count, offload)
-        dp, sp, lps = (
-            layout.dp(gpu_count),
-            self.setup.uses_sequence_parallel,
-            layout.layers_per_stage(self.spec),
-        )
+        dp, lps = layout.dp(gpu_count), layout.layers_per_stage(self.spec)
+        costs = self._layer_costs(layout.tp)
         stages = []
         for first in (True, False) if layout.pp > 1 else (True,):
-            acts = activations.activations(
-                self.spec,
+            acts = activations.stage_activations(
+                costs,
                 self.activation_plan,
-                tp=layout.tp,
-                sequence_parallel=sp,
-                layers_on_gpu=lps,
+                lps,
                 in_flight=min(layout.pp, self.setup.grad_accum) if first else 1,
                 has_loss=not first or layout.pp == 1,
             )
@@ -228,19 +260,31 @@ class Sizing:
             return [layout]
         return [DATA_PARALLEL]
 
-    def _model_parallel_layouts(self, gpu: GpuSpec, gpu_count: int, usable: float) -> list[Layout]:
+    @cached_property
+    def _may_split_model(self) -> bool:
         s = self.setup
-        if s.fixed_layout or not s.profile.model_parallel or s.offload != "none" or gpu_count == 1:
-            return []
-        if s.zero_stage is not None and s.zero_stage > 1:  # model parallelism runs ZeRO-1 at most
-            return []
-        if self.method == "qlora":  # bitsandbytes' 4-bit layers are not tensor/pipeline parallel
-            return []
+        return (
+            s.profile.model_parallel
+            and not s.fixed_layout
+            and s.offload == "none"
+            and (s.zero_stage is None or s.zero_stage <= 1)  # model parallelism runs ZeRO-1 at most
+            and self.method != "qlora"  # bitsandbytes' 4-bit layers are not tensor/pipeline parallel
+        )
+
+    def _model_parallel_option(self, gpu: GpuSpec, gpu_count: int, usable: float) -> Option | None:
+        """The first model-parallel option that fits, or None."""
+        if not self._may_split_model or gpu_count == 1:
+            return None
         # A layout runs ZeRO-1 at most, so its states are at least ZeRO-3's over all GPUs.
-        floor = self.states.total / gpu_count / memory.GB
-        if floor > usable:
-            return []
-        return candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node)
+        if self.states.total / gpu_count / memory.GB > usable:
+            return None
+        key = (gpu_count, gpu.gpus_per_node)
+        if key not in self._ladders:
+            layouts = candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node)
+            self._ladders[key] = _Ladder.of(
+                tuple(option for layout in layouts for option in self.options(gpu_count, layout))
+            )
+        return self._ladders[key].first_fitting(usable)
 
     def choose(self, gpu: GpuSpec, gpu_count: int) -> tuple[Option | None, bool]:
         """The option this GPU runs at this count, and whether it fits: the smallest fitting
@@ -255,10 +299,9 @@ class Sizing:
                     return option, True
                 if fallback is None or option.total < fallback.total:
                     fallback = option
-        for layout in self._model_parallel_layouts(gpu, gpu_count, usable):
-            for option in self.options(gpu_count, layout):
-                if option.total <= usable:
-                    return option, True
+        option = self._model_parallel_option(gpu, gpu_count, usable)
+        if option is not None:
+            return option, True
         return fallback, False
 
     def requirement(self, gpu: GpuSpec, gpu_count: int) -> Requirement:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from sizing.catalog import GpuSpec
 from sizing.methods import NF4_DQ_BYTES_PER_PARAM, StateBytes
-from sizing.parallel import DATA_PARALLEL, Layout, compute_share, scaled_states, stage_share
+from sizing.parallel import DATA_PARALLEL, Layout, compute_share, stage_share
 from sizing.setup import TrainingSetup
 from sizing.shapes import ModelSpec
 
@@ -180,20 +180,23 @@ def collective_gb_per_s(gpu: GpuSpec, gpu_count: int, internode_gb_per_s: float)
     return link * COLLECTIVE_EFFICIENCY
 
 
-def _comm_bytes(states: StateBytes, stage: int, n: int, accounting: str) -> tuple[float, float]:
-    """(per micro-batch, per step) bytes each GPU sends in ring collectives over `n` replicas."""
+def _comm_bytes(
+    states: StateBytes, stage: int, n: int, accounting: str, share: float = 1.0
+) -> tuple[float, float]:
+    """(per micro-batch, per step) bytes each GPU sends in ring collectives over `n` replicas,
+    for a model-parallel shard holding `share` of the states."""
     if n == 1:
         return 0.0, 0.0
-    ring = (n - 1) / n
-    grads, weights = states.gradients, states.weights
+    ring = (n - 1) / n * share
+    grads, weights, trainable = states.gradients, states.weights, states.trainable_params
     if accounting == "megatron":  # reduced in fp32 from the main-gradient buffer
         grads = states.fp32_gradient_bytes or grads
     if stage == 3:  # all-gather weights forward and backward, reduce-scatter gradients
         return ring * (2 * weights + grads), 0.0
     if stage == 2:  # reduce-scatter every micro-batch, all-gather updated weights per step
-        return ring * grads, ring * states.trainable_params * 2
+        return ring * grads, ring * trainable * 2
     if stage == 1 and accounting == "megatron":  # reduce-scatter, then all-gather params
-        return 0.0, ring * (grads + states.trainable_params * 2)
+        return 0.0, ring * (grads + trainable * 2)
     return 0.0, 2 * ring * grads  # one all-reduce per step (no sync while accumulating)
 
 
@@ -230,17 +233,16 @@ def step_seconds(
     ceiling = MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
     flops_per_s = peak * ceiling * stack_efficiency * w.method_efficiency
     memory_bytes_per_s = gpu.memory_bandwidth_gb_per_s * 1e9
-    share = compute_share(w.spec, layout)
+    share = 1.0 if layout.model_parallel == 1 else compute_share(w.spec, layout)
     microbatch = (
         w.tokens_per_microbatch * w.hardware_flops_per_token * share / flops_per_s
         + w.dequant_bytes_per_microbatch / layout.model_parallel / memory_bytes_per_s
         + _model_parallel_seconds(w, gpu, layout, internode_gb_per_s)
     )
-    states = (
-        w.states if layout.model_parallel == 1 else scaled_states(w.states, stage_share(w.spec, layout, True))
-    )
+    states = w.states
+    share = 1.0 if layout.model_parallel == 1 else stage_share(w.spec, layout, True)
     dp = layout.dp(gpu_count)
-    per_microbatch, per_step = _comm_bytes(states, stage, dp, w.accounting)
+    per_microbatch, per_step = _comm_bytes(states, stage, dp, w.accounting, share)
     bandwidth = collective_gb_per_s(gpu, gpu_count, internode_gb_per_s) * 1e9
     comm_microbatch, comm_step = per_microbatch / bandwidth, per_step / bandwidth
     # Each micro-batch hides its own collectives behind its compute; the once-per-step ones
@@ -250,7 +252,8 @@ def step_seconds(
     )
     step += (layout.pp - 1) * microbatch  # the 1F1B bubble: (m + p - 1) slots for m micro-batches
 
-    n_opt = dp if stage >= 1 else 1
+    # The update runs on this GPU's shard: its share of the model over its ZeRO partitions.
+    n_opt = (dp if stage >= 1 else 1) / share
     optimizer_shard = states.optimizer / n_opt
     if offload == "none":
         # Memory-bound update: read gradients, read and write the states.

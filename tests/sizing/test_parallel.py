@@ -81,9 +81,15 @@ def test_tensor_parallel_all_reduces_cost_more_over_pcie():
 
 def test_planner_picks_tp_inside_a_node_then_pp_across_nodes():
     spec = resolve("llama-3.1-70b")
-    layouts = candidate_layouts(spec, 32, 8)
-    assert all(layout.tp <= 8 for layout in layouts)
-    assert layouts[:3] == [Layout(2, 1), Layout(1, 2), Layout(4, 1)]  # least model parallelism, TP first
+    # TP doubling inside the 8-GPU node, then pipeline stages across nodes at TP8
+    assert candidate_layouts(spec, 32, 8) == [
+        Layout(2, 1),
+        Layout(4, 1),
+        Layout(8, 1),
+        Layout(8, 2),
+        Layout(8, 4),
+    ]
+    assert candidate_layouts(spec, 4, 1) == [Layout(1, 2), Layout(1, 4)]  # one GPU per node: PP only
     # Megatron has no ZeRO-3: 70B full does not fit data parallel on 32 H100s, a layout does
     row = requirements(
         "70B", "full", gpu_counts=(32,), gpus=["H100 SXM 80GB"], setup=TrainingSetup(framework="megatron")
