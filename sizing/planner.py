@@ -14,7 +14,6 @@ fits, least model parallelism first, TP inside a node before PP across nodes.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,93 +23,11 @@ from sizing.catalog import GpuSpec, find_gpu, load_gpus
 from sizing.memory import Breakdown
 from sizing.models import resolve
 from sizing.parallel import DATA_PARALLEL, Layout, candidate_layouts, check_layout, scaled_states, stage_share
+from sizing.results import SECONDS_PER_DAY, Estimate, Ladder, Option, Requirement
 from sizing.setup import TrainingSetup, check_method
 from sizing.shapes import ModelSpec
 
 DEFAULT_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
-SECONDS_PER_DAY = 86_400
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """One (GPU model, GPU count) for a model and method.
-
-    `zero_stage` is the smallest ZeRO stage that fits at this count (the stage with the least
-    memory when none does; 0 on one GPU without offload); `tp` x `pp` the model-parallel layout
-    (1 x 1: data parallel only). Memory in GB of 1e9 bytes; `tokens_per_second` and `mfu` are
-    for all `gpu_count` GPUs together.
-    """
-
-    model: str
-    model_preset: str
-    params: int
-    method: str
-    gpu_model: str
-    gpu_count: int
-    fits: bool
-    zero_stage: int
-    per_gpu_memory_gb: float
-    usable_memory_gb: float
-    tokens_per_second: float
-    mfu: float
-    multi_node: bool
-    nodes: int
-    offload: str
-    framework: str = "llamafactory"
-    tp: int = 1
-    pp: int = 1
-
-    @property
-    def tokens_per_day(self) -> float:
-        return self.tokens_per_second * SECONDS_PER_DAY
-
-
-@dataclass(frozen=True)
-class Option:
-    """One way to lay out a GPU count: a ZeRO stage, a TP x PP layout, and its memory
-    (`total`: per-GPU GB, kept beside the breakdown because the planner compares it per row)."""
-
-    stage: int
-    layout: Layout
-    per_gpu: Breakdown
-    total: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "total", self.per_gpu.total)
-
-
-@dataclass(frozen=True)
-class _Ladder:
-    """Model-parallel options of one GPU count and node size in preference order, with their
-    running minimum of memory: the first option that fits `usable` GB is the first place the
-    running minimum drops to `usable` or below (a binary search, not a scan per row)."""
-
-    options: tuple[Option, ...]
-    negated_running_min: tuple[float, ...]
-
-    @classmethod
-    def of(cls, options: tuple[Option, ...]) -> _Ladder:
-        running, lowest = [], float("inf")
-        for option in options:
-            lowest = min(lowest, option.total)
-            running.append(-lowest)
-        return cls(options, tuple(running))
-
-    def first_fitting(self, usable: float) -> Option | None:
-        index = bisect_left(self.negated_running_min, -usable)
-        return self.options[index] if index < len(self.options) else None
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """One configuration: `requirement` is None when no GPU was named (memory only)."""
-
-    sizing: Sizing
-    gpu_count: int
-    zero_stage: int
-    per_gpu: Breakdown
-    requirement: Requirement | None
-    layout: Layout = DATA_PARALLEL
 
 
 @dataclass(frozen=True)
@@ -124,7 +41,7 @@ class Sizing:
     _options: dict[tuple[int, Layout], tuple[Option, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    _ladders: dict[tuple[int, int], _Ladder] = field(
+    _ladders: dict[tuple[int, int], Ladder] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
     _costs: dict[int, activations.LayerCosts] = field(
@@ -281,7 +198,7 @@ class Sizing:
         key = (gpu_count, gpu.gpus_per_node)
         if key not in self._ladders:
             layouts = candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node)
-            self._ladders[key] = _Ladder.of(
+            self._ladders[key] = Ladder.of(
                 tuple(option for layout in layouts for option in self.options(gpu_count, layout))
             )
         return self._ladders[key].first_fitting(usable)
@@ -452,4 +369,14 @@ def estimate(
     return prepare(model, method, setup).estimate(gpu, gpu_count, gpu_counts)
 
 
-__all__ = ["Breakdown", "Estimate", "Requirement", "Sizing", "estimate", "plan", "prepare", "requirements"]
+__all__ = [
+    "SECONDS_PER_DAY",
+    "Breakdown",
+    "Estimate",
+    "Requirement",
+    "Sizing",
+    "estimate",
+    "plan",
+    "prepare",
+    "requirements",
+]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sizing.activations import ACTIVATION_BYTES
 from sizing.catalog import GpuSpec
 from sizing.methods import NF4_DQ_BYTES_PER_PARAM, StateBytes
 from sizing.parallel import DATA_PARALLEL, Layout, compute_share, stage_share
@@ -68,7 +69,6 @@ DEFAULT_HOST_LINK_GB_PER_S = 32.0  # PCIe 4.0 x16
 # Sustained DRAM bandwidth of a rented GPU server's CPUs for the offloaded optimizer step;
 # dual-socket servers reach 100-300 GB/s, rented hosts are often the low end.
 CPU_MEMORY_GB_PER_S = 100.0
-ACTIVATION_BYTES = 2
 
 
 @dataclass(frozen=True)
