@@ -113,18 +113,18 @@ def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateByte
         trainable = params
         grad_b, master_b = BF16_BYTES, (FP32_BYTES if method == "full" else 0)
         moment_precision = FP32_BYTES if method == "full" else BF16_BYTES
-        weights = params * BF16_BYTES
+        weights = float(params * BF16_BYTES)
         layer = UnitBytes(layer_params * BF16_BYTES, layer_params * BF16_BYTES)
         embedding_grad_b = BF16_BYTES
-        module_w, module_g = BF16_BYTES, BF16_BYTES
+        module_w, module_g = float(BF16_BYTES), float(BF16_BYTES)
     else:
         grad_b, master_b, moment_precision = FP32_BYTES, 0, FP32_BYTES
         embedding_grad_b = 0
         if method == "freeze":
             trainable = trainable_layers(spec, method, setup) * layer_params
-            weights = (params - trainable) * BF16_BYTES + trainable * FP32_BYTES
+            weights = float((params - trainable) * BF16_BYTES + trainable * FP32_BYTES)
             layer = UnitBytes(layer_params * FP32_BYTES, layer_params * FP32_BYTES)
-            module_w, module_g = FP32_BYTES, FP32_BYTES
+            module_w, module_g = float(FP32_BYTES), float(FP32_BYTES)
         else:
             trainable = lora_params(spec, setup)
             adapters = trainable / spec.layers * FP32_BYTES
@@ -136,7 +136,7 @@ def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateByte
             layer = UnitBytes(
                 layer_linear * linear_b + (layer_params - layer_linear) * BF16_BYTES + adapters, adapters
             )
-            module_w, module_g = linear_b, 0
+            module_w, module_g = float(linear_b), 0.0
             if method == "qlora":
                 dequant_buffer = spec.largest_linear_params * BF16_BYTES
                 replicated = quantized * NF4_CONSTANT_BYTES_PER_PARAM

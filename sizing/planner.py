@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from sizing import activations, memory, methods, throughput
+from sizing.activations import ActivationPlan, Activations, LayerCosts
 from sizing.catalog import GpuSpec, find_gpu, load_gpus
 from sizing.memory import Breakdown
 from sizing.models import resolve
@@ -44,9 +45,7 @@ class Sizing:
     _ladders: dict[tuple[int, int], Ladder] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    _costs: dict[int, activations.LayerCosts] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+    _costs: dict[int, LayerCosts] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def for_method(self, method: str) -> Sizing:
         """The same model and setup with another method (the shape is not resolved again)."""
@@ -61,9 +60,9 @@ class Sizing:
         return methods.state_bytes(self.spec, self.method, self.setup)
 
     @cached_property
-    def activation_plan(self) -> activations.ActivationPlan:
+    def activation_plan(self) -> ActivationPlan:
         s = self.setup
-        return activations.ActivationPlan(
+        return ActivationPlan(
             seq_len=s.seq_len,
             micro_batch=s.micro_batch,
             checkpointing=s.checkpointing,
@@ -74,7 +73,7 @@ class Sizing:
         )
 
     @cached_property
-    def activations(self) -> activations.Activations:
+    def activations(self) -> Activations:
         return activations.activations(self.spec, self.activation_plan)
 
     @cached_property
@@ -90,7 +89,7 @@ class Sizing:
         return self._breakdown(self.states, self.activations, 0, 1, "none")
 
     def _breakdown(
-        self, states: methods.StateBytes, acts: activations.Activations, stage: int, n: int, offload: str
+        self, states: methods.StateBytes, acts: Activations, stage: int, n: int, offload: str
     ) -> Breakdown:
         s = self.setup
         buffers = memory.sharding_buffers(states, self.spec, s.profile, stage, n, offload)
@@ -108,7 +107,7 @@ class Sizing:
             optimizer_in_backward=s.optimizer_in_backward,
         )
 
-    def _layer_costs(self, tp: int) -> activations.LayerCosts:
+    def _layer_costs(self, tp: int) -> LayerCosts:
         if tp not in self._costs:
             self._costs[tp] = activations.layer_costs(
                 self.spec, self.activation_plan, tp, self.setup.uses_sequence_parallel
@@ -216,9 +215,9 @@ class Sizing:
                     return option, True
                 if fallback is None or option.total < fallback.total:
                     fallback = option
-        option = self._model_parallel_option(gpu, gpu_count, usable)
-        if option is not None:
-            return option, True
+        split = self._model_parallel_option(gpu, gpu_count, usable)
+        if split is not None:
+            return split, True
         return fallback, False
 
     def requirement(self, gpu: GpuSpec, gpu_count: int) -> Requirement:

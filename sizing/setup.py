@@ -58,7 +58,7 @@ class TrainingSetup:
     optimizer: str = DEFAULT
     loss: str = DEFAULT
     lora_rank: int = 8  # LLaMA-Factory lora_rank default
-    lora_targets: tuple[str, ...] = ("all",)  # LLaMA-Factory lora_target default
+    lora_targets: tuple[str, ...] | str = ("all",)  # LLaMA-Factory lora_target default; "q,v" accepted
     freeze_trainable_layers: int = 2  # LLaMA-Factory freeze_trainable_layers default
     offload: str = "none"
     paged_optimizer: bool = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import typer
 from rich.console import Console
@@ -23,13 +23,22 @@ def _choices(name: str, values: tuple[str, ...]) -> type[StrEnum]:
     return StrEnum(name, {value: value for value in values})  # type: ignore[return-value]
 
 
-Method = _choices("Method", setup_vocabulary.METHODS)
-Framework = _choices("Framework", frameworks.FRAMEWORKS)
-Checkpointing = _choices("Checkpointing", setup_vocabulary.CHECKPOINTING)
-Offload = _choices("Offload", setup_vocabulary.OFFLOAD)
-Optimizer = _choices("Optimizer", setup_vocabulary.OPTIMIZERS)
-Loss = _choices("Loss", frameworks.LOSSES)
-Accounting = _choices("Accounting", setup_vocabulary.ACCOUNTING)
+if TYPE_CHECKING:  # built at run time from sizing's tuples; to a type checker, string enums
+    Method: TypeAlias = StrEnum
+    Framework: TypeAlias = StrEnum
+    Checkpointing: TypeAlias = StrEnum
+    Offload: TypeAlias = StrEnum
+    Optimizer: TypeAlias = StrEnum
+    Loss: TypeAlias = StrEnum
+    Accounting: TypeAlias = StrEnum
+else:
+    Method = _choices("Method", setup_vocabulary.METHODS)
+    Framework = _choices("Framework", frameworks.FRAMEWORKS)
+    Checkpointing = _choices("Checkpointing", setup_vocabulary.CHECKPOINTING)
+    Offload = _choices("Offload", setup_vocabulary.OFFLOAD)
+    Optimizer = _choices("Optimizer", setup_vocabulary.OPTIMIZERS)
+    Loss = _choices("Loss", frameworks.LOSSES)
+    Accounting = _choices("Accounting", setup_vocabulary.ACCOUNTING)
 _DEFAULT_FRAMEWORK = Framework(frameworks.DEFAULT_FRAMEWORK)
 _NO_OFFLOAD = Offload("none")
 
