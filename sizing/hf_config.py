@@ -36,7 +36,9 @@ class _Reader:
         self.config = config
         self.read: list[str] = []
 
-    def first(self, *keys: str, default: Any = None, required: bool = False) -> Any:
+    def first(self, *keys: str, default: Any = None, required: bool = False, optional: bool = False) -> Any:
+        """The first key present; else `default`, noted as used unless the key is `optional`
+        (a feature the model simply does not have, such as shared experts)."""
         for key in keys:
             value = self.config.get(key)
             if value is not None:
@@ -44,7 +46,7 @@ class _Reader:
                 return value
         if required:
             raise KeyError(keys[0])
-        if default is not None:
+        if default is not None and not optional:
             self.read.append(f"{keys[0]} absent: {default}")
         return default
 
@@ -91,25 +93,27 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
     if isinstance(config.get("text_config"), dict):  # multimodal: the language model's part
         config = {**config["text_config"], "model_type": config["text_config"].get("model_type", "")}
     r = _Reader(config)
-    model_type = str(r.first("model_type", default="") or "")
+    model_type = str(r.first("model_type", default="", optional=True) or "")
     layers = int(r.first("num_hidden_layers", "n_layer", "num_layers", required=True))
     hidden = int(r.first("hidden_size", "n_embd", "d_model", required=True))
     heads = int(r.first("num_attention_heads", "n_head", required=True))
     kv_heads = int(r.first("num_key_value_heads", "multi_query_group_num", default=heads))
-    head_dim = int(r.first("head_dim", default=0) or 0)
+    head_dim = int(r.first("head_dim", default=0, optional=True) or 0)
     vocab = int(r.first("vocab_size", "padded_vocab_size", required=True))
     dense_ffn = int(r.first("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * hidden))
     tied = bool(r.first("tie_word_embeddings", default=model_type in _TIED_BY_DEFAULT))
-    experts = int(r.first("num_local_experts", "num_experts", "n_routed_experts", default=1) or 1)
+    experts = int(
+        r.first("num_local_experts", "num_experts", "n_routed_experts", default=1, optional=True) or 1
+    )
     shape: dict[str, Any] = {}
     if experts > 1:
         shape = _moe(r, layers, dense_ffn, experts)
     gpt2 = model_type == "gpt2"
     bias = "all" if gpt2 else "qkv" if model_type in _QKV_BIAS else "none"
-    if not gpt2 and bool(r.first("attention_bias", default=False)):
+    if not gpt2 and bool(r.first("attention_bias", default=False, optional=True)):
         bias = "qkv"  # q, k, v (and o) biases: o's h is left out, negligible
     dropout = gpt2 and float(r.first("resid_pdrop", default=0.1)) > 0
-    kv_lora_rank = int(r.first("kv_lora_rank", default=0) or 0)
+    kv_lora_rank = int(r.first("kv_lora_rank", default=0, optional=True) or 0)
     mla: dict[str, int] = {}
     if kv_lora_rank:
         mla = {
@@ -135,7 +139,7 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
         dropout=dropout,
         head_dim=head_dim,
         qk_norm=model_type in _QK_NORM,
-        source=f"{source} ({architecture})",
+        source=f"config.json of {architecture}",
         **shape,
         **mla,
         fields_read=tuple(r.read),
@@ -151,14 +155,14 @@ def _moe(r: _Reader, layers: int, dense_ffn: int, experts: int) -> dict[str, Any
     """Routed experts, shared experts and dense layers of a MoE config."""
     per_token = int(r.first("num_experts_per_tok", "num_experts_per_token", "moe_topk", required=True))
     expert_ffn = int(r.first("moe_intermediate_size", default=dense_ffn))
-    shared = int(r.first("shared_expert_intermediate_size", default=0) or 0)
+    shared = int(r.first("shared_expert_intermediate_size", default=0, optional=True) or 0)
     if not shared:
-        shared = int(r.first("n_shared_experts", default=0) or 0) * expert_ffn
-    dense = int(r.first("first_k_dense_replace", default=0) or 0)
+        shared = int(r.first("n_shared_experts", default=0, optional=True) or 0) * expert_ffn
+    dense = int(r.first("first_k_dense_replace", default=0, optional=True) or 0)
     if not dense:
         # Qwen-MoE: every decoder_sparse_step-th layer is sparse, mlp_only_layers are dense.
         step = int(r.first("decoder_sparse_step", default=1) or 1)
-        only_mlp = set(r.first("mlp_only_layers", default=[]) or [])
+        only_mlp = set(r.first("mlp_only_layers", default=[], optional=True) or [])
         sparse = [i for i in range(layers) if i not in only_mlp and (i + 1) % step == 0]
         dense = layers - len(sparse)
     return {
