@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sizing import article, assumptions, frameworks, planner
+from sizing import article, assumptions, frameworks, gpu_names, planner
 from sizing import setup as setup_vocabulary
 from sizing.catalog import find_gpu
 from sizing.parallel import DATA_PARALLEL
@@ -312,6 +312,10 @@ def size(
             mfu=mfu,
             state_accounting=_value(accounting),
         )
+        gpu_note = None
+        if gpu is not None:  # names as people write them: "H100", "A100-80GB", "4090", "910B"
+            match = gpu_names.resolve(gpu)
+            gpu, gpu_note = match.gpu_model, match.note
         sizing = planner.prepare(model, method.value, setup)
         counts = (gpus,) if gpus is not None else planner.DEFAULT_GPU_COUNTS
         plans = sizing.plan(counts)
@@ -328,7 +332,10 @@ def size(
         gpu_spec = find_gpu(single.requirement.gpu_model)
     lines = assumptions.describe(sizing, layout, gpu_spec)
     if not as_json:
-        _print_tables(Console(), sizing, single, plans, comparison, lines)
+        console = Console()
+        if gpu_note:
+            console.print(f"[dim]{gpu_note}[/dim]", highlight=False)
+        _print_tables(console, sizing, single, plans, comparison, lines)
         return
     spec = sizing.spec
     result: dict[str, Any] = {
@@ -346,6 +353,8 @@ def size(
     }
     if single is not None:
         result.update(_single_json(single))
+    if gpu is not None:
+        result["gpu_note"] = gpu_note
     result["plans"] = [_plan_json(row) for row in plans]
     if comparison is not None:
         result["article"] = _article_json(comparison)

@@ -130,3 +130,20 @@ def test_framework_and_layout_errors(app, args, message):
     result = run(app, *args)
     assert result.exit_code != 0
     assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "gpu", "note"),
+    [
+        ("H100", "H100 SXM 80GB", "also: H100 PCIe 80GB, H100 NVL 94GB"),
+        ("A100-80GB", "A100 SXM 80GB", "also: A100 PCIe 80GB"),
+        ("4090", "RTX 4090 24GB", None),
+        ("910B", "Ascend 910B 64GB", None),
+    ],
+)
+def test_gpu_names_as_people_write_them(app, name, gpu, note):
+    data = json.loads(run(app, "7B", "-m", "qlora", "--gpu", name, "--json").output)
+    assert data["gpu"] == gpu
+    assert data["gpu_note"] is None if note is None else note in data["gpu_note"]
+    table = run(app, "7B", "-m", "qlora", "--gpu", name)
+    assert table.exit_code == 0 and (note is None or note in table.output)
