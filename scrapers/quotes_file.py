@@ -1,4 +1,4 @@
-"""The quotes file: broker and platform quotes written by hand, as CSV or YAML, read and checked.
+"""The quotes file: broker and platform quotes written by hand, as CSV or YAML, read into records.
 
 One quote per CSV row (a header row names the columns) or per YAML list item:
 
@@ -7,18 +7,29 @@ One quote per CSV row (a header row names the columns) or per YAML list item:
     gpu_memory_gb             memory per GPU in GB, tells variants apart
     gpu_form                  SXM | PCIe | NVL, when the name does not say
     gpu_count                 GPUs in one rentable unit (default 1: by the card; 8: a whole node)
-    price           required  > 0, in `currency` per `price_per` per `billing_period`
-    currency        required  CNY | EUR | USD (the currencies the warehouse converts)
-    price_per                 gpu (default) | instance (the whole unit)
-    billing_period  required  hour | day | week | month
+    price           required  > 0, in `currency` per `price_per` per `billing_period`; as people
+                              write it: 2139, "2.1万", "9.8k", "2,5", "9800元/台/月" (scrapers.quote_prices)
+    currency        required  CNY | EUR | USD (the currencies the warehouse converts), or said in the price
+    price_per                 gpu (default) | instance (the whole unit), or said in the price (/卡, /台)
+    billing_period  required  hour | day | week | month, or said in the price (/时, /天, /月)
     min_term                  the least number of billing periods one must rent (default 1)
     stock                     GPUs available; empty = unknown, "售罄" = 0, "16+" = at least 16
     valid_from, valid_to      ISO dates, both inclusive
     region, note              free text, kept
 
-`read_records` turns a file into `Record`s (raising `CrawlError` when the file as a whole
-cannot be read); `check` turns one record into a `Quote`, or into its problems, each with
-the line it is on: the field's own line in YAML, the row's line in CSV.
+`read_records` turns a file into `Record`s, raising `CrawlError` when the file as a whole cannot
+be read; `scrapers.quote_checks.check` turns one record into a quote or its problems, each with the
+line it is on: the field's own line in YAML, the row's first line in CSV.
+
+Hostile or careless files (issue 14): a YAML item whose aliases expand past `MAX_ITEM_VALUES`
+values, or refer to themselves, is refused with its line before anything is built from it (a
+"billion laughs" file costs nothing, and the file's other quotes still load); a key given twice
+in one item is a problem of that item. CSV as Excel writes it: header names in any case and
+spacing (" Billing Period " is billing_period), empty header cells (the columns Excel adds) are
+fine while their cells are empty, `;` or tab as the separator when the header has no comma, an
+Excel `sep=` first line; a column named twice is an error of the file; a field past the csv
+module's limit (an unclosed quote swallowing the rest) ends the reading at its line, the rows
+before it kept.
 """
 
 from __future__ import annotations
@@ -26,16 +37,15 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import yaml
 
 from scrapers import parsing
-from scrapers.items import CURRENCIES as OFFER_CURRENCIES
-from scrapers.items import BillingPeriod, PricePer, PricingType
 
 FIELDS = (
     "seller",
@@ -55,17 +65,11 @@ FIELDS = (
     "note",
 )
 REQUIRED = ("seller", "gpu", "price", "currency", "billing_period")
-PLAN_OF_PERIOD: dict[str, PricingType] = {
-    "hour": "on_demand",
-    "day": "daily_plan",
-    "week": "weekly_plan",
-    "month": "monthly_plan",
-}
-# Allowed spellings (lower case) -> the value used.
-CURRENCIES = {code.lower(): code for code in sorted(OFFER_CURRENCIES)}
-FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL"}
-PRICE_PER = {"gpu": "gpu", "instance": "instance"}
-PERIODS = {period: period for period in PLAN_OF_PERIOD}
+# Values (scalars and collections, aliases counted each time they are used) one YAML item may
+# expand to. A quote is ~15 scalar fields; 1,000 leaves room for any note and stops a
+# "billion laughs" item (9 levels of 9 aliases: 387 million values) before it is built.
+MAX_ITEM_VALUES = 1_000
+_MERGE_KEY = "<<"  # YAML merge key: fields taken from an anchor, which explicit keys override
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class Record:
     line: int  # where the quote starts, 1-based
     field_lines: Mapping[str, int] = field(default_factory=dict)
     shape_problem: str | None = None  # not a quote at all (a YAML scalar, a CSV row too long)
+    problems: tuple[tuple[int, str], ...] = ()  # (line, message) found while reading (a key twice)
 
     def line_of(self, name: str) -> int:
         return self.field_lines.get(name, self.line)
@@ -83,46 +88,6 @@ class Record:
     def plain(self) -> dict[str, Any]:
         """The fields as JSON-ready values (dates as ISO text), for a rejected-offer line."""
         return {name: v.isoformat() if isinstance(v, dt.date) else v for name, v in self.values.items()}
-
-
-@dataclass(frozen=True)
-class Quote:
-    """One checked quote."""
-
-    seller: str
-    gpu: str
-    gpu_memory_gb: float | None
-    gpu_form: str | None
-    gpu_count: int
-    price: float
-    currency: str
-    price_per: PricePer
-    billing_period: BillingPeriod
-    min_term: int
-    stock: int | None
-    valid_from: dt.date | None
-    valid_to: dt.date | None
-    region: str | None
-    note: str | None
-
-    @property
-    def pricing_type(self) -> PricingType:
-        return PLAN_OF_PERIOD[self.billing_period]
-
-    @property
-    def offer_id(self) -> str:
-        """Stable while the quote's terms stand: seller, GPU, unit size, region and term."""
-        parts = [
-            self.seller,
-            self.gpu,
-            f"{self.gpu_count}x",
-            self.region,
-            f"{self.min_term} {self.billing_period}",
-        ]
-        return "/".join(part for part in parts if part)
-
-
-# --- reading --------------------------------------------------------------------
 
 
 def read_records(text: str, file_name: str) -> list[Record]:
@@ -135,165 +100,202 @@ def read_records(text: str, file_name: str) -> list[Record]:
     raise parsing.CrawlError(f"{file_name}: a quotes file ends in .csv, .yaml or .yml")
 
 
+# --- YAML -----------------------------------------------------------------------
+
+
 def _yaml_records(text: str, file_name: str) -> list[Record]:
+    loader = yaml.SafeLoader(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        items = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise parsing.CrawlError(f"{file_name}{where}: not valid YAML: {problem}") from None
-    if root is None:
-        return []
-    if not isinstance(root, yaml.SequenceNode) or not isinstance(items, list):
-        line = root.start_mark.line + 1
-        raise parsing.LayoutChanged(f"{file_name} line {line}: expected a list of quotes ('- seller: ...')")
-    records = []
-    for node, item in zip(root.value, items, strict=True):
-        line = node.start_mark.line + 1
-        if not isinstance(node, yaml.MappingNode) or not isinstance(item, dict):
-            records.append(
-                Record({"value": item}, line, shape_problem="a quote is a set of fields (seller: ...)")
+        try:
+            root = loader.get_single_node()
+        except yaml.YAMLError as error:
+            raise parsing.CrawlError(
+                f"{file_name}{_where(error)}: not valid YAML: {_problem(error)}"
+            ) from None
+        except RecursionError:
+            raise parsing.CrawlError(f"{file_name}: nested too deeply to be a list of quotes") from None
+        if root is None:
+            return []
+        if not isinstance(root, yaml.SequenceNode):
+            line = root.start_mark.line + 1
+            raise parsing.LayoutChanged(
+                f"{file_name} line {line}: expected a list of quotes ('- seller: ...')"
             )
+        return [_yaml_record(loader, node) for node in root.value]
+    finally:
+        loader.dispose()
+
+
+def _yaml_record(loader: yaml.SafeLoader, node: yaml.Node) -> Record:
+    line = node.start_mark.line + 1
+    too_big = _expansion_problem(node)
+    if too_big is not None:
+        return Record({}, line, shape_problem=too_big)
+    if not isinstance(node, yaml.MappingNode):
+        value = loader.construct_document(node)
+        return Record({"value": value}, line, shape_problem="a quote is a set of fields (seller: ...)")
+    first: dict[str, int] = {}
+    problems = []
+    for key, _ in node.value:
+        name, key_line = str(key.value), key.start_mark.line + 1
+        if name == _MERGE_KEY:
             continue
-        lines = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
-        records.append(Record({str(name): value for name, value in item.items()}, line, lines))
-    return records
+        if name in first:
+            problems.append(
+                (key_line, f"{name} is given twice (lines {first[name]} and {key_line}): keep one")
+            )
+        first.setdefault(name, key_line)
+    try:
+        item = loader.construct_document(node)
+    except yaml.YAMLError as error:
+        return Record({}, line, shape_problem=f"not a quote: {_problem(error)}")
+    values = {str(name): value for name, value in item.items()}
+    return Record(values, line, first, problems=tuple(problems))
+
+
+def _expansion_problem(node: yaml.Node) -> str | None:
+    """Why the values `node` stands for are too many to build (aliases expanded), or None."""
+    sizes: dict[
+        int, int
+    ] = {}  # id(node) -> its expanded size, so a shared anchor is counted once per use, fast
+
+    def size(current: yaml.Node, active: frozenset[int]) -> int:
+        key = id(current)
+        if key in active:
+            raise _SelfReference
+        if key not in sizes:
+            children: list[yaml.Node] = []
+            if isinstance(current, yaml.SequenceNode):
+                children = list(current.value)
+            elif isinstance(current, yaml.MappingNode):
+                children = [part for pair in current.value for part in pair]
+            total = 1
+            for child in children:
+                total += size(child, active | {key})
+                if total > MAX_ITEM_VALUES:
+                    break
+            sizes[key] = total
+        return sizes[key]
+
+    try:
+        expanded = size(node, frozenset())
+    except _SelfReference:
+        return "a YAML alias refers to the item it is in: refused"
+    except RecursionError:
+        return "nested too deeply to be a quote: refused"
+    if expanded > MAX_ITEM_VALUES:
+        return (
+            f"YAML aliases expand this item past {MAX_ITEM_VALUES:,} values "
+            "(a 'billion laughs' file?): refused, nothing built from it"
+        )
+    return None
+
+
+class _SelfReference(Exception):
+    pass
+
+
+def _where(error: yaml.YAMLError) -> str:
+    mark = getattr(error, "problem_mark", None)
+    return f" line {mark.line + 1}" if mark is not None else ""
+
+
+def _problem(error: yaml.YAMLError) -> str:
+    return getattr(error, "problem", None) or str(error)
+
+
+# --- CSV ------------------------------------------------------------------------
+
+_EXCEL_SEPARATOR = re.compile(r"^sep=(.)\s*$")  # Excel's first line naming the separator
+
+
+def _column_name(cell: str) -> str:
+    """A header cell as a field name: ' Billing Period ' -> 'billing_period'."""
+    return re.sub(r"[\s\-]+", "_", cell.strip().lower())
 
 
 def _csv_records(text: str, file_name: str) -> list[Record]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames:
+    lines = io.StringIO(text, newline="")
+    first = lines.readline()
+    excel = _EXCEL_SEPARATOR.match(first)
+    offset = 1 if excel else 0
+    if excel:
+        delimiter = excel.group(1)
+    else:
+        lines.seek(0)
+        delimiter = next((d for d in (",", ";", "\t") if d in first), ",")
+    reader = csv.reader(lines, delimiter=delimiter)
+    try:
+        header = next(reader, None)
+    except csv.Error as error:
+        raise parsing.CrawlError(
+            f"{file_name} line {reader.line_num + offset}: {_csv_problem(error)}"
+        ) from None
+    if not header:
         return []
-    columns = [name.strip() for name in reader.fieldnames]
-    unknown = [name for name in columns if name not in FIELDS]
-    missing = [name for name in REQUIRED if name not in columns]
-    if unknown or missing:
-        said = [f"unknown column {name!r}" for name in unknown] + [f"no {name} column" for name in missing]
-        raise parsing.LayoutChanged(f"{file_name} line 1: {'; '.join(said)} (columns: {', '.join(FIELDS)})")
+    columns = _check_header([_column_name(cell) for cell in header], file_name, 1 + offset)
     records = []
-    for row in reader:
-        values = {name.strip(): (value or "").strip() for name, value in row.items() if name is not None}
-        if None in row:
-            records.append(Record(values, reader.line_num, shape_problem="more cells than columns"))
-        elif any(values.values()):
-            records.append(Record(values, reader.line_num))
+    end = reader.line_num  # the last line read so far
+    while True:
+        start = end + 1 + offset
+        try:
+            row = next(reader, None)
+        except csv.Error as error:
+            problem = (
+                f"{_csv_problem(error)}; the rest of the file from here is not read (an unclosed quote?)"
+            )
+            records.append(Record({}, start, shape_problem=problem))
+            break
+        if row is None:
+            break
+        end = reader.line_num
+        record = _csv_record(columns, row, start)
+        if record is not None:
+            records.append(record)
     return records
 
 
-# --- checking -------------------------------------------------------------------
+def _check_header(names: list[str], file_name: str, line: int) -> list[str]:
+    """The header's field names ('' for an unnamed column); LayoutChanged for a header no row can follow."""
+    seen: dict[str, int] = {}
+    said = []
+    for position, name in enumerate(names, start=1):
+        if not name:
+            continue
+        if name in seen:
+            said.append(f"column {name!r} twice (columns {seen[name]} and {position})")
+        elif name not in FIELDS:
+            said.append(f"unknown column {name!r}")
+        seen.setdefault(name, position)
+    said += [f"no {name} column" for name in REQUIRED if name not in seen]
+    if said:
+        raise parsing.LayoutChanged(
+            f"{file_name} line {line}: {'; '.join(said)} (columns: {', '.join(FIELDS)})"
+        )
+    return names
 
 
-class _Fields:
-    """Reads one record's fields; every bad one adds a (line, message) problem."""
-
-    def __init__(self, record: Record) -> None:
-        self.record = record
-        self.problems: list[tuple[int, str]] = []
-
-    def fail(self, name: str, message: str) -> None:
-        self.problems.append((self.record.line_of(name), f"{name} {message}"))
-
-    def _given(self, name: str, required: bool) -> Any:
-        value = self.record.values.get(name)
-        if value is None or (isinstance(value, str) and not value.strip()):
-            if required:
-                self.fail(name, "is required")
-            return None
-        return value
-
-    def text(self, name: str, required: bool = False) -> str | None:
-        value = self._given(name, required)
-        return None if value is None else str(value).strip()
-
-    def choice(self, name: str, allowed: Mapping[str, str], default: str | None = None) -> str | None:
-        value = self.text(name, required=default is None)
-        if value is None:
-            return default
-        chosen = allowed.get(value.lower())
-        if chosen is None:
-            self.fail(name, f"must be {', '.join(allowed.values())}, got {value!r}")
-        return chosen
-
-    def positive(self, name: str, required: bool = False) -> float | None:
-        value = self._given(name, required)
-        if value is None:
-            return None
-        number = parsing.number(value)
-        if number is None or number <= 0:
-            self.fail(name, f"must be {'> 0' if number is not None else 'a number > 0'}, got {value!r}")
-            return None
-        return number
-
-    def whole(self, name: str) -> int:
-        """A whole number >= 1; 1 when not given."""
-        value = self._given(name, required=False)
-        if value is None:
-            return 1
-        number = parsing.number(value)
-        if number is None or number != int(number) or number < 1:
-            self.fail(name, f"must be a whole number >= 1, got {value!r}")
-            return 1
-        return int(number)
-
-    def date(self, name: str) -> dt.date | None:
-        value = self._given(name, required=False)
-        if value is None or isinstance(value, dt.date):
-            return value.date() if isinstance(value, dt.datetime) else value
-        try:
-            return dt.date.fromisoformat(str(value).strip())
-        except ValueError:
-            self.fail(name, f"must be a date like 2026-12-31, got {value!r}")
-            return None
-
-    def stock(self, name: str) -> int | None:
-        value = self._given(name, required=False)
-        if value is None:
-            return None
-        try:
-            stock = parsing.stock_from_text(value)
-        except parsing.LayoutChanged:
-            stock = None
-        if stock is None:
-            self.fail(name, f"must be a whole number >= 0, 售罄 or N+, got {value!r}")
-        return stock
+def _csv_record(columns: list[str], row: list[str], line: int) -> Record | None:
+    """One row as a record; None for a blank row. Cells past the header or under an unnamed
+    column must be empty (Excel pads rows with them); a value there is the row's problem."""
+    cells = [cell.strip() for cell in row]
+    if not any(cells):
+        return None
+    values = {name: (cells[i] if i < len(cells) else "") for i, name in enumerate(columns) if name}
+    if any(cells[len(columns) :]):
+        return Record(values, line, shape_problem="more cells than columns")
+    unnamed = [i + 1 for i, name in enumerate(columns) if not name and i < len(cells) and cells[i]]
+    if unnamed:
+        where = ", ".join(map(str, unnamed))
+        return Record(
+            values, line, shape_problem=f"a value in column {where}, which the header does not name"
+        )
+    return Record(values, line)
 
 
-def check(record: Record) -> tuple[Quote | None, list[tuple[int, str]]]:
-    """The quote a record states, or the problems found in it: (line, message) each."""
-    if record.shape_problem is not None:
-        return None, [(record.line, record.shape_problem)]
-    fields = _Fields(record)
-    for name in record.values:
-        if name not in FIELDS:
-            fields.fail(name, f"is not a field (fields: {', '.join(FIELDS)})")
-    seller, gpu = fields.text("seller", required=True), fields.text("gpu", required=True)
-    price = fields.positive("price", required=True)
-    currency = fields.choice("currency", CURRENCIES)
-    price_per = fields.choice("price_per", PRICE_PER, default="gpu")
-    period = fields.choice("billing_period", PERIODS)
-    gpu_count, min_term = fields.whole("gpu_count"), fields.whole("min_term")
-    valid_from, valid_to = fields.date("valid_from"), fields.date("valid_to")
-    if valid_from and valid_to and valid_to < valid_from:
-        fields.fail("valid_to", f"{valid_to} is before valid_from {valid_from}")
-    quote = Quote(
-        seller=seller or "",
-        gpu=gpu or "",
-        gpu_memory_gb=fields.positive("gpu_memory_gb"),
-        gpu_form=fields.choice("gpu_form", FORMS, default="") or None,
-        gpu_count=gpu_count,
-        price=price or 0.0,
-        currency=currency or "",
-        price_per=cast(PricePer, price_per),
-        billing_period=cast(BillingPeriod, period),
-        min_term=min_term,
-        stock=fields.stock("stock"),
-        valid_from=valid_from,
-        valid_to=valid_to,
-        region=fields.text("region"),
-        note=fields.text("note"),
-    )
-    if fields.problems:
-        return None, fields.problems
-    return quote, []
+def _csv_problem(error: csv.Error) -> str:
+    text = str(error)
+    limit = re.search(r"field larger than field limit \((\d+)\)", text)
+    if limit:
+        return f"a field over {int(limit.group(1)):,} characters"
+    return text

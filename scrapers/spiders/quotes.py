@@ -6,7 +6,7 @@ answer; unset, the bundled example `scrapers/data/quotes.example.yaml` (the arti
 Offline replay reads the bundled example whatever `GPUPLAN_QUOTES_FILE` says: it is this
 source's snapshot (`scrapers/fixtures/quotes/snapshot.json` points at it).
 
-The file format and its checks: `scrapers.quotes_file`. `pricing_type` follows
+The file format: `scrapers.quotes_file`; its checks: `scrapers.quote_checks`. `pricing_type` follows
 `billing_period` (hour on_demand, day daily_plan, week weekly_plan, month monthly_plan). A
 monthly quote stays monthly, with its minimum term: the warehouse derives per-GPU-hour
 figures (730 h a month) for comparison and marks it not rentable by the hour.
@@ -17,13 +17,15 @@ is partial, and the other quotes still load. Two quotes in force with the same t
 (seller, GPU, unit size, region, term): the second is rejected the same way. A quote outside its
 validity on the crawl's date (the UTC date of `observed_at`) is rejected as `quote_expired`
 or `quote_not_yet_valid`: not an error, the file just needs a fresh quote. A file that
-cannot be read as a whole fails the crawl.
+cannot be read as a whole fails the crawl, and so does a path that is not a regular file (a
+FIFO would block the crawl, /dev/zero would never end) or a file over `MAX_FILE_BYTES`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,8 @@ from twisted.python.failure import Failure
 from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, describe_failure
-from scrapers.quotes_file import Quote, check, read_records
+from scrapers.quote_checks import Quote, check
+from scrapers.quotes_file import read_records
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import RECORD_SETTING
 from sizing import gpu_names
@@ -44,6 +47,10 @@ EXAMPLE_PATH = Path(__file__).resolve().parents[1] / "data" / "quotes.example.ya
 # Offers from the bundled example cite it by its place in the project: its absolute path
 # differs per install, and the offline snapshot must match the request on every install.
 EXAMPLE_URL = "file:scrapers/data/quotes.example.yaml"
+# A hand-kept file of a thousand quotes is about 200 KB; 4 MiB is twenty times that. A larger
+# file is not a quotes file (a log, a database, an export of something else), and the whole
+# file is read into memory.
+MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 class QuotesSpider(PlatformSpider):
@@ -64,6 +71,10 @@ class QuotesSpider(PlatformSpider):
             return
         else:
             path, cited = configured, configured.as_uri()
+            refusal = _not_a_quotes_file(path)
+            if refusal is not None:
+                self.record_failure(f"GPUPLAN_QUOTES_FILE {path}: {refusal}")
+                return
         # Built here, not with self.request(): for the example the URL read and the URL cited differ.
         yield Request(
             path.as_uri(),
@@ -84,6 +95,10 @@ class QuotesSpider(PlatformSpider):
 
     def parse_quotes(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         file_name = Path(unquote(urlsplit(self.source_url(response)).path)).name
+        if len(response.body) > MAX_FILE_BYTES:  # it grew after first_requests looked at it
+            raise parsing.CrawlError(
+                f"{file_name} is over the {MAX_FILE_BYTES:,}-byte limit of a quotes file"
+            )
         try:
             text = response.body.decode("utf-8-sig")
         except UnicodeDecodeError as error:
@@ -146,3 +161,22 @@ class QuotesSpider(PlatformSpider):
             available_gpus=quote.stock,
             extra={key: value for key, value in extra.items() if value is not None},
         )
+
+
+def _not_a_quotes_file(path: Path) -> str | None:
+    """Why `path` cannot be read as a quotes file before reading it, or None (a missing file is
+    left to the read, which says so)."""
+    try:
+        found = path.stat()  # follows links: a link to /dev/zero is a character device
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if not stat.S_ISREG(found.st_mode):
+        kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"))
+        kind = next((name for test, name in kinds if test(found.st_mode)), "not a plain file")
+        return f"is {kind}, not a regular file: refused unread"
+    if found.st_size > MAX_FILE_BYTES:
+        limit = f"the {MAX_FILE_BYTES:,}-byte limit of a quotes file"
+        return f"is {found.st_size:,} bytes, over {limit}: refused unread"
+    return None

@@ -12,7 +12,8 @@
 -- (the freshest price; ties: the lower price, then the record's content, so the choice never
 -- depends on read order), the others are rejected. A price per GPU-hour outside
 -- [min_usd_per_gpu_hour(), max_usd_per_gpu_hour()] (migration 041, with the reason) is a unit
--- mistake, not a price.
+-- mistake, not a price; so is one under history_price_share() of the cheapest ever seen for its GPU
+-- (gpu_price_references and history_price_problem, migration 070, with the reason).
 CREATE OR REPLACE TEMP TABLE load_duplicates AS
 WITH repeated_keys AS (
     SELECT crawl_id, offer_id, pricing_type
@@ -29,6 +30,13 @@ QUALIFY row_number() OVER (
     PARTITION BY staged.crawl_id, staged.offer_id, staged.pricing_type
     ORDER BY staged.observed_at DESC, staged.price_amount, to_json(staged)
 ) > 1;
+
+-- The reference prices of the staged GPU models (migration 070), fixed before anything is inserted:
+-- load_priced is read twice, and the second read must not judge against the offers the first let in.
+CREATE OR REPLACE TEMP TABLE load_price_references AS
+SELECT *
+FROM gpu_price_references
+WHERE gpu_model IN (SELECT gpu_model FROM load_staged WHERE reason IS NULL);
 
 -- FX: fx_day_rates, built first by the shared step fx_day_rates.sql on the staged (day, currency)
 -- pairs (the view fx_days).
@@ -47,15 +55,18 @@ priced AS (
             / d.units_per_usd AS price_usd_per_gpu_hour,
         d.cny_per_usd,
         d.fx_date,
-        d.fx_source
+        d.fx_source,
+        ref.reference_usd_per_gpu_hour,
+        ref.reference_source
     FROM load_staged AS s
     LEFT JOIN load_duplicates AS dup ON dup.duplicate_rowid = s.rowid
     LEFT JOIN known_currencies AS k ON k.currency = s.price_currency
     LEFT JOIN fx_day_rates AS d
         ON d.observed_date = s.observed_date AND d.price_currency = s.price_currency AND s.reason IS NULL
+    LEFT JOIN load_price_references AS ref ON ref.gpu_model = s.gpu_model AND s.reason IS NULL
 )
 SELECT
-    * EXCLUDE (duplicate, currency_known, cny_per_usd, reason),
+    * EXCLUDE (duplicate, currency_known, cny_per_usd, reason, reference_usd_per_gpu_hour, reference_source),
     price_usd_per_gpu_hour * cny_per_usd AS price_cny_per_gpu_hour,
     CASE
         WHEN reason IS NOT NULL THEN reason
@@ -64,6 +75,8 @@ SELECT
             THEN 'no FX rate for ' || price_currency || ' on or before ' || observed_date
         WHEN duplicate
             THEN 'duplicate offer_id and pricing_type in this run (the latest observation loaded)'
-        ELSE offer_price_problem(price_usd_per_gpu_hour)
+        ELSE coalesce(
+            offer_price_problem(price_usd_per_gpu_hour),
+            history_price_problem(price_usd_per_gpu_hour, reference_usd_per_gpu_hour, reference_source))
     END AS reason
 FROM priced;

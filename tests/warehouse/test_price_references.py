@@ -1,0 +1,109 @@
+"""Migration 070: an offer under a tenth of the cheapest price ever seen for its GPU is rejected,
+crawled or imported, even when it is the only offer of its GPU that day (SYNTHETIC offers)."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+from synthetic_crawls import WriteCrawl, synthetic_offer
+
+from warehouse import gpus, history
+from warehouse.loading import load_crawl
+
+H100 = "H100 SXM 80GB"
+
+
+def _load_day(con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl, day: str, *offers: dict) -> None:
+    load_crawl(
+        con,
+        write_crawl(
+            [{**offer, "observed_at": f"{day}T06:00:00Z"} for offer in offers],
+            name=f"synthcloud-{day}",
+            started_at=f"{day}T06:00:00Z",
+            finished_at=f"{day}T06:05:00Z",
+        ),
+    )
+
+
+def _rejected(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [
+        reason for (reason,) in con.execute("SELECT reason FROM rejected_offers ORDER BY reason").fetchall()
+    ]
+
+
+def test_a_lone_price_under_a_tenth_of_the_cards_history_is_rejected(
+    writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
+) -> None:
+    _load_day(writer_con, write_crawl, "2026-10-01", synthetic_offer(1, price_amount=2.0))
+    # The next day the card's only offer is 0.15 (7.5% of 2.0): a unit mistake; 0.25 (12.5%) is a bargain.
+    _load_day(
+        writer_con,
+        write_crawl,
+        "2026-10-02",
+        synthetic_offer(2, price_amount=0.15),
+        synthetic_offer(3, price_amount=0.25),
+    )
+    assert _rejected(writer_con) == [
+        "implausible price: 0.15 USD per GPU-hour is under 10% of the cheapest price ever seen for this GPU "
+        "(2 USD per GPU-hour)"
+    ]
+    loaded = writer_con.execute("SELECT offer_id FROM offers ORDER BY offer_id").fetchall()
+    assert loaded == [("synthetic-1",), ("synthetic-3",)]
+    references = writer_con.execute(
+        "SELECT reference_usd_per_gpu_hour, reference_source, reference_offers FROM gpu_price_references "
+        "WHERE gpu_model = $gpu",
+        {"gpu": H100},
+    ).fetchall()
+    assert references == [(0.25, "history", 2)]  # the bargain is history now
+
+
+def test_a_card_never_priced_is_judged_by_the_cheapest_compute_in_the_catalog(
+    writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
+) -> None:
+    gpus.sync_catalog(writer_con)
+    _load_day(writer_con, write_crawl, "2026-10-01", synthetic_offer(1, price_amount=2.0))
+    # An A100 never seen before, at a hundredth of what the H100's compute costs scaled to the A100's TFLOPs.
+    a100 = {"gpu_name_raw": "A100 SXM 80GB", "gpu_model": "A100 SXM 80GB", "offer_id": "synthetic-a100"}
+    _load_day(writer_con, write_crawl, "2026-10-02", synthetic_offer(2, price_amount=0.02, **a100))
+    (reason,) = _rejected(writer_con)
+    assert reason.startswith(
+        "implausible price: 0.02 USD per GPU-hour is under 10% of the cheapest compute ever seen"
+    )
+
+
+def test_no_history_judges_nothing(writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> None:
+    _load_day(writer_con, write_crawl, "2026-10-01", synthetic_offer(1, price_amount=0.05))
+    assert _rejected(writer_con) == []
+
+
+def test_imports_pass_the_same_rule(writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> None:
+    _load_day(writer_con, write_crawl, "2026-10-01", synthetic_offer(1, price_amount=2.0))
+    offer = synthetic_offer(9, price_amount=0.1, platform="importcloud", observed_at="2026-10-03T00:00:00Z")
+    runs = pd.DataFrame(
+        [
+            {
+                "crawl_id": "import-1",
+                "platform": "importcloud",
+                "day": pd.Timestamp("2026-10-03").date(),
+                "items_yielded": 1,
+                "rows_refused": 0,
+                "problem": None,
+            }
+        ]
+    )
+    offers = pd.DataFrame(
+        [
+            {
+                "gpu_form": "SXM",
+                "min_term_periods": 1,
+                **offer,
+                "crawl_id": "import-1",
+                "row_no": 0,
+                "item_json": "{}",
+            }
+        ]
+    )
+    refused = pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS))
+    history.load_imported(writer_con, "import:test", "synthetic.csv", runs, offers, refused)
+    (reason,) = _rejected(writer_con)
+    assert reason.startswith("implausible price: 0.1 USD per GPU-hour is under 10%")
