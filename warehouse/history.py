@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import duckdb
 import pandas as pd
 
+from scrapers.history.paths import latest_real_day
 from warehouse import plan_requirements, plans, queries
 
 
@@ -207,8 +208,14 @@ def backfill_plans(
     steps of the Dagster plan assets run over the days: requirements (sized once for all days),
     candidates and cheapest plans per day, changes oldest first and the next plan day's again.
     Each day's rows are replaced (re-running a day changes nothing else). `progress(days, total)`
-    may wrap the day sequence (a progress bar).
+    may wrap the day sequence (a progress bar). No day after `latest_real_day()` is planned, whatever
+    `last` says or the warehouse holds: an observation dated 2099 (loaded before imports refused
+    such rows) must not give plans for 2099.
     """
+    latest = latest_real_day()
+    last = latest if last is None else min(last, latest)
+    if first is not None and first > last:
+        return []
     crawls = record_history_crawls(con, first, last)
     if crawls.empty:
         return []

@@ -121,8 +121,9 @@ def _frames(imported: ImportedFile) -> tuple[pd.DataFrame, pd.DataFrame, pd.Data
     nothing = (0, 0, None)
     runs = pd.DataFrame(
         {
-            "platform": [platform for platform, _ in keys],
-            "day": [day for _, day in keys],
+            # object columns even with no run (a header-only file), so the merges below match types
+            "platform": pd.Series([platform for platform, _ in keys], dtype=object),
+            "day": pd.Series([day for _, day in keys], dtype=object),
             "items_yielded": [per_run.get(key, nothing)[0] for key in keys],
             "rows_refused": [per_run.get(key, nothing)[1] for key in keys],
             "crawl_id": [per_run.get(key, nothing)[2] or _run_id(imported.source, key, []) for key in keys],

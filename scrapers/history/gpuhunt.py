@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from scrapers.history.offers import (
+    MAX_COUNT,
     ImportedFile,
     PlatformDay,
     canonical_gpus,
@@ -64,6 +65,7 @@ def read_offers(
     reasons = first_failure(
         [
             (count.isna() | (count < 0) | (count % 1 != 0), "gpu_count is not a whole number"),
+            (count > MAX_COUNT, f"gpu_count is over {MAX_COUNT}"),
             (gpu_rows["instance_name"].str.strip() == "", "instance_name is empty"),
             (price.isna(), "price is not a number"),
             (price <= 0, "price is not positive"),

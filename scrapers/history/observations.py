@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from scrapers.history.offers import (
+    MAX_COUNT,
     ImportedFile,
     PlatformDay,
     canonical_gpus,
@@ -35,6 +36,7 @@ from scrapers.history.offers import (
     offer_frame,
     rejected_frame,
 )
+from scrapers.history.paths import latest_real_day
 from scrapers.history.platforms import platform_slug, platform_slugs
 
 FORMAT = "observations"
@@ -77,6 +79,7 @@ def read_offers(
     if platform is not None:
         selected &= platforms == platform_slug(platform)
     raw, days, platforms = raw[selected], days[selected], platforms[selected]
+    future = days.notna() & (days > latest_real_day())
 
     count = pd.to_numeric(raw["gpu_count"], errors="coerce")
     price = pd.to_numeric(raw["price_min_usd"], errors="coerce")
@@ -84,9 +87,11 @@ def read_offers(
     reasons = first_failure(
         [
             (days.isna(), "date is not YYYY-MM-DD"),
+            (future, "date is in the future"),
             (platforms.isna(), "provider is empty"),
             (raw["gpu_model"].str.strip() == "", "gpu_model is empty"),
             (count.isna() | (count <= 0) | (count % 1 != 0), "gpu_count is not a positive whole number"),
+            (count > MAX_COUNT, f"gpu_count is over {MAX_COUNT}"),
             (price.isna(), "price_min_usd is not a number"),
             (price <= 0, "price_min_usd is not positive"),
             (pricing_type.isna(), "rental_type is neither on_demand nor spot"),
@@ -135,6 +140,8 @@ def read_offers(
         },
         rows.index,
     )
+    # A day in the future is no run of ours: its rows are refused under the file's first run.
+    days = days.where(~future)
     covered = pd.DataFrame({"platform": platforms, "day": days}).dropna().drop_duplicates()
     return ImportedFile(
         path=path,

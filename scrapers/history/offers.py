@@ -28,6 +28,9 @@ _DEFAULTS: dict[str, Any] = {
     if field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
 }
 REJECTED_COLUMNS = ("platform", "day", "raw", "reason")
+# Counts are INTEGER (32-bit) in the warehouse: a row with a larger one (1e20, a typo) is refused
+# with its reason, never passed on to fail the whole import in a cast.
+MAX_COUNT = 2**31 - 1
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from scrapers.history.offers import (
+    MAX_COUNT,
     ImportedFile,
     PlatformDay,
     canonical_gpus,
@@ -76,6 +77,7 @@ def read_offers(
                 count.notna() & (count % 1 != 0),
                 "AcceleratorCount is fractional (a GPU share, not a GPU rental)",
             ),
+            (count > MAX_COUNT, f"AcceleratorCount is over {MAX_COUNT}"),
             (price.isna(), "Price is not a number"),
             (price <= 0, "Price is not positive"),
         ],
