@@ -8,14 +8,31 @@ Not here, on purpose: platform tokens, declared by the spider that sends them (`
 in `scrapers/spiders/`) and read by the crawl process from the environment it inherits; the broker
 quotes file (`GPUPLAN_QUOTES_FILE`), read the same way by the `quotes` spider. Neither passes
 through the settings object, so neither can reach Dagster's resource config or a log.
+
+Every value is checked when it is read (issue 14): a malformed number, a number out of its range
+(NaN included), an unknown word, or an address with a line break in it stops the process at once
+with `SettingsError`, one line that names each bad variable and what it accepts, instead of every
+command failing later with a traceback (or, for NaN, a check that silently never fires). The
+checks are plain stdlib: `float`/`int` plus a stated range, and `email.headerregistry.Address`
+for mail addresses; a validation framework would add a dependency and a model class for a dozen
+values whose messages we want in our own words.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from email.errors import HeaderParseError, MessageDefect
+from email.headerregistry import Address
+from email.utils import getaddresses
 from pathlib import Path
+
+
+class SettingsError(ValueError):
+    """One or more environment variables hold values gpuplan cannot use; the message names them."""
 
 
 def _default_data_dir(env: Mapping[str, str]) -> Path:
@@ -27,8 +44,106 @@ def _csv(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
-def _bool(value: str) -> bool:
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # CR/LF in a header value would start a new header
+_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)\s*$", re.IGNORECASE)
+SMTP_SECURITY = ("starttls", "ssl", "none")  # digest.mailer.SECURITY_MODES says the same at send time
+
+
+class _Reader:
+    """Reads and checks variables of `env`; each bad one adds a problem, all raised at the end."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.problems: list[str] = []
+
+    def fail(self, name: str, value: str, accepted: str) -> None:
+        self.problems.append(f"{name}={value!r} is not {accepted}")
+
+    def number(self, name: str, default: float, low: float, high: float, *, above_low: bool = False) -> float:
+        """A finite number in [low, high] (or (low, high] with `above_low`)."""
+        text = self.env.get(name) or ""
+        if not text.strip():
+            return default
+        bound = f"{'over' if above_low else 'from'} {low:g} {'up ' if above_low else ''}to {high:g}"
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value > high or value < low or (above_low and value == low):
+            self.fail(name, text, f"a number {bound}")
+            return default
+        return value
+
+    def whole(self, name: str, default: int, low: int, high: int) -> int:
+        text = self.env.get(name) or ""
+        if not text.strip():
+            return default
+        try:
+            value = int(text.strip())
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            self.fail(name, text, f"a whole number from {low} to {high}")
+            return default
+        return value
+
+    def word(self, name: str, default: str, allowed: tuple[str, ...]) -> str:
+        value = (self.env.get(name) or default).strip().lower()
+        if value not in allowed:
+            self.fail(name, self.env.get(name) or "", f"one of {', '.join(allowed)}")
+            return default
+        return value
+
+    def flag(self, name: str, default: bool) -> bool:
+        text = (self.env.get(name) or "").strip().lower()
+        if not text:
+            return default
+        if text not in _TRUE | _FALSE:
+            self.fail(name, self.env.get(name) or "", f"true or false ({', '.join(sorted(_TRUE | _FALSE))})")
+            return default
+        return text in _TRUE
+
+    def size(self, name: str) -> str | None:
+        """A DuckDB memory size ("4GB", "512MiB"), or None when unset."""
+        text = (self.env.get(name) or "").strip()
+        if not text:
+            return None
+        if not _SIZE.match(text):
+            self.fail(name, text, "a size such as 4GB or 512MiB")
+            return None
+        return text.replace(" ", "")
+
+    def text(self, name: str) -> str | None:
+        value = (self.env.get(name) or "").strip()
+        if _CONTROL.search(value):
+            self.problems.append(
+                f"{name} holds a line break or control character: refused (a mail header injection?)"
+            )
+            return None
+        return value or None
+
+    def addresses(self, name: str, *, single: bool = False) -> tuple[str, ...]:
+        """Mail addresses, comma-separated ("Ops <ops@example.com>, b@example.com"), each checked."""
+        value = self.text(name)
+        if value is None:
+            return ()
+        if ";" in value:
+            self.problems.append(f"{name}={value!r}: separate addresses with commas, not ';'")
+            return ()
+        found = []
+        for display_name, addr_spec in getaddresses([value]):
+            if not display_name and not addr_spec:
+                continue
+            try:
+                found.append(str(Address(display_name=display_name, addr_spec=addr_spec)))
+            except (HeaderParseError, MessageDefect, ValueError, IndexError):
+                self.problems.append(f"{name}={value!r}: {addr_spec or display_name!r} is not a mail address")
+                return ()
+        if single and len(found) > 1:
+            self.problems.append(f"{name}={value!r} is {len(found)} addresses; the sender is one")
+            return ()
+        return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -53,33 +168,47 @@ class Settings:
     price_move_pct: float = 10.0
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
     digest_skip_empty: bool = False
+    sql_timeout_s: float = 300.0  # `gpuplan sql` stops a query after this long
+    sql_memory_limit: str | None = (
+        None  # DuckDB memory_limit of `gpuplan sql`; None: warehouse.sandbox's default
+    )
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings of `env` (default: this process's environment); SettingsError names each bad one."""
         env = os.environ if env is None else env
+        read = _Reader(env)
         data_dir = _default_data_dir(env)
         warehouse = Path(env.get("GPUPLAN_WAREHOUSE") or data_dir / "warehouse.duckdb").expanduser()
         crawl_dir = Path(env.get("GPUPLAN_CRAWL_DIR") or warehouse.parent / "crawls").expanduser()
+        sender = read.addresses("GPUPLAN_SMTP_FROM", single=True)
         smtp = SmtpSettings(
-            host=env.get("GPUPLAN_SMTP_HOST") or None,
-            port=int(env.get("GPUPLAN_SMTP_PORT") or 587),
-            security=(env.get("GPUPLAN_SMTP_SECURITY") or "starttls").lower(),
-            user=env.get("GPUPLAN_SMTP_USER") or None,
+            host=read.text("GPUPLAN_SMTP_HOST"),
+            port=read.whole("GPUPLAN_SMTP_PORT", 587, 1, 65535),
+            security=read.word("GPUPLAN_SMTP_SECURITY", "starttls", SMTP_SECURITY),
+            user=read.text("GPUPLAN_SMTP_USER"),
             password=env.get("GPUPLAN_SMTP_PASSWORD") or None,
-            sender=env.get("GPUPLAN_SMTP_FROM") or None,
-            recipients=_csv(env.get("GPUPLAN_SMTP_TO") or ""),
+            sender=sender[0] if sender else None,
+            recipients=read.addresses("GPUPLAN_SMTP_TO"),
         )
-        return cls(
+        settings = cls(
             warehouse=warehouse,
             crawl_dir=crawl_dir,
             models=_csv(env.get("GPUPLAN_MODELS") or "7B,13B,30B,70B"),
             methods=_csv(env.get("GPUPLAN_METHODS") or "full,lora,qlora"),
             schedule_cron=env.get("GPUPLAN_SCHEDULE_CRON") or "0 6 * * *",
             schedule_timezone=env.get("GPUPLAN_SCHEDULE_TZ") or "Asia/Shanghai",
-            price_move_pct=float(env.get("GPUPLAN_PRICE_MOVE_PCT") or 10.0),
+            # A move of 0% would make every repricing a change; over 1000% no price moves.
+            price_move_pct=read.number("GPUPLAN_PRICE_MOVE_PCT", 10.0, 0, 1000, above_low=True),
             smtp=smtp,
-            digest_skip_empty=_bool(env.get("GPUPLAN_DIGEST_SKIP_EMPTY") or "false"),
+            digest_skip_empty=read.flag("GPUPLAN_DIGEST_SKIP_EMPTY", False),
+            # A day is the longest a question to the warehouse may sensibly take.
+            sql_timeout_s=read.number("GPUPLAN_SQL_TIMEOUT_S", 300.0, 0, 86_400, above_low=True),
+            sql_memory_limit=read.size("GPUPLAN_SQL_MEMORY_LIMIT"),
         )
+        if read.problems:
+            raise SettingsError("; ".join(read.problems))
+        return settings

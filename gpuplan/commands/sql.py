@@ -1,4 +1,16 @@
-"""`gpuplan sql "QUERY"`: ask the published warehouse anything, read-only."""
+"""`gpuplan sql "QUERY"`: ask the published warehouse anything, read-only and bounded.
+
+The query comes from the argument, from `-f FILE` (`-f -` is stdin), or from stdin when it is not
+a terminal, so a query of any length can be passed. It runs in `warehouse.sandbox`: read-only,
+interrupted after `--timeout` seconds, within a memory limit, spilling only to a private temp
+folder, fetching no more than `--max-rows`. Output is made safe to look at and to open:
+control characters (terminal escape sequences, a carriage return that rewrites a line, bidi
+overrides) in crawled text are shown as `\\x1b`-style escapes in table and CSV output, and a CSV
+text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`
+(OWASP's CSV-injection advice). JSON is for programs: it escapes control characters itself.
+
+`run_query` is the whole path from text to output, for a shell that runs one statement at a time.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +18,26 @@ import csv
 import datetime as dt
 import decimal
 import json
+import re
 import sys
 import uuid
 from enum import StrEnum
-from typing import Annotated, Any
+from pathlib import Path
+from typing import IO, Annotated, Any
 
-import duckdb
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from gpuplan.settings import Settings
-from warehouse import connect
+from warehouse.sandbox import Answer, Sandbox, SqlError, sandbox
+
+TABLE_MAX_ROWS = 1000  # rows a table shows unless --max-rows says otherwise
+MAX_QUERY_BYTES = 16 * 1024 * 1024  # far past any query a person writes; stops `-f /dev/zero`
+# C0 and C1 controls, zero-width and bidi-override characters: none is text a table should print raw.
+_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_FORMULA_START = ("=", "+", "-", "@")
 
 
 class OutputFormat(StrEnum):
@@ -30,52 +49,150 @@ class OutputFormat(StrEnum):
 def register(app: typer.Typer) -> None:
     app.command(
         "sql",
-        help="Run SQL on the published warehouse, read-only (tables: offers, crawl_runs, fx_rates, gpus, "
-        "cheapest_plans, ...; views: latest_offers, price_history_daily).",
+        help="Run SQL on the published warehouse, read-only and bounded in time and memory (tables: offers, "
+        "crawl_runs, fx_rates, gpus, cheapest_plans, ...; views: latest_offers, price_history_daily).",
     )(sql_command)
 
 
 def sql_command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help='The SQL to run, e.g. "SELECT * FROM latest_offers LIMIT 5".')],
+    query: Annotated[
+        str | None,
+        typer.Argument(help='The SQL to run, e.g. "SELECT * FROM latest_offers LIMIT 5" (or -f, or stdin).'),
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("-f", "--file", help="Read the query from this file ('-' for stdin): any length."),
+    ] = None,
     output: Annotated[
         OutputFormat, typer.Option("--format", help="table (rich, for people), csv or json (for programs).")
     ] = OutputFormat.table,
     max_rows: Annotated[
-        int, typer.Option("--max-rows", min=1, help="Rows shown in table format; csv and json print all.")
-    ] = 1000,
+        int | None,
+        typer.Option(
+            "--max-rows",
+            min=1,
+            help=f"Fetch at most this many rows (table: {TABLE_MAX_ROWS} unless given; csv and json: all).",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="Stop the query after this many seconds (default GPUPLAN_SQL_TIMEOUT_S, 300).",
+        ),
+    ] = None,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--memory-limit",
+            help="DuckDB memory limit, e.g. 4GB (default GPUPLAN_SQL_MEMORY_LIMIT, a quarter of RAM).",
+        ),
+    ] = None,
 ) -> None:
     settings: Settings = ctx.obj
-    with connect.reader(settings.warehouse) as con:
-        # Read-only goes beyond the warehouse file: no COPY TO, ATTACH or reading other files,
-        # and the setting cannot be turned back on from the query.
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
-        try:
-            result = con.execute(query)
-            columns = [column[0] for column in result.description or []]
-            rows = result.fetchall() if columns else []
-        except duckdb.Error as exc:
-            typer.echo(f"error: {_one_line(exc)}", err=True)
-            raise typer.Exit(1) from None
-    if not columns:
+    text = _query_text(query, file)
+    limit = memory_limit or settings.sql_memory_limit
+    try:
+        with sandbox(settings.warehouse, memory_limit=limit) as box:
+            run_query(box, text, output, max_rows, timeout or settings.sql_timeout_s, sys.stdout)
+    except SqlError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+    except BrokenPipeError:  # `gpuplan sql ... | head`: the reader has all it wants
+        sys.stderr.close()
+        raise typer.Exit(0) from None
+
+
+def run_query(
+    box: Sandbox, query: str, output: OutputFormat, max_rows: int | None, timeout_s: float, out: IO[str]
+) -> None:
+    """Run one query in `box` and write its answer to `out` as `output`; raises SqlError."""
+    shown = max_rows if max_rows is not None or output is not OutputFormat.table else TABLE_MAX_ROWS
+    answer = box.rows(query, timeout_s=timeout_s, max_rows=shown)
+    if not answer.columns:
         return
     if output is OutputFormat.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([[_csv_value(value) for value in row] for row in rows])
+        _write_csv(answer, out)
     elif output is OutputFormat.json:
-        records = [dict(zip(columns, row, strict=True)) for row in rows]
-        typer.echo(json.dumps(records, default=_json_value, ensure_ascii=False, indent=1))
+        _write_json(answer, out)
     else:
-        Console().print(_table(columns, rows, max_rows))
+        rows = [row for batch in answer.batches for row in batch]
+        Console(file=out).print(_table(answer, rows))
 
 
-def _one_line(exc: duckdb.Error) -> str:
-    first = str(exc).strip().splitlines()[0]
-    if "read-only mode" in first or "file system operations are disabled" in first:
-        return f"gpuplan sql is read-only: {first}"
-    return first
+def _query_text(query: str | None, file: Path | None) -> str:
+    if query is not None and file is not None:
+        raise typer.BadParameter("give the query or -f FILE, not both", param_hint="-f")
+    if query is not None:
+        return query
+    if file is None and sys.stdin.isatty():
+        raise typer.BadParameter(
+            'give a query: gpuplan sql "SELECT ...", -f FILE, or on stdin', param_hint="QUERY"
+        )
+    where = "stdin" if file is None or str(file) == "-" else str(file)
+    try:
+        if where == "stdin":
+            data = sys.stdin.buffer.read(MAX_QUERY_BYTES + 1)
+        else:
+            with open(file or "", "rb") as handle:  # a FIFO is fine here: <(make_query) is one
+                data = handle.read(MAX_QUERY_BYTES + 1)
+    except OSError as error:
+        raise typer.BadParameter(f"cannot read {where}: {error.strerror or error}", param_hint="-f") from None
+    if len(data) > MAX_QUERY_BYTES:
+        raise typer.BadParameter(f"the query in {where} is over {MAX_QUERY_BYTES:,} bytes", param_hint="-f")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise typer.BadParameter(f"{where} is not UTF-8 text (byte {error.start})", param_hint="-f") from None
+
+
+def visible(text: str) -> str:
+    """`text` with every control, zero-width and bidi character written as an escape (`\\x1b`, `\\u202e`)."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, list | dict):
+        value = json.dumps(value, default=_json_value, ensure_ascii=False)
+    if not isinstance(value, str):
+        return value
+    text = _UNSAFE.sub(lambda m: m[0] if m[0] == "\n" else visible(m[0]), value)
+    return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _write_csv(answer: Answer, out: IO[str]) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([_csv_cell(name) for name in answer.columns])
+    for batch in answer.batches:
+        writer.writerows([[_csv_cell(value) for value in row] for row in batch])
+
+
+def _write_json(answer: Answer, out: IO[str]) -> None:
+    """A JSON array of objects, written a batch at a time."""
+    first = True
+    out.write("[")
+    for batch in answer.batches:
+        for row in batch:
+            record = json.dumps(
+                dict(zip(answer.columns, row, strict=True)), default=_json_value, ensure_ascii=False
+            )
+            out.write(("\n" if first else ",\n") + record)
+            first = False
+    out.write("\n]\n" if not first else "]\n")
 
 
 def _json_value(value: Any) -> Any:
@@ -91,21 +208,12 @@ def _json_value(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def _csv_value(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, list | dict):
-        return json.dumps(value, default=_json_value, ensure_ascii=False)
-    return value
-
-
-def _table(columns: list[str], rows: list[tuple[Any, ...]], max_rows: int) -> Table:
-    table = Table(*columns, caption=f"{len(rows)} row(s)")
-    for row in rows[:max_rows]:
+def _table(answer: Answer, rows: list[tuple[Any, ...]]) -> Table:
+    caption = f"{len(rows)} row(s)"
+    if answer.more:
+        caption = f"first {len(rows)} rows shown, more not fetched (--max-rows, or --format csv for all)"
+    table = Table(*(visible(name) for name in answer.columns), caption=caption)
+    for row in rows:
         # Text, not str: data such as "[U] 71" must not be read as rich markup
-        table.add_row(*(Text("" if value is None else str(value)) for value in row))
-    if len(rows) > max_rows:
-        table.caption = f"{len(rows)} rows, first {max_rows} shown (--max-rows, or --format csv for all)"
+        table.add_row(*(Text(visible("" if value is None else str(value))) for value in row))
     return table
