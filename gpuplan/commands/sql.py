@@ -119,7 +119,12 @@ def run_query(
         _write_json(answer, out)
     else:
         rows = [row for batch in answer.batches for row in batch]
-        Console(file=out).print(_table(answer, rows))
+        console = Console(file=out)
+        console.print(_table(answer, rows))
+        if answer.more:  # below the table, not its caption: a narrow table would wrap it
+            console.print(
+                f"first {len(rows)} rows shown, more not fetched (--max-rows, or --format csv for all)"
+            )
 
 
 def _query_text(query: str | None, file: Path | None) -> str:
@@ -209,9 +214,7 @@ def _json_value(value: Any) -> Any:
 
 
 def _table(answer: Answer, rows: list[tuple[Any, ...]]) -> Table:
-    caption = f"{len(rows)} row(s)"
-    if answer.more:
-        caption = f"first {len(rows)} rows shown, more not fetched (--max-rows, or --format csv for all)"
+    caption = f"{len(rows)}+ rows" if answer.more else f"{len(rows)} row(s)"
     table = Table(*(visible(name) for name in answer.columns), caption=caption)
     for row in rows:
         # Text, not str: data such as "[U] 71" must not be read as rich markup
