@@ -47,7 +47,6 @@ def _csv(value: str) -> tuple[str, ...]:
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # CR/LF in a header value would start a new header
 _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)\s*$", re.IGNORECASE)
-SMTP_SECURITY = ("starttls", "ssl", "none")  # digest.mailer.SECURITY_MODES says the same at send time
 
 
 class _Reader:
@@ -85,13 +84,6 @@ class _Reader:
             value = low - 1
         if not low <= value <= high:
             self.fail(name, text, f"a whole number from {low} to {high}")
-            return default
-        return value
-
-    def word(self, name: str, default: str, allowed: tuple[str, ...]) -> str:
-        value = (self.env.get(name) or default).strip().lower()
-        if value not in allowed:
-            self.fail(name, self.env.get(name) or "", f"one of {', '.join(allowed)}")
             return default
         return value
 
@@ -188,7 +180,8 @@ class Settings:
         smtp = SmtpSettings(
             host=read.text("GPUPLAN_SMTP_HOST"),
             port=read.whole("GPUPLAN_SMTP_PORT", 587, 1, 65535),
-            security=read.word("GPUPLAN_SMTP_SECURITY", "starttls", SMTP_SECURITY),
+            # checked by digest.mailer.check_settings (SECURITY_MODES), the one home of the modes
+            security=(env.get("GPUPLAN_SMTP_SECURITY") or "starttls").strip().lower(),
             user=read.text("GPUPLAN_SMTP_USER"),
             password=env.get("GPUPLAN_SMTP_PASSWORD") or None,
             sender=sender[0] if sender else None,

@@ -31,7 +31,6 @@ CASES = [
     ("GPUPLAN_SQL_TIMEOUT_S", "-1", "is not a number over 0 up to 86400"),
     ("GPUPLAN_SQL_MEMORY_LIMIT", "lots", "is not a size such as 4GB or 512MiB"),
     ("GPUPLAN_DIGEST_SKIP_EMPTY", "maybe", "is not true or false"),
-    ("GPUPLAN_SMTP_SECURITY", "tls", "is not one of starttls, ssl, none"),
 ]
 
 

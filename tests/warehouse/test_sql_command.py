@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 from typer.testing import CliRunner, Result
 
 from gpuplan.cli import app
+from gpuplan.commands.sql import MAX_QUERY_BYTES, _csv_cell, visible
 from gpuplan.settings import Settings
 from warehouse import connect
 from warehouse.loading import load_crawl
@@ -91,3 +93,38 @@ def test_no_warehouse_yet(settings: Settings) -> None:
     result = _sql(settings, "SELECT 1")
     assert result.exit_code != 0
     assert isinstance(result.exception, connect.NoWarehouseError)  # gpuplan.cli.run prints it as one line
+
+
+def test_control_and_bidi_characters_are_shown_as_escapes() -> None:
+    assert visible("a\x1b[31mb\rc\u202ed\ne\tf") == "a\\x1b[31mb\\x0dc\\u202ed\ne\\x09f"
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ("=1+1", "'=1+1"),
+        ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("-1.5", "-1.5"),  # a number as text is no formula
+        ("two\nlines", "two\nlines"),  # a quoted CSV field holds a line break fine
+        ("\x1b[2J", "\\x1b[2J"),
+        (-1.5, -1.5),
+    ],
+)
+def test_csv_cells_cannot_run_as_formulas(value: object, cell: object) -> None:
+    assert _csv_cell(value) == cell
+
+
+def test_a_query_and_a_file_at_once_is_refused(published: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "q.sql"
+    path.write_text("SELECT 1", "utf-8")
+    result = _sql(published, "SELECT 2", "-f", str(path))
+    assert result.exit_code == 2 and "give the query or -f FILE, not both" in result.stderr
+
+
+def test_a_query_file_over_the_limit_is_refused(published: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "huge.sql"
+    with path.open("wb") as sparse:
+        sparse.truncate(MAX_QUERY_BYTES + 1)
+    result = _sql(published, "-f", str(path))
+    assert result.exit_code == 2 and "is over 16,777,216 bytes" in " ".join(result.stderr.split())
