@@ -45,6 +45,14 @@ MEMORY_SHARE = 0.25
 # daily run writes its crawls and snapshots to.
 SPILL_SHARE_OF_FREE_DISK = 0.25
 BATCH_ROWS = 10_000  # rows held in Python at once while streaming csv or json
+# How DuckDB words a refusal: the read-only file, external access off, the locked configuration.
+_REFUSALS = (
+    "read-only mode",
+    "file system operations are disabled",
+    "disabled by configuration",
+    "disabled through configuration",
+    "has been locked",
+)
 _SPILL_PREFIX = "gpuplan-sql-"
 _SPILL_NAME = re.compile(rf"^{_SPILL_PREFIX}(\d+)-")
 
@@ -109,9 +117,10 @@ class Sandbox:
             raise
         columns = [column[0] for column in result.description or []]
         cut = [False]
-        return Answer(
-            columns, self._batches(result, timer, timeout_s, max_rows, cut) if columns else iter(()), cut
-        )
+        if not columns:  # a statement without rows: nothing left to time
+            timer.cancel()
+            return Answer(columns, iter(()), cut)
+        return Answer(columns, self._batches(result, timer, timeout_s, max_rows, cut), cut)
 
     def _execute(self, query: str, timeout_s: float) -> duckdb.DuckDBPyConnection:
         try:
@@ -157,9 +166,7 @@ class Sandbox:
                 "(--memory-limit or GPUPLAN_SQL_MEMORY_LIMIT; or aggregate, filter or LIMIT it)"
             )
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        if any(
-            word in first for word in ("read-only mode", "disabled by configuration", "has been locked")
-        ) or ("file system operations are disabled" in first or "disabled through configuration" in first):
+        if any(refusal in first for refusal in _REFUSALS):
             return SqlRefused(f"gpuplan sql is read-only: {first}")
         return SqlError(first)
 
