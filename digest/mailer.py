@@ -92,6 +92,7 @@ def build_message(rendered: RenderedDigest, smtp: SmtpConfig, message_id: str) -
     message["Date"] = formatdate(usegmt=True)
     message["Message-ID"] = message_id
     message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation auto-replies to a report
+    message["Content-Language"] = rendered.lang  # RFC 3282: the catalogue the mail was written from
     message.set_content(rendered.text)
     message.add_alternative(rendered.html, subtype="html")
     html_part = next(part for part in message.iter_parts() if part.get_content_type() == "text/html")

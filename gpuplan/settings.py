@@ -53,6 +53,8 @@ class Settings:
     price_move_pct: float = 10.0
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
     digest_skip_empty: bool = False
+    digest_lang: str = "en"  # en | zh: the digest's catalogue (checked where it is used)
+    watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (digest/watches.py)
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -82,4 +84,6 @@ class Settings:
             price_move_pct=float(env.get("GPUPLAN_PRICE_MOVE_PCT") or 10.0),
             smtp=smtp,
             digest_skip_empty=_bool(env.get("GPUPLAN_DIGEST_SKIP_EMPTY") or "false"),
+            digest_lang=(env.get("GPUPLAN_DIGEST_LANG") or "en").strip().lower(),
+            watches_file=Path(watches).expanduser() if (watches := env.get("GPUPLAN_WATCHES")) else None,
         )
