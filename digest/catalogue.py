@@ -70,7 +70,7 @@ class Words:
 def words(lang: str) -> Words:
     """The messages of `lang` ('en' | 'zh'); raises UnknownLanguage for any other."""
     if lang not in LANGUAGES:
-        raise UnknownLanguage(f"digest language {lang!r}: GPUPLAN_DIGEST_LANG takes {' or '.join(LANGUAGES)}")
+        raise UnknownLanguage(f"{lang!r}: GPUPLAN_DIGEST_LANG takes {' or '.join(LANGUAGES)}")
     catalog = read_catalogue(lang)
     # Babel reads .po; gettext's Translations read the compiled form, built here in memory so no
     # generated .mo file is kept beside its source.

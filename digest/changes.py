@@ -33,6 +33,25 @@ MEASURES = {
 }
 
 
+# Every Reason.kind (see Reason); each names a sentence `reason.<kind>` in the catalogues.
+REASON_KINDS = (
+    "new_offer",
+    "new_fell",
+    "new_at",
+    "price_rose",
+    "price_fell",
+    "gpu_count",
+    "old_missing",
+    "old_gone",
+    "old_short",
+    "old_rose",
+    "old_fell",
+    "old_same",
+    "none_fits",
+    "none_fitted",
+)
+
+
 @dataclass(frozen=True)
 class PlanSide:
     """A plan on one of the two days. `ok` False: no plan (no offer fits, or the job has none)."""

@@ -92,7 +92,6 @@ def build_message(rendered: RenderedDigest, smtp: SmtpConfig, message_id: str) -
     message["Date"] = formatdate(usegmt=True)
     message["Message-ID"] = message_id
     message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation auto-replies to a report
-    message["Content-Language"] = rendered.lang  # RFC 3282: the catalogue the mail was written from
     message.set_content(rendered.text)
     message.add_alternative(rendered.html, subtype="html")
     html_part = next(part for part in message.iter_parts() if part.get_content_type() == "text/html")
@@ -101,6 +100,8 @@ def build_message(rendered: RenderedDigest, smtp: SmtpConfig, message_id: str) -
         html_part.add_related(
             image.png, maintype="image", subtype="png", cid=f"<{image.cid}>", filename=image.filename
         )
+    # RFC 3282, the catalogue the mail was written from; last: set_content() drops Content-* headers
+    message["Content-Language"] = rendered.lang
     return message
 
 

@@ -110,13 +110,13 @@ class Wording:
         if digest.is_quiet:
             return self.t("summary.none")
         counts = [
-            ("count.watch", len(digest.fired_watches)),
-            ("count.plan_change", len(digest.plan_changes)),
-            ("count.price_move", len(digest.price_moves)),
-            ("count.stock_change", len(digest.stock_changes)),
-            ("count.failed_crawl", len(digest.failed_crawls)),
+            (len(digest.fired_watches), self.tn("count.watch", len(digest.fired_watches))),
+            (len(digest.plan_changes), self.tn("count.plan_change", len(digest.plan_changes))),
+            (len(digest.price_moves), self.tn("count.price_move", len(digest.price_moves))),
+            (len(digest.stock_changes), self.tn("count.stock_change", len(digest.stock_changes))),
+            (len(digest.failed_crawls), self.tn("count.failed_crawl", len(digest.failed_crawls))),
         ]
-        return self.t("summary.separator").join(self.tn(key, n) for key, n in counts if n)
+        return self.t("summary.separator").join(said for n, said in counts if n)
 
     def subject(self, digest: Digest) -> str:
         return self.t("subject", day=digest.digest_date, summary=self.summary(digest))

@@ -11,8 +11,6 @@ asset and this check call it, with GPU names resolved as people write them
 (`sizing.gpu_names.resolve`) and the platforms Scrapy knows.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import dagster as dg

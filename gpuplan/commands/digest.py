@@ -77,8 +77,9 @@ def digest_command(
     if send:
         _send(settings, digest_date, language, watches)
         return
-    if watches.error:  # asked for by a person: say it and stop (a --send reports it in the mail)
-        raise typer.BadParameter(watches.error, param_hint="GPUPLAN_WATCHES")
+    if watches.error:  # asked for by a person: say it, in one line, and stop (--send mails it)
+        typer.echo(f"error: {watches.error}", err=True)
+        raise typer.Exit(1)
     with connect.reader(settings.warehouse) as con:
         digest = build_digest(con, digest_date, price_move_pct=settings.price_move_pct, watches=watches)
     if not digest.plans:

@@ -49,7 +49,8 @@ def test_css_is_inlined(busy):
 FACTS = {
     "en": [
         "H100 SXM 80GB under $2.00/GPU-h: now $1.70/GPU-h at lambda (was $2.00/GPU-h)",
-        "H200 SXM 141GB: at least 8 GPUs free on one platform (on runpod): now 16 GPUs at runpod (was 0 GPUs)",
+        "H200 SXM 141GB: at least 8 GPUs free on one platform (on runpod): now 16 GPUs at runpod "
+        "(was 0 GPUs)",
         "job qwen-sft under $500 in total: now $480: 矩池云 RTX 4090 24GB x 4 (was $620)",
         "Job qwen-sft (qwen2.5-14b lora)",
         "autodl RTX 4090 24GB x 4, by the hour",
