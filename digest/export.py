@@ -33,7 +33,8 @@ def digest_object(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any
         "watches": [_watch(result, wording) for result in digest.watches],
         "watch_error": digest.watch_error,
         "plan_changes": [_change(change, wording) for change in digest.plan_changes],
-        "price_moves": [asdict(move) for move in digest.price_moves],
+        # `platform`: where the GPU model is cheapest now (new_platform), as the mail says it
+        "price_moves": [{"platform": move.new_platform, **asdict(move)} for move in digest.price_moves],
         "stock_changes": [{**asdict(change), "sold_out": change.sold_out} for change in digest.stock_changes],
         "failed_crawls": [asdict(failure) for failure in digest.failed_crawls],
         "excluded_offers": [asdict(offer) for offer in digest.excluded_offers],

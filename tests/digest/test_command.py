@@ -105,6 +105,7 @@ def test_json_prints_the_content_as_one_object(env, smtp_server):
     assert set(content) == JSON_KEYS
     assert (content["date"], content["lang"], content["summary"]) == ("2026-12-01", "en", "no changes")
     assert [(p["platform"], p["rent_usd_per_month"]) for p in content["plans"]] == [("矩池云", 800.0)]
+    assert content["plan_changes"] == content["price_moves"] == content["watches"] == []
     assert smtp_server.handler.envelopes == []
 
 

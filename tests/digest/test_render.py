@@ -13,6 +13,7 @@ from busy_digest import BUSY, DAY, HOSTILE, WATCHES
 
 from digest.chart import chart_currency
 from digest.content import PricePoint
+from digest.export import digest_object
 from digest.render import embed_images, render
 from digest.wording import amount, pad, pct
 
@@ -266,3 +267,35 @@ FORMAT_CASES = [
 @pytest.mark.parametrize("format_, args, expected", FORMAT_CASES)
 def test_number_formats(format_, args, expected):
     assert format_(*args) == expected
+
+
+def test_json_carries_each_section_with_its_sentences():
+    content = digest_object(BUSY, "zh")
+    job = content["plan_changes"][0]
+    assert (job["subject"], job["job"], job["measure"], job["old_value_usd"], job["new_value_usd"]) == (
+        "job",
+        "qwen-sft",
+        "total",
+        620.0,
+        480.0,
+    )
+    assert job["old"]["platform"] == "autodl" and job["new"]["billing_period"] == "day"
+    assert job["why"] == "矩池云 新上架 RTX 4090 24GB，¥1.80/卡时；autodl 的 RTX 4090 24GB 报价已下架"
+    [move] = content["price_moves"]
+    assert (
+        move["gpu_model"],
+        move["platform"],
+        move["old_usd_per_gpu_hour"],
+        move["new_usd_per_gpu_hour"],
+    ) == (
+        "H100 SXM 80GB",
+        "矩池云",
+        2.0,
+        1.5,
+    )
+    assert [w["fired"] for w in content["watches"]] == [True, True, True, False]
+    assert content["watches"][0]["text"].startswith("H100 SXM 80GB 低于 $2.00/卡时")
+    assert content["excluded_offers"][0]["platform"] == "runpod"
+    assert content["check_warnings"] == [
+        {"check": "drift", "platform": "vastai", "detail": "offers dropped from 1200 to 450"}
+    ]
