@@ -14,12 +14,16 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from digest.changes import ChangedPlan, changed_plans
+from digest.watches import NO_WATCHES, WatchList, WatchResult, evaluate_watches
 from warehouse import queries
 
 # The chart covers the issue's "last 30 days", the digest day included.
 CHART_DAYS = 30
 # More lines than this make the small inline chart unreadable (legend and colours run out).
 CHART_MAX_MODELS = 6
+# The Dagster asset check that reports the offers the plans left out as implausible (pipelines/checks.py)
+EXCLUDED_OFFERS_CHECK = "prices_believable"
 
 
 @dataclass(frozen=True)
@@ -40,24 +44,9 @@ class PlanLine:
     commitment_hours: int | None  # the least one pays for: a month (730 h) or a longer minimum term
     commitment_months: float | None  # the minimum term in months when longer than one month, else None
     commitment_usd: float | None  # rent over commitment_hours; what 'lowest_rent' ranks by
+    commitment_cny: float | None
     cost_usd_per_billion_tokens: float | None
     cost_cny_per_billion_tokens: float | None
-
-
-@dataclass(frozen=True)
-class PlanChange:
-    """One row of `plan_changes` for the day: old and new as the plans pipeline wrote them."""
-
-    model: str
-    method: str
-    ranking: str
-    change_type: str
-    old_value: str | None
-    new_value: str | None
-    old_rent_usd_per_month: float | None
-    new_rent_usd_per_month: float | None
-    pct_change: float | None
-    detail: str | None
 
 
 @dataclass(frozen=True)
@@ -81,9 +70,11 @@ class PriceMove:
     gpu_model: str
     old_usd_per_gpu_hour: float
     new_usd_per_gpu_hour: float
-    pct_change: float
+    pct_change: float  # of the USD price
     old_platform: str
     new_platform: str
+    old_cny_per_gpu_hour: float | None  # the same offers' prices in CNY
+    new_cny_per_gpu_hour: float | None
 
 
 @dataclass(frozen=True)
@@ -103,6 +94,33 @@ class PricePoint:
     gpu_model: str
     day: date
     min_usd_per_gpu_hour: float
+    min_cny_per_gpu_hour: float | None
+
+
+@dataclass(frozen=True)
+class ExcludedOffer:
+    """Offers of a GPU model the day's plans left out as implausible (under the price floor), per
+    platform: the prices_believable check's warning. Never a price move or a chart point."""
+
+    platform: str
+    gpu_model: str
+    offers: int
+    min_usd_per_gpu_hour: float
+    min_cny_per_gpu_hour: float | None
+    reference_usd_per_gpu_hour: float  # the market price they were judged against (a median)
+    reference_cny_per_gpu_hour: float | None
+
+
+@dataclass(frozen=True)
+class CheckWarning:
+    """A Dagster asset check that warns about the day, as the digest names it: the check's name as
+    the UI shows it, the platform it is about (None: all), and what it says (its own words, kept as
+    written, like crawl errors). The digest lists them under "Checks that warn"; the offers left out
+    as implausible (`ExcludedOffer`, check prices_believable) have their own, translated, lines."""
+
+    check: str
+    platform: str | None
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -116,16 +134,38 @@ class Digest:
     previous_date: date | None
     price_move_pct: float  # the threshold `price_moves` was cut at, in percent
     plans: tuple[PlanLine, ...]
-    plan_changes: tuple[PlanChange, ...]
+    plan_changes: tuple[ChangedPlan, ...]  # one per changed plan, jobs first (digest.changes)
     stock_changes: tuple[StockChange, ...]
     price_moves: tuple[PriceMove, ...]
     failed_crawls: tuple[CrawlFailure, ...]
     price_history: tuple[PricePoint, ...] = field(repr=False)
+    excluded_offers: tuple[ExcludedOffer, ...] = ()
+    # Checks that warn, beyond the excluded offers: the place for the crawl-drift check (issue 15)
+    check_warnings: tuple[CheckWarning, ...] = ()
+    watches: tuple[WatchResult, ...] = ()  # every watch of GPUPLAN_WATCHES, fired or not
+    watch_error: str | None = None  # GPUPLAN_WATCHES could not be used: why, in one line
+
+    @property
+    def fired_watches(self) -> tuple[WatchResult, ...]:
+        return tuple(result for result in self.watches if result.fired)
 
     @property
     def is_quiet(self) -> bool:
-        """Nothing to report: no plan, stock or price change and every platform crawled."""
-        return not (self.plan_changes or self.stock_changes or self.price_moves or self.failed_crawls)
+        """Nothing to report: no watch fired, no plan, stock or price change, every platform crawled."""
+        return not (
+            self.fired_watches
+            or self.plan_changes
+            or self.stock_changes
+            or self.price_moves
+            or self.failed_crawls
+        )
+
+    def changes_by_group(self) -> dict[str, tuple[ChangedPlan, ...]]:
+        """The plan changes by job (its name) or model, in the changes' order: jobs first."""
+        groups: dict[str, list[ChangedPlan]] = {}
+        for change in self.plan_changes:
+            groups.setdefault(change.job if change.job is not None else change.model, []).append(change)
+        return {name: tuple(changes) for name, changes in groups.items()}
 
     def plans_by_ranking(self) -> dict[str, tuple[PlanLine, ...]]:
         """The plans grouped by ranking, in the plans' order (the query puts 'lowest_rent' first)."""
@@ -140,22 +180,22 @@ def build_digest(
     digest_date: date,
     *,
     price_move_pct: float,
+    watches: WatchList = NO_WATCHES,
 ) -> Digest:
     """Read the digest of `digest_date` from a migrated warehouse connection (read-only use).
 
     Price moves smaller than `price_move_pct` percent are left out (the plan pipeline's
-    threshold for price changes, `GPUPLAN_PRICE_MOVE_PCT`).
+    threshold for price changes, `GPUPLAN_PRICE_MOVE_PCT`). `watches` are read on the day and
+    on the previous day with plans.
     """
-    # fetchall, never fetchone: DuckDB 2.0 keeps a half-read result open and the caller's next
-    # register() on this connection fails with ResourceInUseException.
-    [(previous_date,)] = con.execute(queries.sql("digest_previous_day"), {"day": digest_date}).fetchall()
+    previous_date = previous_plan_day(con, digest_date)
     days = {"day": digest_date, "previous_day": previous_date}
     return Digest(
         digest_date=digest_date,
         previous_date=previous_date,
         price_move_pct=price_move_pct,
         plans=_rows(con, "digest_plans", PlanLine, plan_date=digest_date),
-        plan_changes=_rows(con, "digest_plan_changes", PlanChange, change_date=digest_date),
+        plan_changes=changed_plans(con, digest_date),
         stock_changes=_rows(con, "digest_stock_changes", StockChange, **days),
         price_moves=_rows(con, "digest_price_moves", PriceMove, **days, min_abs_pct=price_move_pct),
         failed_crawls=_rows(con, "digest_failed_crawls", CrawlFailure, day=digest_date),
@@ -167,7 +207,18 @@ def build_digest(
             last_day=digest_date,
             max_models=CHART_MAX_MODELS,
         ),
+        excluded_offers=_rows(con, "digest_excluded_offers", ExcludedOffer, day=digest_date),
+        watches=evaluate_watches(con, watches.watches, digest_date, previous_date),
+        watch_error=watches.error,
     )
+
+
+def previous_plan_day(con: duckdb.DuckDBPyConnection, day: date) -> date | None:
+    """The day `day`'s digest compares with: the previous day with plans, as plan_changes does."""
+    # fetchall, never fetchone: DuckDB 2.0 keeps a half-read result open and the caller's next
+    # register() on this connection fails with ResourceInUseException.
+    [(previous,)] = con.execute(queries.sql("digest_previous_day"), {"day": day}).fetchall()
+    return previous  # type: ignore[no-any-return]
 
 
 Row = TypeVar("Row")

@@ -100,6 +100,8 @@ def build_message(rendered: RenderedDigest, smtp: SmtpConfig, message_id: str) -
         html_part.add_related(
             image.png, maintype="image", subtype="png", cid=f"<{image.cid}>", filename=image.filename
         )
+    # RFC 3282, the catalogue the mail was written from; last: set_content() drops Content-* headers
+    message["Content-Language"] = rendered.lang
     return message
 
 

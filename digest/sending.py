@@ -22,8 +22,10 @@ from email.utils import getaddresses
 import duckdb
 
 from digest import mailer
+from digest.catalogue import DEFAULT_LANGUAGE
 from digest.content import build_digest
 from digest.render import render
+from digest.watches import NO_WATCHES, WatchList
 from warehouse import queries
 
 log = logging.getLogger(__name__)
@@ -35,12 +37,15 @@ FINAL_STATUSES = ("sent", "skipped")
 
 @dataclass(frozen=True)
 class SendOptions:
-    """How to send: the SMTP server, the price-move threshold the digest cuts at (percent), and
-    whether a quiet day (no change at all) is skipped instead of mailed."""
+    """How to send: the SMTP server, the price-move threshold the digest cuts at (percent),
+    whether a quiet day (no change at all) is skipped instead of mailed, the mail's language
+    (GPUPLAN_DIGEST_LANG) and the watches it reports (GPUPLAN_WATCHES, parsed at the edge)."""
 
     smtp: mailer.SmtpConfig
     price_move_pct: float
     skip_empty: bool = False
+    lang: str = DEFAULT_LANGUAGE
+    watches: WatchList = NO_WATCHES
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -
     status, attempts, message_id = state[0] if state else (None, 0, None)
     if status in FINAL_STATUSES:
         return SendResult(day, status, attempted=False, attempts=attempts, message_id=message_id)
-    digest = build_digest(con, day, price_move_pct=options.price_move_pct)
+    digest = build_digest(con, day, price_move_pct=options.price_move_pct, watches=options.watches)
     if not digest.plans:
         return SendResult(
             day, "no_plans", attempted=False, attempts=attempts, error=f"no cheapest plans for {day}"
@@ -102,7 +107,7 @@ def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -
     _record(con, day, "sending", attempts, message_id, addressed)
     subject = None
     try:
-        rendered = render(digest)
+        rendered = render(digest, options.lang)
         subject = rendered.subject
         delivery = mailer.deliver(mailer.build_message(rendered, options.smtp, message_id), options.smtp)
     except Exception as exc:  # any failure (render, network, server) is recorded and retried, never lost

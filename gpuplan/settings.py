@@ -164,6 +164,8 @@ class Settings:
     sql_memory_limit: str | None = (
         None  # DuckDB memory_limit of `gpuplan sql`; None: warehouse.sandbox's default
     )
+    digest_lang: str = "en"  # en | zh: the digest's catalogue (checked where it is used)
+    watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (digest/watches.py)
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -201,6 +203,8 @@ class Settings:
             # A day is the longest a question to the warehouse may sensibly take.
             sql_timeout_s=read.number("GPUPLAN_SQL_TIMEOUT_S", 300.0, 0, 86_400, above_low=True),
             sql_memory_limit=read.size("GPUPLAN_SQL_MEMORY_LIMIT"),
+            digest_lang=(env.get("GPUPLAN_DIGEST_LANG") or "en").strip().lower(),
+            watches_file=Path(watches).expanduser() if (watches := env.get("GPUPLAN_WATCHES")) else None,
         )
         if read.problems:
             raise SettingsError("; ".join(read.problems))

@@ -23,6 +23,7 @@ from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from pipelines.schedules import build_daily_schedule
+from pipelines.watches import watches
 from scrapers.registry import platforms
 
 
@@ -52,7 +53,7 @@ def build_defs(settings: Settings, offline: bool = False) -> dg.Definitions:
                 *build_plan_assets(partitions),
                 build_digest_asset(partitions),
             ],
-            asset_checks=build_checks(slugs),
+            asset_checks=[*build_checks(slugs), watches],
             jobs=[daily_refresh, backfill_plans],
             schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
             resources={

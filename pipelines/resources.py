@@ -94,6 +94,10 @@ class MailerResource(dg.ConfigurableResource):
     recipients: list[str] = Field(default_factory=list, description="To addresses.")
     skip_empty: bool = Field(default=False, description="Send nothing on a day without any change.")
     price_move_pct: float = Field(default=10.0, description="Price moves smaller than this are left out.")
+    digest_lang: str = Field(
+        default="en", description="The digest's language: en or zh (GPUPLAN_DIGEST_LANG)."
+    )
+    watches_file: str | None = Field(default=None, description="YAML list of watches (GPUPLAN_WATCHES).")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MailerResource:
@@ -109,7 +113,12 @@ class MailerResource(dg.ConfigurableResource):
             recipients=list(smtp.recipients),
             skip_empty=settings.digest_skip_empty,
             price_move_pct=settings.price_move_pct,
+            digest_lang=settings.digest_lang,
+            watches_file=str(settings.watches_file) if settings.watches_file else None,
         )
 
     def options(self) -> SendOptions:
-        return SendOptions(smtp=self, price_move_pct=self.price_move_pct, skip_empty=self.skip_empty)
+        """How to send; the watches are read by the caller (pipelines.watches.read_watches)."""
+        return SendOptions(
+            smtp=self, price_move_pct=self.price_move_pct, skip_empty=self.skip_empty, lang=self.digest_lang
+        )

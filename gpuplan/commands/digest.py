@@ -1,17 +1,21 @@
-"""`gpuplan digest`: preview the day's email digest as an HTML file, or send it (once per day)."""
+"""`gpuplan digest`: preview the day's email digest as an HTML file, print it as JSON, or send it."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 from zoneinfo import ZoneInfo
 
 import typer
 
+from digest.catalogue import LANGUAGES, UnknownLanguage, words
 from digest.content import build_digest
+from digest.export import digest_json
 from digest.render import embed_images, render
 from digest.sending import SendOptions, send_pending
+from digest.watches import NO_WATCHES, WatchList
 from gpuplan.settings import Settings
 from warehouse import connect
 
@@ -23,8 +27,9 @@ EXIT_SEND_FAILED = 1
 def register(app: typer.Typer) -> None:
     app.command(
         "digest",
-        help="Build the daily email digest of plan changes: --preview FILE.html writes it, "
-        "--send mails it (once per day; failed days are retried on the next --send).",
+        help="Build the daily email digest of plan changes and watches: --preview FILE.html writes it, "
+        "--json prints it for programs, --send mails it (once per day; failed days are retried on the "
+        "next --send).",
     )(digest_command)
 
 
@@ -42,39 +47,67 @@ def digest_command(
         Path | None,
         typer.Option("--preview", help="Write the HTML mail to this file (chart embedded) and send nothing."),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the digest's content as one JSON object and send nothing."),
+    ] = False,
     send: Annotated[
         bool,
         typer.Option(
             "--send", help="Send the digest with the GPUPLAN_SMTP_* settings, plus earlier failed days."
         ),
     ] = False,
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            "--lang", help=f"Language of the digest: {' or '.join(LANGUAGES)} (default: GPUPLAN_DIGEST_LANG)."
+        ),
+    ] = None,
 ) -> None:
     settings: Settings = ctx.obj
-    if (preview is not None) == send:
-        raise typer.BadParameter("give exactly one of --preview FILE.html or --send")
+    if [preview is not None, as_json, send].count(True) != 1:
+        raise typer.BadParameter("give exactly one of --preview FILE.html, --json or --send")
+    language = (lang or settings.digest_lang).strip().lower()
+    try:
+        words(language)
+    except UnknownLanguage as exc:
+        raise typer.BadParameter(str(exc), param_hint="--lang") from None
     digest_date = day.date() if day else dt.datetime.now(ZoneInfo(settings.schedule_timezone)).date()
-    if preview is not None:
-        _preview(settings, digest_date, preview)
-    else:
-        _send(settings, digest_date)
-
-
-def _preview(settings: Settings, digest_date: dt.date, path: Path) -> None:
+    watches = _watches(settings.watches_file)
+    if send:
+        _send(settings, digest_date, language, watches)
+        return
+    if watches.error:  # asked for by a person: say it, in one line, and stop (--send mails it)
+        typer.echo(f"error: {watches.error}", err=True)
+        raise typer.Exit(1)
     with connect.reader(settings.warehouse) as con:
-        digest = build_digest(con, digest_date, price_move_pct=settings.price_move_pct)
+        digest = build_digest(con, digest_date, price_move_pct=settings.price_move_pct, watches=watches)
     if not digest.plans:
         raise typer.BadParameter(
             f"no cheapest plans for {digest_date}: run the daily plans first", param_hint="--date"
         )
-    rendered = render(digest)
-    path.write_text(embed_images(rendered), encoding="utf-8")
-    typer.echo(f"{rendered.subject}\npreview: {path}")
+    if preview is None:  # --json
+        typer.echo(digest_json(digest, language))
+        return
+    rendered = render(digest, language)
+    preview.write_text(embed_images(rendered), encoding="utf-8")
+    typer.echo(f"{rendered.subject}\npreview: {preview}")
 
 
-def _send(settings: Settings, digest_date: dt.date) -> None:
+def _watches(path: Path | None) -> WatchList:
+    if path is None:
+        return NO_WATCHES
+    from pipelines.watches import read_watches  # Dagster's import cost, only with a watches file
+
+    return read_watches(path)
+
+
+def _send(settings: Settings, digest_date: dt.date, lang: str, watches: WatchList) -> None:
+    if watches.error:
+        typer.echo(f"warning: {watches.error} (the digest says so)", err=True)
     with connect.writer(settings.warehouse) as con:
         options = SendOptions(settings.smtp, settings.price_move_pct, settings.digest_skip_empty)
-        results = send_pending(con, digest_date, options)
+        results = send_pending(con, digest_date, replace(options, lang=lang, watches=watches))
     for result in results:
         if result.status == "sent" and result.attempted:
             line = f"{result.digest_date}: sent to {', '.join(result.recipients)}"

@@ -1,12 +1,15 @@
 """The digest asset: mails the day's plans and changes once (digest.sending does the work)."""
 
+from dataclasses import replace
 from datetime import date
+from pathlib import Path
 
 import dagster as dg
 
 from digest.mailer import SmtpConfigError, check_settings
 from digest.sending import send_pending
 from pipelines.resources import WRITER_POOL, CrawlerResource, MailerResource, WarehouseResource
+from pipelines.watches import read_watches
 
 
 def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
@@ -17,8 +20,9 @@ def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDef
         kinds={"email"},
         deps=[dg.AssetKey("cheapest_plans"), dg.AssetKey("plan_changes")],
         description=(
-            "The day's email digest (plans and what changed), sent once per day with the GPUPLAN_SMTP_* "
-            "settings; earlier failed days are retried first. Not sent offline or without SMTP settings."
+            "The day's email digest (fired watches, plans and what changed), in GPUPLAN_DIGEST_LANG, sent "
+            "once per day with the GPUPLAN_SMTP_* settings; earlier failed days are retried first. Not sent "
+            "offline or without SMTP settings."
         ),
     )
     def digest(
@@ -35,8 +39,10 @@ def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDef
         except SmtpConfigError as exc:
             context.log.info(str(exc))
             return dg.MaterializeResult(metadata={"status": "not sent: SMTP not configured", "why": str(exc)})
+        # a bad watches file is a line in the mail (and the watches check fails), never a lost mail
+        watches = read_watches(Path(mailer.watches_file) if mailer.watches_file else None)
         with warehouse.writer() as con:
-            results = send_pending(con, day, mailer.options())
+            results = send_pending(con, day, replace(mailer.options(), watches=watches))
         failed = [result for result in results if result.status == "failed"]
         metadata = {
             "status": ", ".join(f"{result.digest_date}: {result.status}" for result in results),

@@ -12,6 +12,8 @@ import duckdb
 import pandas as pd
 
 NOW = datetime(2026, 11, 30, 22, 0, 0)  # synthetic crawl time (UTC)
+CNY_PER_USD = 7.2  # a synthetic, round exchange rate
+HOURS_PER_MONTH = 730
 
 
 @dataclass
@@ -74,11 +76,12 @@ class SyntheticWarehouse:
         available: int | None = None,
         pricing_type: str = "on_demand",
         gpu_count: int = 1,
+        offer_id: str | None = None,
     ) -> dict[str, Any]:
         return {
             "crawl_id": crawl_id,
             "platform": platform,
-            "offer_id": f"synthetic-offer-{next(self._ids)}",
+            "offer_id": offer_id or f"synthetic-offer-{next(self._ids)}",
             "gpu_name_raw": gpu_model,
             "gpu_model": gpu_model,
             "gpu_count": gpu_count,
@@ -89,6 +92,7 @@ class SyntheticWarehouse:
             "pricing_type": pricing_type,
             "hourly_rentable": True,
             "price_usd_per_gpu_hour": usd,
+            "price_cny_per_gpu_hour": usd * CNY_PER_USD,
             "available_gpus": available,
             "source_url": "synthetic://test",
             "observed_at": NOW,
@@ -123,7 +127,7 @@ class SyntheticWarehouse:
         usd_per_month: float,
         **more: Any,
     ) -> dict[str, Any]:
-        """A cheapest_plans row that fits (synthetic), CNY at 7.2 per USD."""
+        """A cheapest_plans row that fits (synthetic), CNY at 7.2 per USD, billed by the hour."""
         return {
             "model": model,
             "params": float(model.rstrip("B")) * 1e9 if model.rstrip("B").isdigit() else None,
@@ -132,14 +136,17 @@ class SyntheticWarehouse:
             "gpu_model": gpu_model,
             "gpu_count": gpu_count,
             "pricing_type": "on_demand",
+            "billing_period": "hour",
             "stock_known": True,
             "available_gpus": gpu_count,
+            "rent_usd_per_hour": usd_per_month / HOURS_PER_MONTH,
+            "rent_cny_per_hour": usd_per_month / HOURS_PER_MONTH * CNY_PER_USD,
             "rent_usd_per_month": usd_per_month,
-            "rent_cny_per_month": usd_per_month * 7.2,
+            "rent_cny_per_month": usd_per_month * CNY_PER_USD,
             "commitment_hours": 730,
             "commitment_usd": usd_per_month,
             "cost_usd_per_billion_tokens": usd_per_month / 100,
-            "cost_cny_per_billion_tokens": usd_per_month / 100 * 7.2,
+            "cost_cny_per_billion_tokens": usd_per_month / 100 * CNY_PER_USD,
             **more,
         }
 

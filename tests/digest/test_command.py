@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pytest
@@ -57,7 +58,12 @@ def test_a_failed_send_exits_non_zero(env, smtp_server):
 
 
 USER_ERRORS = {
-    "neither --preview nor --send": (["digest"], "exactly one of --preview FILE.html or --send"),
+    "neither --preview, --json nor --send": (
+        ["digest"],
+        "exactly one of --preview FILE.html, --json or --send",
+    ),
+    "two of them": (["digest", "--json", "--send"], "exactly one of --preview FILE.html, --json or --send"),
+    "an unknown language": (["digest", "--json", "--lang", "fr"], "GPUPLAN_DIGEST_LANG takes en or zh"),
     "a bad date": (["digest", "--date", "1.12.2026", "--send"], "Invalid value for '--date'"),
     "a day without plans": (
         ["digest", "--date", "2026-11-01", "--preview", "x.html"],
@@ -72,3 +78,88 @@ def test_user_errors_are_one_clear_line(env, args, message):
     assert result.exit_code != 0
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+JSON_KEYS = {
+    "date",
+    "previous_date",
+    "lang",
+    "summary",
+    "price_move_pct",
+    "watches",
+    "watch_error",
+    "plan_changes",
+    "price_moves",
+    "stock_changes",
+    "failed_crawls",
+    "excluded_offers",
+    "check_warnings",
+    "plans",
+}
+
+
+def test_json_prints_the_content_as_one_object(env, smtp_server):
+    result = CliRunner().invoke(app, ["digest", "--date", "2026-12-01", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    content = json.loads(result.output)
+    assert set(content) == JSON_KEYS
+    assert (content["date"], content["lang"], content["summary"]) == ("2026-12-01", "en", "no changes")
+    assert [(p["platform"], p["rent_usd_per_month"]) for p in content["plans"]] == [("矩池云", 800.0)]
+    assert content["plan_changes"] == content["price_moves"] == content["watches"] == []
+    assert smtp_server.handler.envelopes == []
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_the_language_comes_from_the_option_or_the_setting(env, tmp_path, how):
+    out = tmp_path / "digest.html"
+    args = ["digest", "--date", "2026-12-01", "--preview", str(out)]
+    if how == "option":
+        args += ["--lang", "zh"]
+    else:
+        env = {**env, "GPUPLAN_DIGEST_LANG": "zh"}
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert "gpuplan 2026-12-01：无变化" in result.output
+    page = out.read_text(encoding="utf-8")
+    assert '<html lang="zh">' in page and "训练一个月租金最低" in page and "¥5,760 ($800)" in page
+
+
+def test_a_bad_watches_file_stops_a_preview_with_its_line(env, tmp_path):
+    watches = tmp_path / "watches.yaml"
+    watches.write_text("- gpu: H100\n  below_usd_per_gpu_hour: cheap\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["digest", "--date", "2026-12-01", "--json"], env={**env, "GPUPLAN_WATCHES": str(watches)}
+    )
+    assert result.exit_code != 0
+    assert "line 2: below_usd_per_gpu_hour must be a positive number, not 'cheap'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_bad_watches_file_is_a_line_in_the_mail_not_a_lost_mail(env, tmp_path, smtp_server):
+    watches = tmp_path / "watches.yaml"
+    watches.write_text("- gpu: Z9000\n  min_available_gpus: 1\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["digest", "--date", "2026-12-01", "--send"], env={**env, "GPUPLAN_WATCHES": str(watches)}
+    )
+    assert result.exit_code == 0, result.output
+    assert "unknown GPU 'Z9000'" in result.output  # said on stderr too
+    [message] = smtp_server.handler.messages
+    text = message.get_body(("plain",)).get_content()
+    assert "Watches not read: GPUPLAN_WATCHES" in text and "line 1: unknown GPU 'Z9000'" in text
+
+
+def test_watches_resolve_gpu_names_as_people_write_them(env, tmp_path):
+    """The CLI wires the real rule (sizing.gpu_names.resolve): "4090" is the RTX 4090 24GB card."""
+    watches = tmp_path / "watches.yaml"
+    watches.write_text("- gpu: '4090'\n  below_usd_per_gpu_hour: 5\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["digest", "--date", "2026-12-01", "--json"], env={**env, "GPUPLAN_WATCHES": str(watches)}
+    )
+    assert result.exit_code == 0, result.output
+    [watch] = json.loads(result.output)["watches"]
+    assert (watch["kind"], watch["gpu"], watch["gpu_model"], watch["line"]) == (
+        "price",
+        "4090",
+        "RTX 4090 24GB",
+        1,
+    )

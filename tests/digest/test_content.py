@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import pytest
+from synthetic_warehouse import CNY_PER_USD, NOW
 
 from digest.content import CHART_DAYS, CHART_MAX_MODELS, Digest, build_digest
+from warehouse import queries
 
 DAY = date(2026, 12, 1)
 PREVIOUS = DAY - timedelta(days=1)
@@ -43,28 +45,6 @@ def test_plans_are_grouped_by_ranking_in_model_size_order(warehouse):
     assert list(groups) == ["lowest_rent", "lowest_cost_per_btoken"]
     assert [p.model for p in groups["lowest_rent"]] == ["7B", "13B", "70B", "70B"]
     assert digest.plans[-1].status == "no_offer_fits"
-
-
-def test_plan_changes_of_the_day_only(warehouse):
-    _with_plans(warehouse, PREVIOUS, DAY)
-    change = {"model": "7B", "method": "lora", "change_type": "new_platform", "old_value": "vastai"}
-    warehouse.changes(PREVIOUS, [{**change, "new_value": "stale"}])
-    warehouse.changes(
-        DAY,
-        [
-            {
-                **change,
-                "new_value": "矩池云",
-                "old_rent_usd_per_month": 300.0,
-                "new_rent_usd_per_month": 240.0,
-                "pct_change": -20.0,
-            }
-        ],
-    )
-    digest = build_digest(warehouse.con, DAY, price_move_pct=10.0)
-    assert [(c.change_type, c.old_value, c.new_value, c.pct_change) for c in digest.plan_changes] == [
-        ("new_platform", "vastai", "矩池云", -20.0)
-    ]
 
 
 # crawls: (day, platform, status, [(gpu_model, usd, pricing_type)])
@@ -275,3 +255,10 @@ def test_a_placeholder_price_is_no_price_move_and_no_chart_point(warehouse):
     assert digest.price_moves == ()  # the cheapest real offer (vastai 1.9) did not move
     points = [p for p in digest.price_history if p.gpu_model == "H200 SXM 141GB"]
     assert [(p.day, p.min_usd_per_gpu_hour) for p in points] == [(PREVIOUS, 1.9), (DAY, 1.9)]
+    # ... and is named once, in the short "left out as implausible" note, as the plans recorded it
+    queries.execute(warehouse.con, "plan_excluded_offers_record", plan_date=DAY, computed_at=NOW)
+    [excluded] = build_digest(warehouse.con, DAY, price_move_pct=10.0).excluded_offers
+    assert (excluded.platform, excluded.gpu_model, excluded.offers) == ("runpod", "H200 SXM 141GB", 1)
+    assert excluded.min_usd_per_gpu_hour == 0.5
+    assert excluded.reference_usd_per_gpu_hour == 2.725  # the median of the other four platforms
+    assert excluded.min_cny_per_gpu_hour == pytest.approx(0.5 * CNY_PER_USD)

@@ -1,146 +1,44 @@
-"""render(): escaping, inlined CSS, the same facts in HTML and text, the quiet form, the chart (once)."""
+"""render(): escaping, inlined CSS, the same facts in HTML and text in each language, watches and jobs
+first, one entry per changed plan, the quiet form, the chart (once)."""
 
 from __future__ import annotations
 
 import html
 import re
 from dataclasses import replace
-from datetime import date, timedelta
+from datetime import timedelta
 
 import pytest
+from busy_digest import BUSY, DAY, HOSTILE, WATCHES
 
-from digest.content import (
-    CrawlFailure,
-    Digest,
-    PlanChange,
-    PlanLine,
-    PriceMove,
-    PricePoint,
-    StockChange,
-)
-from digest.render import embed_images, money, pad, pct, render
-
-DAY = date(2026, 12, 1)
-HOSTILE = '<script>alert("x")</script>'
-
-
-def _plan(model, method, ranking, platform, gpu_model, gpu_count, usd, **more) -> PlanLine:
-    fields = dict(
-        model=model,
-        method=method,
-        ranking=ranking,
-        status="ok",
-        platform=platform,
-        gpu_model=gpu_model,
-        gpu_count=gpu_count,
-        pricing_type="on_demand",
-        stock_known=True,
-        rent_usd_per_month=usd,
-        rent_cny_per_month=usd * 7.2,
-        commitment_hours=730,
-        commitment_months=None,
-        commitment_usd=usd,
-        cost_usd_per_billion_tokens=usd / 100,
-        cost_cny_per_billion_tokens=usd / 100 * 7.2,
-    )
-    return PlanLine(**{**fields, **more})
-
-
-BUSY = Digest(
-    digest_date=DAY,
-    previous_date=DAY - timedelta(days=1),
-    price_move_pct=10.0,
-    plans=(
-        _plan("7B", "full", "lowest_rent", "矩池云", "A100 80GB", 2, 2500.0),
-        _plan("7B", "full", "lowest_cost_per_btoken", HOSTILE, "H100 SXM 80GB", 1, 1800.0),
-        _plan(
-            "70B",
-            "full",
-            "lowest_rent",
-            "lambda",
-            "H100 SXM 80GB",
-            16,
-            41000.0,
-            commitment_hours=2190,
-            commitment_months=3.0,
-            commitment_usd=123000.0,
-        ),
-        _plan(
-            "13B",
-            "lora",
-            "lowest_rent",
-            "autodl",
-            "RTX 4090 24GB",
-            2,
-            450.0,
-            stock_known=False,
-            pricing_type="monthly_plan",
-        ),
-        replace(
-            _plan("70B", "qlora", "lowest_rent", None, None, None, 0.0),
-            status="no_offer_fits",
-            rent_usd_per_month=None,
-        ),
-    ),
-    plan_changes=(
-        PlanChange(
-            "7B",
-            "full",
-            "lowest_rent",
-            "new_platform",
-            "vastai",
-            "矩池云",
-            2800.0,
-            2500.0,
-            -10.7,
-            f"via {HOSTILE}",
-        ),
-    ),
-    stock_changes=(StockChange("恒源云", "A100 80GB", 8, 0), StockChange("autodl", "RTX 4090 24GB", 0, 16)),
-    price_moves=(PriceMove("H100 SXM 80GB", 2.0, 1.5, -25.0, "vastai", "矩池云"),),
-    failed_crawls=(CrawlFailure("gpushare", "failed", f"HTTP 503\n{HOSTILE}", None),),
-    price_history=(),
-)
-
-# What the reader must learn, whichever body their client shows.
-BUSY_FACTS = [
-    "矩池云",
-    "A100 80GB x 2",
-    "$2,500",
-    "¥18,000",
-    "$25.00",
-    "H100 SXM 80GB x 16",
-    "$41,000",
-    "min. term 3 months",
-    "$123,000",
-    "stock unknown",
-    "monthly plan",
-    "no offer fits",
-    "new platform",
-    "vastai",
-    "$2,800",
-    "-10.7%",
-    "恒源云",
-    "sold out (was 8 GPUs)",
-    "back in stock: 16 GPUs",
-    "$2.00",
-    "$1.50",
-    "-25.0%",
-    "gpushare",
-    "HTTP 503",
-    HOSTILE,
-]
+from digest.chart import chart_currency
+from digest.content import PricePoint
+from digest.export import digest_object
+from digest.render import embed_images, render
+from digest.wording import amount, pad, pct
 
 
 @pytest.fixture(scope="module")
 def busy():
-    return render(BUSY)
+    return render(BUSY, "en")
+
+
+@pytest.fixture(scope="module")
+def busy_zh():
+    return render(BUSY, "zh")
+
+
+def _visible(rendered) -> tuple[str, str]:
+    """The HTML's visible text and the text part, each on one line (whitespace collapsed)."""
+    visible_html = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rendered.html)).split())
+    return visible_html, " ".join(rendered.text.split())
 
 
 def test_every_platform_string_is_escaped_in_html_and_verbatim_in_text(busy):
     assert "<script" not in busy.html
-    assert busy.html.count("&lt;script&gt;") == 3  # plan platform, change detail, crawl error
-    assert busy.text.count(HOSTILE) == 3
+    # the day's plan, the changed plan's new side, the reason it names, the crawl error
+    assert busy.html.count("&lt;script&gt;") == 4
+    assert busy.text.count(HOSTILE) == 4
 
 
 def test_css_is_inlined(busy):
@@ -148,15 +46,127 @@ def test_css_is_inlined(busy):
     assert re.search(r'<td[^>]*style="[^"]*padding', busy.html)
 
 
-@pytest.mark.parametrize("fact", BUSY_FACTS)
-def test_html_and_text_carry_the_same_facts(busy, fact):
-    visible_html = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", busy.html)).split())
+# What the reader must learn, whichever body their client shows.
+FACTS = {
+    "en": [
+        "H100 SXM 80GB under $2.00/GPU-h: now $1.70/GPU-h at lambda (was $2.00/GPU-h)",
+        "H200 SXM 141GB: at least 8 GPUs free on one platform (on runpod): now 16 GPUs at runpod "
+        "(was 0 GPUs)",
+        "job qwen-sft under $500 in total: now $480: 矩池云 RTX 4090 24GB x 4 (was $620)",
+        "Job qwen-sft (qwen2.5-14b lora)",
+        "autodl RTX 4090 24GB x 4, by the hour",
+        "矩池云 RTX 4090 24GB x 4, by the day",
+        "total $620 (¥4,464) -> $480 (¥3,456) (-22.6%)",
+        "矩池云 now offers RTX 4090 24GB at $0.250/GPU-h",
+        "autodl's RTX 4090 24GB offer is gone",
+        "full, lowest rent for a month",
+        "rent per month $1,460 (¥10,512) -> $599 (¥4,310) (-59.0%)",
+        "thunder's A100 SXM 80GB rose 12.0%",
+        "cost per billion tokens $30.00 (¥216) -> $25.50 (¥184) (-15.0%)",
+        "lambda's H100 SXM 80GB fell 15.0% to $1.70/GPU-h",
+        "no offer fits any more",
+        "lambda's H100 SXM 80GB has only 2 GPUs free",
+        "$2.00/GPU-h",
+        "$1.50/GPU-h",
+        "-25.0%",
+        "sold out (was 8 GPUs)",
+        "back in stock: 16 GPUs",
+        "gpushare",
+        "HTTP 503",
+        "Left out as implausible (check prices_believable)",
+        "runpod H200 SXM 141GB: 1 offer at $0.500/GPU-h, the market asks $2.95/GPU-h",
+        "drift (vastai): offers dropped from 1200 to 450",
+        "$41,000 (¥295,200)",
+        "min. term 3 months: $123,000 (¥885,600)",
+        "stock unknown",
+        "monthly plan",
+        "no offer fits",
+    ],
+    "zh": [
+        "H100 SXM 80GB 低于 $2.00/卡时：现价 $1.70/卡时（lambda）（此前 $2.00/卡时）",
+        "H200 SXM 141GB：单个平台至少 8 张空闲（限 runpod）：runpod 现有 16 张（此前 0 张）",
+        "任务 qwen-sft 总价低于 $500",
+        "任务 qwen-sft（qwen2.5-14b lora）",
+        "矩池云 RTX 4090 24GB x 4，按天计费",
+        "总价 ¥4,464 ($620) -> ¥3,456 ($480)（-22.6%）",
+        "矩池云 新上架 RTX 4090 24GB，¥1.80/卡时",
+        "autodl 的 RTX 4090 24GB 报价已下架",
+        "full，月租最低",
+        "月租 ¥10,512 ($1,460) -> ¥4,310 ($599)（-59.0%）",
+        "thunder 的 A100 SXM 80GB 上涨 12.0%",
+        "每十亿 token 成本 ¥216 ($30.00) -> ¥184 ($25.50)（-15.0%）",
+        "已没有合适的报价",
+        "lambda 的 H100 SXM 80GB 只剩 2 张空闲",
+        "¥14.40/卡时",
+        "¥10.80/卡时",
+        "售罄（此前 8 张）",
+        "恢复供应：16 张",
+        "因价格不可信而排除（检查 prices_believable）",
+        "runpod H200 SXM 141GB：1 条报价，低至 ¥3.60/卡时，市场价 ¥21.24/卡时",
+        "drift（vastai）：offers dropped from 1200 to 450",
+        "¥295,200 ($41,000)",
+        "最短租期 3 个月：¥885,600 ($123,000)",
+        "库存未知",
+        "包月",
+        "没有合适的报价",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "lang, fact", [(lang, fact) for lang, facts in FACTS.items() for fact in facts], ids=lambda v: str(v)[:40]
+)
+def test_html_and_text_carry_the_same_facts(busy, busy_zh, lang, fact):
+    visible_html, text = _visible(busy if lang == "en" else busy_zh)
     assert fact in visible_html
-    assert fact in " ".join(busy.text.split())
+    assert fact in text
 
 
-def test_subject_counts_the_news(busy):
-    assert busy.subject == "gpuplan 2026-12-01: 1 plan change, 1 price move, 2 stock changes, 1 failed crawl"
+def test_subject_counts_the_news_in_each_language(busy, busy_zh):
+    assert busy.subject == (
+        "gpuplan 2026-12-01: 3 watches fired, 4 plan changes, 1 price move, 2 stock changes, 1 failed crawl"
+    )
+    assert busy_zh.subject == (
+        "gpuplan 2026-12-01：3 个提醒触发，4 项方案变化，1 项价格变动，2 项库存变化，1 个平台抓取失败"
+    )
+    assert busy.lang == "en" and busy_zh.lang == "zh"
+
+
+@pytest.mark.parametrize(
+    "lang, watches, changes",
+    [("en", "Watches", "Plan changes since 2026-11-30"), ("zh", "提醒", "自 2026-11-30 以来的方案变化")],
+)
+def test_watches_come_first_then_jobs_then_models(busy, busy_zh, lang, watches, changes):
+    rendered = busy if lang == "en" else busy_zh
+    lines = rendered.text.splitlines()
+    headings = [line for line in lines if line and not line.startswith((" ", "-"))]
+    assert (
+        headings.index(watches.upper() if lang == "en" else watches) == 2
+    )  # right after the title and the headline
+    start = lines.index(changes.upper() if lang == "en" else changes)
+    groups = [line for line in lines[start + 1 :] if line and not line.startswith((" ", "-"))][:3]
+    assert groups == (
+        ["Job qwen-sft (qwen2.5-14b lora)", "7B", "70B"]
+        if lang == "en"
+        else ["任务 qwen-sft（qwen2.5-14b lora）", "7B 模型", "70B 模型"]
+    )
+    h2 = re.findall(r"<h2[^>]*>([^<]*)</h2>", rendered.html)
+    assert h2[:2] == [watches, changes]
+    h3 = re.findall(r"<h3[^>]*>([^<]*)</h3>", rendered.html)
+    assert h3 == groups
+
+
+def test_one_entry_per_changed_plan(busy):
+    section = busy.text.split("PLAN CHANGES SINCE")[1].split("BIGGEST PRICE MOVES")[0]
+    entries = [line for line in section.splitlines() if line.startswith("- ")]
+    assert len(entries) == len(BUSY.plan_changes) == 4
+    assert busy.html.count("why: ") == 4  # each entry says why, once
+
+
+def test_a_watch_that_held_yesterday_is_not_news(busy):
+    held = WATCHES[-1]
+    assert held.holds and held.held_before and not held.fired
+    assert "RTX 4090 24GB under $0.500/GPU-h" not in busy.text
 
 
 def test_plain_text_keeps_chinese_columns_aligned(busy):
@@ -169,51 +179,85 @@ def test_plain_text_keeps_chinese_columns_aligned(busy):
     assert starts[0] + 3 == starts[1]  # 3 wide characters use 3 fewer characters of padding
 
 
-def test_a_quiet_day_is_short_and_has_no_chart():
-    quiet = replace(
-        BUSY,
-        plan_changes=(),
-        stock_changes=(),
-        price_moves=(),
-        failed_crawls=(),
-        price_history=(PricePoint("A100 80GB", DAY, 1.0),),
-    )
-    rendered = render(quiet)
-    assert rendered.subject == "gpuplan 2026-12-01: no changes"
+QUIET = replace(
+    BUSY,
+    plan_changes=(),
+    stock_changes=(),
+    price_moves=(),
+    failed_crawls=(),
+    watches=(WATCHES[-1],),
+    price_history=(PricePoint("A100 80GB", DAY, 1.0, 7.2),),
+)
+
+
+@pytest.mark.parametrize(
+    "lang, subject, headline, plans",
+    [
+        (
+            "en",
+            "gpuplan 2026-12-01: no changes",
+            "No changes since 2026-11-30",
+            "LOWEST RENT FOR A MONTH OF TRAINING",
+        ),
+        ("zh", "gpuplan 2026-12-01：无变化", "自 2026-11-30 以来没有变化", "训练一个月租金最低"),
+    ],
+)
+def test_a_quiet_day_is_short_and_has_no_chart(lang, subject, headline, plans):
+    rendered = render(QUIET, lang)
+    assert rendered.subject == subject
     assert rendered.images == ()
-    assert "No changes since 2026-11-30" in rendered.text
-    assert "No changes since 2026-11-30" in rendered.html
-    for section in ("PLAN CHANGES", "PRICE MOVES", "STOCK CHANGES", "DID NOT CRAWL", "LAST 30 DAYS"):
+    assert headline in rendered.text and headline in rendered.html
+    for section in (
+        "PLAN CHANGES",
+        "PRICE MOVES",
+        "STOCK CHANGES",
+        "DID NOT CRAWL",
+        "LAST 30 DAYS",
+        "WATCHES",
+    ):
         assert section not in rendered.text
-        assert section.lower() not in rendered.html.lower()
-    assert "LOWEST RENT FOR A MONTH OF TRAINING" in rendered.text  # the plans stay: they are the product
+    assert plans in rendered.text  # the plans stay: they are the product
 
 
-def test_the_chart_is_an_inline_png_referenced_by_cid():
-    history = tuple(
-        PricePoint(gpu, DAY - timedelta(days=n), usd + n / 100)
+def _history():
+    return tuple(
+        PricePoint(gpu, DAY - timedelta(days=n), usd + n / 100, (usd + n / 100) * 7.2)
         for gpu, usd in (("A100 80GB", 1.1), ("RTX 4090 24GB", 0.35))
         for n in range(30)
     )
-    rendered = render(replace(BUSY, price_history=history))
+
+
+@pytest.mark.parametrize(
+    "lang, line",
+    [
+        ("en", "latest $0.350/GPU-h (2026-12-01), low $0.350/GPU-h, high $0.640/GPU-h"),
+        ("zh", "最新 ¥2.52/卡时（2026-12-01），最低 ¥2.52/卡时，最高 ¥4.61/卡时"),
+    ],
+)
+def test_the_chart_is_an_inline_png_referenced_by_cid(lang, line):
+    rendered = render(replace(BUSY, price_history=_history()), lang)
     [image] = rendered.images
     assert image.png.startswith(b"\x89PNG\r\n\x1a\n")
     assert f'src="cid:{image.cid}"' in rendered.html
     # The chart's facts in words, for the text reader: latest, low and high per GPU model.
-    assert (
-        "RTX 4090 24GB" in rendered.text
-        and "latest $0.350 (2026-12-01), low $0.350, high $0.640" in rendered.text
-    )
+    assert "RTX 4090 24GB" in rendered.text and line in rendered.text
     preview = embed_images(rendered)
     assert "cid:" not in preview and 'src="data:image/png;base64,iVBOR' in preview
 
 
+def test_the_chart_falls_back_to_usd_where_a_day_has_no_cny_price():
+    history = (*_history(), PricePoint("H100 SXM 80GB", DAY, 2.0, None))
+    assert chart_currency(_history(), "zh") == "CNY"
+    assert chart_currency(history, "zh") == "USD"
+    assert chart_currency(history, "en") == "USD"
+
+
 FORMAT_CASES = [
-    (money, (None,), "–"),
-    (money, (41000.0,), "$41,000"),
-    (money, (12.345,), "$12.35"),
-    (money, (0.2449,), "$0.245"),
-    (money, (18000.0, "¥"), "¥18,000"),
+    (amount, (None,), "–"),
+    (amount, (41000.0,), "$41,000"),
+    (amount, (12.345,), "$12.35"),
+    (amount, (0.2449,), "$0.245"),
+    (amount, (18000.0, "CNY"), "¥18,000"),
     (pct, (None,), "–"),
     (pct, (12.34,), "+12.3%"),
     (pct, (-4.0,), "-4.0%"),
@@ -223,3 +267,35 @@ FORMAT_CASES = [
 @pytest.mark.parametrize("format_, args, expected", FORMAT_CASES)
 def test_number_formats(format_, args, expected):
     assert format_(*args) == expected
+
+
+def test_json_carries_each_section_with_its_sentences():
+    content = digest_object(BUSY, "zh")
+    job = content["plan_changes"][0]
+    assert (job["subject"], job["job"], job["measure"], job["old_value_usd"], job["new_value_usd"]) == (
+        "job",
+        "qwen-sft",
+        "total",
+        620.0,
+        480.0,
+    )
+    assert job["old"]["platform"] == "autodl" and job["new"]["billing_period"] == "day"
+    assert job["why"] == "矩池云 新上架 RTX 4090 24GB，¥1.80/卡时；autodl 的 RTX 4090 24GB 报价已下架"
+    [move] = content["price_moves"]
+    assert (
+        move["gpu_model"],
+        move["platform"],
+        move["old_usd_per_gpu_hour"],
+        move["new_usd_per_gpu_hour"],
+    ) == (
+        "H100 SXM 80GB",
+        "矩池云",
+        2.0,
+        1.5,
+    )
+    assert [w["fired"] for w in content["watches"]] == [True, True, True, False]
+    assert content["watches"][0]["text"].startswith("H100 SXM 80GB 低于 $2.00/卡时")
+    assert content["excluded_offers"][0]["platform"] == "runpod"
+    assert content["check_warnings"] == [
+        {"check": "drift", "platform": "vastai", "detail": "offers dropped from 1200 to 450"}
+    ]

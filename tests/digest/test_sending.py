@@ -11,6 +11,7 @@ from aiosmtpd.smtp import AuthResult
 
 from digest import mailer
 from digest.sending import SendOptions, send_pending
+from digest.watches import PriceWatch, WatchList
 from gpuplan.settings import Settings
 
 DAY = date(2026, 12, 1)
@@ -88,6 +89,31 @@ def test_the_digest_arrives_as_html_and_text_with_the_chart_inline(warehouse, se
     assert HOSTILE in text
 
     assert _sends(warehouse) == [(DAY, "sent", 1, None, ["ops@gpuplan.test", "lead@gpuplan.test"], [])]
+
+
+def test_a_chinese_digest_with_a_watch_arrives_in_chinese(warehouse, settings, smtp_server):
+    """GPUPLAN_DIGEST_LANG=zh: subject, both bodies and the Content-Language header are Chinese, CNY
+    first; a watch that fires is at the top (SYNTHETIC plans and offers)."""
+    _news(warehouse, DAY, with_offers=True)
+    watches = WatchList((PriceWatch(1, "A100", "A100 80GB", 1.05, "USD"),))  # 1.10 yesterday, 1.00 today
+    options = replace(_options(settings), lang="zh", watches=watches)
+    [result] = send_pending(warehouse.con, DAY, options)
+    assert result.status == "sent"
+    [message] = smtp_server.handler.messages
+    assert message["Subject"] == "gpuplan 2026-12-01：1 个提醒触发，1 项方案变化"
+    assert message["Content-Language"] == "zh"
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert text.splitlines()[:3] == [
+        "2026-12-01 GPU 训练方案",
+        "自 2026-11-30 以来：1 个提醒触发，1 项方案变化。",
+        "",
+    ]
+    assert text.splitlines()[3:5] == [
+        "提醒",
+        "- A100 80GB 低于 $1.05/卡时：现价 $1.00/卡时（矩池云）（此前 $1.10/卡时）",
+    ]
+    assert "每月 ¥5,760 ($800)" in text and "¥5,760 ($800)" in html
 
 
 def test_sending_the_same_day_twice_delivers_once(warehouse, settings, smtp_server):

@@ -90,7 +90,8 @@ def test_imported_days_get_plans_and_the_april_rise_is_a_change(backfilled) -> N
     assert changes["days_planned"].value == 2
     assert changes["days_without_data"].value == "2026-04-03, 2026-04-04, 2026-04-05"
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"prices_believable": True, "every_ask_has_a_plan": True}
+    # watches: none configured, so none fired
+    assert checks == {"prices_believable": True, "every_ask_has_a_plan": True, "watches": True}
 
 
 def test_the_job_and_gpuplan_backfill_compute_the_same_plans(backfilled, lambda_catalogs, tmp_path) -> None:

@@ -17,6 +17,7 @@ SELECT
     CASE WHEN commitment_hours > hours_per_billing_period('month')
         THEN commitment_hours / hours_per_billing_period('month') END AS commitment_months,
     commitment_usd,
+    commitment_cny,
     cost_usd_per_billion_tokens,
     cost_cny_per_billion_tokens
 FROM cheapest_plans

@@ -1,0 +1,304 @@
+"""digest.changes on a migrated DuckDB with SYNTHETIC rows: one entry per changed plan, the ranking's own
+measure, jobs first, and why each plan changed (table-driven)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+from synthetic_warehouse import CNY_PER_USD, HOURS_PER_MONTH, NOW
+
+from digest.changes import changed_plans
+from digest.content import build_digest
+
+DAY = date(2026, 12, 1)
+PREVIOUS = DAY - timedelta(days=1)
+
+
+def _rent(usd_per_gpu_hour: float, gpus: int) -> float:
+    return usd_per_gpu_hour * gpus * HOURS_PER_MONTH
+
+
+def test_one_entry_per_changed_plan_however_many_detail_rows(warehouse):
+    """The issue's case: thunder A100 SXM x2 -> vastai A100 PCIe x2 is three plan_changes rows (new
+    platform, new GPU, price down) and one entry; the other ranking of the same model is another."""
+    plan = warehouse.plan
+    warehouse.plans(
+        PREVIOUS,
+        [
+            plan("7B", "lora", "thunder", "A100 SXM 80GB", 2, _rent(1.0, 2), offer_id="th"),
+            plan(
+                "7B",
+                "lora",
+                "thunder",
+                "A100 SXM 80GB",
+                2,
+                _rent(1.0, 2),
+                offer_id="th",
+                ranking="lowest_cost_per_btoken",
+            ),
+        ],
+    )
+    warehouse.plans(
+        DAY,
+        [
+            plan("7B", "lora", "vastai", "A100 PCIe 80GB", 2, _rent(0.41, 2), offer_id="va"),
+            plan(
+                "7B",
+                "lora",
+                "vastai",
+                "A100 PCIe 80GB",
+                2,
+                _rent(0.41, 2),
+                offer_id="va",
+                ranking="lowest_cost_per_btoken",
+            ),
+        ],
+    )
+    for ranking in ("lowest_rent", "lowest_cost_per_btoken"):
+        warehouse.changes(
+            DAY,
+            [
+                {"model": "7B", "method": "lora", "ranking": ranking, "change_type": kind}
+                for kind in ("new_platform", "new_gpu", "price_down")
+            ],
+        )
+    entries = build_digest(warehouse.con, DAY, price_move_pct=10.0).plan_changes
+    assert [(e.model, e.method, e.ranking, e.change_types) for e in entries] == [
+        ("7B", "lora", "lowest_rent", ("new_gpu", "new_platform", "price_down")),
+        ("7B", "lora", "lowest_cost_per_btoken", ("new_gpu", "new_platform", "price_down")),
+    ]
+    rent = entries[0]
+    assert (rent.old.platform, rent.old.gpu_model, rent.old.gpu_count, rent.old.billing_period) == (
+        "thunder",
+        "A100 SXM 80GB",
+        2,
+        "hour",
+    )
+    assert (rent.new.platform, rent.new.gpu_model, rent.new.gpu_count) == ("vastai", "A100 PCIe 80GB", 2)
+    assert rent.new.usd_per_gpu_hour == pytest.approx(0.41)
+    assert rent.pct_change == pytest.approx(-59.0)
+
+
+def test_a_cost_per_token_change_reports_the_cost_per_token_change(warehouse):
+    """A faster GPU can cost more a month and less per token: the per-token ranking reports its own
+    measure (here -40 %), not the month's rent (+50 %)."""
+    plan = warehouse.plan
+    warehouse.plans(
+        PREVIOUS,
+        [
+            plan(
+                "13B",
+                "full",
+                "lambda",
+                "A100 SXM 80GB",
+                8,
+                10000.0,
+                ranking="lowest_cost_per_btoken",
+                cost_usd_per_billion_tokens=50.0,
+                cost_cny_per_billion_tokens=360.0,
+            )
+        ],
+    )
+    warehouse.plans(
+        DAY,
+        [
+            plan(
+                "13B",
+                "full",
+                "lambda",
+                "H100 SXM 80GB",
+                8,
+                15000.0,
+                ranking="lowest_cost_per_btoken",
+                cost_usd_per_billion_tokens=30.0,
+                cost_cny_per_billion_tokens=216.0,
+            )
+        ],
+    )
+    warehouse.changes(
+        DAY,
+        [
+            {
+                "model": "13B",
+                "method": "full",
+                "ranking": "lowest_cost_per_btoken",
+                "change_type": kind,
+                "old_rent_usd_per_month": 10000.0,
+                "new_rent_usd_per_month": 15000.0,
+                "pct_change": 50.0,
+            }
+            for kind in ("new_gpu", "price_up")
+        ],
+    )
+    [entry] = changed_plans(warehouse.con, DAY)
+    assert entry.measure == "cost_per_billion_tokens"
+    assert (entry.old.measure_usd, entry.new.measure_usd) == (50.0, 30.0)
+    assert (entry.old.measure_cny, entry.new.measure_cny) == (360.0, 216.0)
+    assert entry.pct_change == pytest.approx(-40.0)
+
+
+# Each case: offers on PREVIOUS and DAY {platform: [(offer_id, gpu_model, usd, available)]} (None: the
+# platform did not crawl that day), the old and the new plan (platform, offer_id, gpu_model, gpus,
+# usd per GPU-hour; None: no offer fits) -> the reasons (kind, platform, pct rounded).
+A100, PCIE = "A100 SXM 80GB", "A100 PCIe 80GB"
+REASON_CASES = {
+    "a new offer undercuts one that rose": (
+        {"thunder": [("th", A100, 1.0, 4)]},
+        {"thunder": [("th", A100, 1.12, 4)], "vastai": [("va", PCIE, 0.41, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.41),
+        [("new_offer", "vastai", None), ("old_rose", "thunder", 12.0)],
+    ),
+    "an offer that got cheaper, the old one unchanged": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 1.2, 4)]},
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.9),
+        [("new_fell", "vastai", -25.0), ("old_same", "thunder", None)],
+    ),
+    "the old offer is gone": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 1.2, 4)]},
+        {"thunder": [("th2", A100, 1.5, 4)], "vastai": [("va", PCIE, 1.2, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 1.2),
+        [("new_at", "vastai", None), ("old_gone", "thunder", None)],
+    ),
+    "the old offer is short of GPUs": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 1.2, 4)]},
+        {"thunder": [("th", A100, 1.0, 1)], "vastai": [("va", PCIE, 1.2, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 1.2),
+        [("new_at", "vastai", None), ("old_short", "thunder", None)],
+    ),
+    "the old platform did not crawl today": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 1.2, 4)]},
+        {"thunder": None, "vastai": [("va", PCIE, 1.2, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 1.2),
+        [("new_at", "vastai", None), ("old_missing", "thunder", None)],
+    ),
+    "the same offer's price moved": (
+        {"vastai": [("va", PCIE, 1.0, 4)]},
+        {"vastai": [("va", PCIE, 1.2, 4)]},
+        ("vastai", "va", PCIE, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 1.2),
+        [("price_rose", "vastai", 20.0)],
+    ),
+    "an offer fits where none did": (
+        {},
+        {"vastai": [("va", PCIE, 1.2, 4)]},
+        None,
+        ("vastai", "va", PCIE, 2, 1.2),
+        [("none_fitted", None, None), ("new_offer", "vastai", None)],
+    ),
+    "no offer fits any more": (
+        {"vastai": [("va", PCIE, 1.2, 4)]},
+        {"vastai": [("va", PCIE, 1.2, 0)]},
+        ("vastai", "va", PCIE, 2, 1.2),
+        None,
+        [("none_fits", None, None), ("old_short", "vastai", None)],
+    ),
+}
+
+
+def _plan_row(warehouse, plan):
+    if plan is None:
+        return {"model": "7B", "params": 7e9, "method": "lora", "status": "no_offer_fits", "offer_id": None}
+    platform, offer_id, gpu_model, gpus, usd = plan
+    return warehouse.plan("7B", "lora", platform, gpu_model, gpus, _rent(usd, gpus), offer_id=offer_id)
+
+
+@pytest.mark.parametrize("before, now, old, new, expected", REASON_CASES.values(), ids=REASON_CASES.keys())
+def test_why_a_plan_changed(warehouse, before, now, old, new, expected):
+    for day, crawls in ((PREVIOUS, before), (DAY, now)):
+        for platform, offers in crawls.items():
+            if offers is None:
+                warehouse.crawl(day, platform, status="failed", error="synthetic outage")
+                continue
+            warehouse.crawl(
+                day,
+                platform,
+                [{"offer_id": o, "gpu_model": g, "usd": usd, "available": n} for o, g, usd, n in offers],
+            )
+    warehouse.plans(PREVIOUS, [_plan_row(warehouse, old)])
+    warehouse.plans(DAY, [_plan_row(warehouse, new)])
+    warehouse.changes(DAY, [{"model": "7B", "method": "lora", "change_type": "synthetic"}])
+    [entry] = changed_plans(warehouse.con, DAY)
+    assert [
+        (r.kind, r.platform, None if r.pct_change is None else round(r.pct_change, 6)) for r in entry.reasons
+    ] == expected
+    assert (entry.old.ok, entry.new.ok) == (old is not None, new is not None)
+
+
+def test_a_reason_carries_both_currencies(warehouse):
+    warehouse.crawl(DAY, "vastai", [{"offer_id": "va", "gpu_model": PCIE, "usd": 0.41, "available": 4}])
+    warehouse.plans(PREVIOUS, [_plan_row(warehouse, None)])
+    warehouse.plans(DAY, [_plan_row(warehouse, ("vastai", "va", PCIE, 2, 0.41))])
+    warehouse.changes(DAY, [{"model": "7B", "method": "lora", "change_type": "now_fits"}])
+    [entry] = changed_plans(warehouse.con, DAY)
+    offer = entry.reasons[-1]
+    assert offer.usd_per_gpu_hour == pytest.approx(0.41)
+    assert offer.cny_per_gpu_hour == pytest.approx(0.41 * CNY_PER_USD)
+
+
+def _job_plan(day, job, platform, gpu_model, gpus, usd_per_gpu_hour, total_usd, **more):
+    return {
+        "plan_date": day,
+        "job": job,
+        "rank": 1,
+        "status": "ok",
+        "model": "qwen2.5-14b",
+        "method": "lora",
+        "tokens": 5e8,
+        "epochs": 3.0,
+        "platform": platform,
+        "offer_id": f"synthetic-{platform}",
+        "gpu_model": gpu_model,
+        "gpu_count": gpus,
+        "billing_period": "hour",
+        "pricing_type": "on_demand",
+        "price_usd_per_gpu_hour": usd_per_gpu_hour,
+        "total_usd": total_usd,
+        "total_cny": total_usd * CNY_PER_USD,
+        "computed_at": NOW,
+        **more,
+    }
+
+
+def test_jobs_come_first_with_their_total(warehouse):
+    """A job's best plan (job_plans, rank 1; SYNTHETIC rows as the job-plans pipeline writes them) is a
+    changed plan too, listed before the model sizes, its measure the total paid."""
+    warehouse.plans(PREVIOUS, [warehouse.plan("7B", "lora", "vastai", PCIE, 1, 300.0)])
+    warehouse.plans(DAY, [warehouse.plan("7B", "lora", "矩池云", PCIE, 1, 250.0)])
+    warehouse.changes(DAY, [{"model": "7B", "method": "lora", "change_type": "new_platform"}])
+    warehouse._insert(
+        "job_plans",
+        [
+            _job_plan(PREVIOUS, "qwen-sft", "autodl", "RTX 4090 24GB", 4, 0.30, 620.0),
+            _job_plan(PREVIOUS, "qwen-sft", "vastai", "RTX 4090 24GB", 4, 0.31, 640.0, rank=2),
+            _job_plan(DAY, "qwen-sft", "矩池云", "RTX 4090 24GB", 4, 0.25, 480.0),
+        ],
+    )
+    warehouse._insert(
+        "job_plan_changes",
+        [
+            {"change_date": DAY, "job": "qwen-sft", "change_type": kind, "computed_at": NOW}
+            for kind in ("new_platform", "price_down")
+        ],
+    )
+    entries = changed_plans(warehouse.con, DAY)
+    assert [(e.subject, e.job, e.model) for e in entries] == [
+        ("job", "qwen-sft", "qwen2.5-14b"),
+        ("plan", None, "7B"),
+    ]
+    job = entries[0]
+    assert (job.ranking, job.measure, job.old.platform, job.new.platform) == (
+        "lowest_total",
+        "total",
+        "autodl",
+        "矩池云",
+    )
+    assert (job.old.measure_usd, job.new.measure_usd) == (620.0, 480.0)
+    assert job.new.cny_per_gpu_hour == pytest.approx(0.25 * CNY_PER_USD)
+    assert job.pct_change == pytest.approx(-22.580645)

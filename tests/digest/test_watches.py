@@ -1,0 +1,248 @@
+"""digest.watches: the file format (errors name the line) and each kind of watch firing once, on the day
+it becomes true, read from a migrated DuckDB with SYNTHETIC rows."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from synthetic_warehouse import CNY_PER_USD, NOW
+
+from digest.content import build_digest
+from digest.watches import (
+    JobWatch,
+    PriceWatch,
+    StockWatch,
+    WatchFileError,
+    WatchList,
+    parse_watches,
+    read_watch_file,
+)
+
+DAYS = [date(2026, 11, 29) + timedelta(days=n) for n in range(3)]
+CARDS = {"H100": "H100 SXM 80GB", "H100 SXM 80GB": "H100 SXM 80GB", "4090": "RTX 4090 24GB"}
+PLATFORMS = ("vastai", "runpod", "autodl")
+
+
+def _resolve(name: str) -> str:
+    """A stand-in for sizing.gpu_names.resolve (digest may not import sizing); the real one is
+    wired in pipelines/watches.py and tested there."""
+    try:
+        return CARDS[name]
+    except KeyError:
+        raise ValueError(f"unknown GPU {name!r}") from None
+
+
+def _parse(text: str):
+    return parse_watches(text, "watches.yaml", _resolve, PLATFORMS)
+
+
+EXAMPLE = """\
+# price: the cheapest on-demand H100 under 2 USD per GPU-hour, anywhere
+- gpu: H100
+  below_usd_per_gpu_hour: 2.0
+- gpu: "4090"
+  below_cny_per_gpu_hour: 2.5
+  platforms: [autodl]
+- gpu: H100 SXM 80GB
+  min_available_gpus: 8
+- job: qwen-sft
+  below_total_usd: 500
+"""
+
+
+def test_the_example_parses_to_one_watch_per_item_with_its_line():
+    assert _parse(EXAMPLE) == (
+        PriceWatch(2, "H100", "H100 SXM 80GB", 2.0, "USD"),
+        PriceWatch(4, "4090", "RTX 4090 24GB", 2.5, "CNY", ("autodl",)),
+        StockWatch(7, "H100 SXM 80GB", "H100 SXM 80GB", 8),
+        JobWatch(9, "qwen-sft", 500.0),
+    )
+
+
+def test_an_empty_file_has_no_watches():
+    assert _parse("") == () and _parse("# nothing yet\n") == ()
+
+
+BAD_FILES = {
+    "not YAML": ("- gpu: H100\n  below_usd_per_gpu_hour: [1\n", "watches.yaml line 3: not valid YAML"),
+    "not a list": ("gpu: H100\n", "watches.yaml line 1: expected a list of watches"),
+    "an item that is no mapping": ("- H100\n", "watches.yaml line 1: a watch is a mapping"),
+    "no kind": ("- gpu: H100\n  below: 2\n", "watches.yaml line 1: a watch needs job, min_available_gpus"),
+    "an unknown key": (
+        "- gpu: H100\n  below_usd_per_gpu_hour: 2\n  platfrom: [vastai]\n",
+        "watches.yaml line 3: unknown key 'platfrom' in a price watch",
+    ),
+    "both currencies": (
+        "- gpu: H100\n  below_usd_per_gpu_hour: 2\n  below_cny_per_gpu_hour: 14\n",
+        "watches.yaml line 1: a price watch gives one of",
+    ),
+    "a price that is no number": (
+        "- gpu: H100\n  below_usd_per_gpu_hour: two\n",
+        "watches.yaml line 2: below_usd_per_gpu_hour must be a positive number, not 'two'",
+    ),
+    "a negative price": (
+        "- gpu: H100\n  below_usd_per_gpu_hour: -1\n",
+        "line 2: below_usd_per_gpu_hour must be",
+    ),
+    "a count that is not whole": (
+        "- gpu: H100\n  min_available_gpus: 2.5\n",
+        "watches.yaml line 2: min_available_gpus must be a positive whole number",
+    ),
+    "an unknown GPU": (
+        "- gpu: H100\n  below_usd_per_gpu_hour: 2\n- gpu: Z9000\n  min_available_gpus: 1\n",
+        "watches.yaml line 3: unknown GPU 'Z9000'",
+    ),
+    "an unknown platform": (
+        "- gpu: H100\n  min_available_gpus: 1\n  platforms: [vast]\n",
+        "watches.yaml line 3: unknown platform 'vast'",
+    ),
+    "platforms as a string": (
+        "- gpu: H100\n  min_available_gpus: 1\n  platforms: vastai\n",
+        "watches.yaml line 3: platforms must be a list",
+    ),
+    "a job watch without a threshold": (
+        "- job: qwen-sft\n",
+        "watches.yaml line 1: a job watch needs below_total_usd",
+    ),
+    "a key given twice": (
+        "- gpu: H100\n  gpu: A100\n  min_available_gpus: 1\n",
+        "watches.yaml line 2: key 'gpu' is not a name or is given twice",
+    ),
+}
+
+
+@pytest.mark.parametrize("text, message", BAD_FILES.values(), ids=BAD_FILES.keys())
+def test_a_malformed_file_is_one_clear_error_with_the_line(text, message):
+    with pytest.raises(WatchFileError) as raised:
+        _parse(text)
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_reading_a_file_never_raises(tmp_path: Path):
+    good = tmp_path / "watches.yaml"
+    good.write_text(EXAMPLE, encoding="utf-8")
+    assert len(read_watch_file(good, resolve_gpu=_resolve, platforms=PLATFORMS).watches) == 4
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("gpu: H100\n", encoding="utf-8")
+    listed = read_watch_file(bad, resolve_gpu=_resolve)
+    assert (
+        listed.watches == ()
+        and listed.error == f"GPUPLAN_WATCHES {bad} line 1: expected a list of watches (- gpu: ...)"
+    )
+    missing = read_watch_file(tmp_path / "missing.yaml", resolve_gpu=_resolve)
+    assert missing.error is not None and "cannot read" in missing.error
+    assert read_watch_file(None, resolve_gpu=_resolve) == WatchList()
+
+
+def _day(
+    warehouse, day, offers: dict[str, list[tuple[str, float, int | None]]], job_total: float | None = None
+):
+    """One plan day: a plan row, each platform's offers (gpu, usd, available), the job's best plan."""
+    warehouse.plans(day, [warehouse.plan("7B", "lora", "vastai", "RTX 4090 24GB", 1, 300.0)])
+    for platform, rows in offers.items():
+        warehouse.crawl(day, platform, [{"gpu_model": g, "usd": usd, "available": n} for g, usd, n in rows])
+    if job_total is not None:
+        warehouse._insert(
+            "job_plans",
+            [
+                {
+                    "plan_date": day,
+                    "job": "qwen-sft",
+                    "rank": 1,
+                    "status": "ok",
+                    "model": "qwen2.5-14b",
+                    "method": "lora",
+                    "tokens": 5e8,
+                    "epochs": 1.0,
+                    "platform": "autodl",
+                    "gpu_model": "RTX 4090 24GB",
+                    "gpu_count": 4,
+                    "total_usd": job_total,
+                    "total_cny": job_total * CNY_PER_USD,
+                    "computed_at": NOW,
+                }
+            ],
+        )
+
+
+H100 = "H100 SXM 80GB"
+# Three plan days; each watch is false on the first, becomes true on the second, stays true on the
+# third: it fires on the second day only.
+FIRE_CASES = {
+    "price in USD": (
+        "- gpu: H100\n  below_usd_per_gpu_hour: 2.0\n",
+        [{"vastai": [(H100, 2.2, 1)]}, {"vastai": [(H100, 1.9, 1)]}, {"vastai": [(H100, 1.8, 1)]}],
+        [None, None, None],
+        [2.2, 1.9, 1.8],
+    ),
+    "price in CNY, on one platform": (
+        "- gpu: H100\n  below_cny_per_gpu_hour: 14.0\n  platforms: [runpod]\n",
+        # vastai is under the threshold all along, but the watch only looks at runpod
+        [
+            {"runpod": [(H100, 2.5, 1)], "vastai": [(H100, 1.0, 1)]},
+            {"runpod": [(H100, 1.9, 1)], "vastai": [(H100, 1.0, 1)]},
+            {"runpod": [(H100, 1.9, 1)], "vastai": [(H100, 1.0, 1)]},
+        ],
+        [None, None, None],
+        [18.0, 13.68, 13.68],
+    ),
+    "stock appears": (
+        "- gpu: H100\n  min_available_gpus: 8\n",
+        [
+            {"vastai": [(H100, 2.0, 4)], "runpod": [(H100, 2.1, 4)]},  # 8 in all, but not on one platform
+            {"vastai": [(H100, 2.0, 4), (H100, 2.2, 4)], "runpod": [(H100, 2.1, 0)]},
+            {"vastai": [(H100, 2.0, 16)]},
+        ],
+        [None, None, None],
+        [4, 8, 16],
+    ),
+    "a job's total falls": (
+        "- job: qwen-sft\n  below_total_usd: 500\n",
+        [{}, {}, {}],
+        [620.0, 480.0, 470.0],
+        [620.0, 480.0, 470.0],
+    ),
+}
+
+
+@pytest.mark.parametrize("text, offers, totals, readings", FIRE_CASES.values(), ids=FIRE_CASES.keys())
+def test_each_kind_of_watch_fires_once_on_the_day_it_becomes_true(warehouse, text, offers, totals, readings):
+    watches = WatchList(_parse(text))
+    for day, day_offers, total in zip(DAYS, offers, totals, strict=True):
+        _day(warehouse, day, day_offers, total)
+    results = [build_digest(warehouse.con, day, price_move_pct=10.0, watches=watches).watches for day in DAYS]
+    assert [len(day) for day in results] == [1, 1, 1]
+    [first], [second], [third] = results
+    assert [r.now.value if r.now else None for r in (first, second, third)] == pytest.approx(readings)
+    assert [(r.holds, r.fired) for r in (first, second, third)] == [
+        (False, False),
+        (True, True),
+        (True, False),
+    ]
+    digest = build_digest(warehouse.con, DAYS[1], price_move_pct=10.0, watches=watches)
+    assert digest.fired_watches == (second,) and not digest.is_quiet
+
+
+def test_a_watch_that_holds_on_the_first_day_fires(warehouse):
+    """No previous day with plans: nothing held before, so a watch true on day one is news."""
+    _day(warehouse, DAYS[0], {"vastai": [(H100, 1.5, 1)]})
+    [result] = build_digest(
+        warehouse.con, DAYS[0], price_move_pct=10.0, watches=WatchList(_parse(EXAMPLE)[:1])
+    ).watches
+    assert result.before is None and result.fired
+
+
+def test_a_placeholder_price_does_not_fire_a_price_watch(warehouse):
+    """The watch reads the offers the plans read (judged_offers): RunPod's 0.5 placeholder beside four
+    platforms asking 2.5-3 USD is no H100 under 2 USD."""
+    market = {"lambda": 2.99, "nebius": 2.95, "vastai": 2.6, "datacrunch": 2.5}
+    for day in DAYS[:2]:
+        _day(warehouse, day, {platform: [(H100, usd, 1)] for platform, usd in market.items()})
+    warehouse.crawl(DAYS[1], "runpod", [{"gpu_model": H100, "usd": 0.5}])
+    [result] = build_digest(
+        warehouse.con, DAYS[1], price_move_pct=10.0, watches=WatchList(_parse(EXAMPLE)[:1])
+    ).watches
+    assert result.now is not None and result.now.value == 2.5 and not result.fired
