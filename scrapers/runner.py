@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from scrapers import pipelines
+from scrapers.crawl_files import CrawlFiles, CrawlRecord
 from scrapers.extensions import REPORT_FILE_SETTING
-from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED
-from scrapers.redaction import redact
 from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
-from scrapers.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
-from scrapers.supervision import ChildJob, Ended, run_child
+from scrapers.summary import CrawlSummary, utc_now
+from scrapers.supervision import ChildEvent, ChildExit, ChildJob, run_child
 
 # A healthy crawl takes seconds to a minute (RunPod's fan-out is the longest);
 # ten minutes means it is stuck. The spider is asked to stop at 80 % of this so
@@ -124,6 +121,15 @@ def run_crawl(
     return summary
 
 
+class Progress(NamedTuple):
+    """One step of a run's crawls: `platform` is now `state` ("waiting" | "crawling" | "done"),
+    with its summary when done (see OnProgress for the order)."""
+
+    platform: str
+    state: ProgressState
+    summary: CrawlSummary | None = None
+
+
 def crawl(
     jobs: Sequence[CrawlJob],
     out_dir: Path,
@@ -138,97 +144,93 @@ def crawl(
 
     `settings` go to every crawl; a job's own settings go after them. The rules of `run_crawls`.
     """
-    for job in jobs:
-        spider_class(job.platform)  # UnknownPlatform before anything is crawled
-    out_dir.mkdir(parents=True, exist_ok=True)
-    child_env = {**(os.environ if env is None else env), "SCRAPY_SETTINGS_MODULE": SETTINGS_MODULE}
-    secrets = token_secrets(child_env)
-    notify = on_progress or (lambda platform, state, summary: None)
-    for job in jobs:
-        notify(job.platform, "waiting", None)
-    summaries: dict[str, CrawlSummary] = {}
-    prepared: dict[str, _Crawl] = {}
-    for job in jobs:
-        outcome = _prepare(job, out_dir, offline, child_env, timeout_s, settings or {}, secrets)
-        if isinstance(outcome, CrawlSummary):
-            summaries[job.platform] = outcome
-            notify(job.platform, "done", outcome)
-        else:
-            prepared[job.platform] = outcome
-
-    def started(platform: str) -> None:
-        prepared[platform].started = utc_now()
-        notify(platform, "crawling", None)
-
-    def ended(platform: str, how: Ended) -> None:
-        summaries[platform] = prepared[platform].summarize(how)
-        notify(platform, "done", summaries[platform])
-
-    together = list(prepared.values())
-    if together:
-        exit_ = run_child([c.child_job() for c in together], out_dir, child_env, timeout_s, started, ended)
-        left = [c for c in together if c.platform not in exit_.ended]
-        if len(together) > 1 and exit_.isolate:
-            # Blocked or died with these unfinished: run each alone, so only the culprit fails.
-            for item in left:
-                item.paths.clear()
-                alone = run_child([item.child_job()], out_dir, child_env, timeout_s, started, ended)
-                if item.platform not in alone.ended:
-                    ended(item.platform, Ended(alone.failure(timeout_s)))
-        else:
-            for item in left:
-                ended(item.platform, Ended(exit_.failure(timeout_s)))
+    summaries = {}
+    for step in iter_crawls(jobs, out_dir, offline=offline, timeout_s=timeout_s, env=env, settings=settings):
+        if on_progress is not None:
+            on_progress(*step)
+        if step.summary is not None:
+            summaries[step.platform] = step.summary
     return [summaries[job.platform] for job in jobs]
 
 
-@dataclass
-class _Crawl:
-    """A crawl ready to start: its paths, its Scrapy settings, and when it started."""
+def iter_crawls(
+    jobs: Sequence[CrawlJob],
+    out_dir: Path,
+    *,
+    offline: bool = False,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> Iterator[Progress]:
+    """`crawl`, as the steps happen: a Dagster asset yields each platform's result as it ends.
 
-    platform: str
-    paths: _Paths
+    Raises UnknownPlatform before anything is crawled. Closing it early kills the crawl process.
+    """
+    for job in jobs:
+        spider_class(job.platform)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    child_env = {**(os.environ if env is None else env), "SCRAPY_SETTINGS_MODULE": SETTINGS_MODULE}
+    secrets = token_secrets(child_env)
+    for job in jobs:
+        yield Progress(job.platform, "waiting")
+    together: list[_Crawl] = []
+    for job in jobs:
+        prepared = _prepare(job, out_dir, offline, child_env, timeout_s, settings or {}, secrets)
+        if isinstance(prepared, CrawlSummary):
+            yield Progress(job.platform, "done", prepared)
+        else:
+            together.append(prepared)
+    if not together:
+        return
+    by_platform = {item.platform: item for item in together}
+    events = run_child([item.child_job() for item in together], out_dir, child_env, timeout_s)
+    exit_ = yield from _progress(events, by_platform)
+    left = [item for item in together if item.platform not in exit_.ended]
+    for item in left:
+        if len(together) > 1 and exit_.isolate:
+            # Blocked or died with this crawl unfinished: run it alone, so only the culprit fails.
+            item.record.files.clear()
+            alone = yield from _progress(
+                run_child([item.child_job()], out_dir, child_env, timeout_s), by_platform
+            )
+            if item.platform in alone.ended:
+                continue
+            failure = alone.failure(timeout_s)
+        else:
+            failure = exit_.failure(timeout_s)
+        yield Progress(item.platform, "done", item.record.judged(failure))
+
+
+def _progress(
+    events: Generator[ChildEvent, None, ChildExit], crawls: Mapping[str, _Crawl]
+) -> Generator[Progress, None, ChildExit]:
+    """The child's events as progress steps, each ended crawl summarized; returns how the child ended."""
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        record = crawls[event.platform].record
+        if event.ended is None:
+            record.started = utc_now()
+            yield Progress(event.platform, "crawling")
+        else:
+            yield Progress(event.platform, "done", record.judged(event.ended.error))
+
+
+@dataclass(frozen=True)
+class _Crawl:
+    """A crawl ready to start: its Scrapy settings, and the record that writes its summary."""
+
+    record: CrawlRecord
     settings: dict[str, Any]
-    replaying: bool
-    secrets: tuple[str, ...]
-    started: datetime = field(default_factory=utc_now)
+
+    @property
+    def platform(self) -> str:
+        return self.record.platform
 
     def child_job(self) -> ChildJob:
-        return ChildJob(self.platform, self.settings, self.paths.log)
-
-    def summarize(self, how: Ended) -> CrawlSummary:
-        """The summary of how the crawl ended: its report judged, or the child's failure."""
-        if how.error is not None:
-            return self.summary("failed", how.error, _paths_stats(self.paths))
-        report = _read_report(self.paths.report)
-        self.paths.report.unlink(missing_ok=True)  # its stats are in the log's stats dump and the summary
-        if report is None:
-            return self.summary("failed", "crawl ended without a report", _paths_stats(self.paths))
-        # One read of the feed counts its offers and hashes it (the loader's crawl id).
-        feed = self.paths.feed
-        feed_digest = digest_feed(feed) if feed.exists() else FeedDigest(0, "")
-        status, error, stats = summarize(report, feed_digest.lines, _count_lines(self.paths.rejected))
-        return self.summary(
-            status, error, {**stats, **_paths_stats(self.paths)}, feed_digest if feed_digest.sha256 else None
-        )
-
-    def summary(
-        self,
-        status: str,
-        error: str | None,
-        stats: dict[str, Any] | None = None,
-        feed_digest: FeedDigest | None = None,
-    ) -> CrawlSummary:
-        return _write_summary(
-            self.platform,
-            self.paths,
-            self.started,
-            self.replaying,
-            self.secrets,
-            status,
-            error,
-            stats,
-            feed_digest,
-        )
+        return ChildJob(self.platform, self.settings, self.record.files.log)
 
 
 def _prepare(
@@ -242,172 +244,37 @@ def _prepare(
 ) -> _Crawl | CrawlSummary:
     """The crawl's settings (and `child_env` fitted to its spider), or its summary when it cannot start."""
     spider = spider_class(job.platform)
-    paths = _Paths(out_dir, job.platform, job.feed)
-    paths.clear()
-    started = utc_now()
-    replaying = offline or job.replay_dir is not None
+    files = CrawlFiles(out_dir, job.platform, job.feed)
+    files.clear()
+    record = CrawlRecord(job.platform, files, offline or job.replay_dir is not None, secrets)
     # The child runs in `out_dir`: a relative file path must mean the caller's folder.
     if spider.file_env and child_env.get(spider.file_env):
         child_env[spider.file_env] = str(Path(child_env[spider.file_env]).expanduser().resolve())
-
-    def refused(status: str, error: str) -> CrawlSummary:
-        return _write_summary(job.platform, paths, started, replaying, secrets, status, error)
-
     crawl_settings: dict[str, Any] = {}
-    if replaying:
+    if record.replaying:
         snapshot = job.replay_dir if job.replay_dir is not None else fixture_dir(job.platform)
         if not (snapshot / SNAPSHOT_FILE).exists():
-            return refused(
-                "failed", f"no snapshot of {job.platform} to replay (looked for {snapshot / SNAPSHOT_FILE})"
-            )
+            missing = f"no snapshot of {job.platform} to replay (looked for {snapshot / SNAPSHOT_FILE})"
+            return record.write("failed", missing)
         crawl_settings.update(_replay_settings(snapshot))
         if spider.token is not None and spider.token.required and not spider.token.value(child_env):
             child_env[spider.token.env] = OFFLINE_TOKEN
     else:
         reason = spider.skip_reason(child_env)
         if reason is not None:
-            return refused("skipped", reason)
+            return record.write("skipped", reason)
     if job.record_dir is not None:
         crawl_settings.update(_record_settings(job.record_dir))
     crawl_settings.update(
         {
-            "FEEDS": json.dumps(paths.feeds()),
-            REPORT_FILE_SETTING: str(paths.report),
+            "FEEDS": json.dumps(files.feeds()),
+            REPORT_FILE_SETTING: str(files.report),
             "CLOSESPIDER_TIMEOUT": str(round(timeout_s * GRACEFUL_STOP_SHARE, 1)),
         }
     )
     crawl_settings.update(run_settings)
     crawl_settings.update(job.settings)
-    return _Crawl(job.platform, paths, crawl_settings, replaying, secrets, started)
-
-
-def _write_summary(
-    platform: str,
-    paths: _Paths,
-    started: datetime,
-    replaying: bool,
-    secrets: tuple[str, ...],
-    status: str,
-    error: str | None,
-    stats: dict[str, Any] | None = None,
-    feed_digest: FeedDigest | None = None,
-) -> CrawlSummary:
-    finished = utc_now()
-    if stats and stats.get("errors"):
-        stats = {**stats, "errors": [redact(e, secrets) for e in stats["errors"]]}
-    if feed_digest is None and paths.feed.exists():
-        feed_digest = digest_feed(paths.feed)
-    result = CrawlSummary(
-        platform=platform,
-        status=status,
-        error=None if error is None else redact(error, secrets),
-        started_at=started,
-        finished_at=finished,
-        items_yielded=feed_digest.lines if feed_digest else 0,
-        offline=replaying,
-        feed=paths.feed if feed_digest else None,
-        feed_sha256=feed_digest.sha256 if feed_digest else None,
-        stats={"duration_s": round((finished - started).total_seconds(), 2), **(stats or {})},
-    )
-    return result.write(paths.summary)
-
-
-def summarize(
-    report: Mapping[str, Any], offers_written: int, rejected_written: int
-) -> tuple[str, str | None, dict[str, Any]]:
-    """Status, error and summary stats from a crawl's report and what its feeds hold."""
-    stats = report.get("stats", {})
-    finish_reason = report.get("finish_reason")
-    errors = list(stats.get(STAT_ERRORS, []))
-    reasons = {
-        key.removeprefix(pipelines.STAT_REJECTED_BY_REASON): value
-        for key, value in stats.items()
-        if key.startswith(pipelines.STAT_REJECTED_BY_REASON)
-    }
-    summary_stats = {
-        "offers": offers_written,
-        "rejected": rejected_written,
-        "rejected_reasons": reasons,
-        "stock_known": stats.get(pipelines.STAT_STOCK_KNOWN, 0),
-        "stock_unknown": stats.get(pipelines.STAT_STOCK_UNKNOWN, 0),
-        "unknown_gpus": stats.get(pipelines.STAT_UNKNOWN_GPUS, []),
-        "requests": stats.get("downloader/request_count", 0),
-        "retries": stats.get("retry/count", 0),
-        "failures": stats.get(STAT_FAILURES, 0),
-        "errors": errors,
-        "partial": stats.get(STAT_PARTIAL),
-        "finish_reason": finish_reason,
-    }
-    skipped = stats.get(STAT_SKIPPED)
-    if skipped:
-        return "skipped", skipped, summary_stats
-    counted = stats.get(pipelines.STAT_OFFERS, 0)
-    if counted != offers_written:
-        return (
-            "failed",
-            f"the feed holds {offers_written} offers but the crawl yielded {counted}",
-            summary_stats,
-        )
-    stopped = None if finish_reason == "finished" else f"crawl stopped early: {finish_reason}"
-    problems = [*errors, *filter(None, [summary_stats["partial"], stopped])]
-    if offers_written == 0:
-        if problems:
-            return "failed", "; ".join(problems[:3]), summary_stats
-        if rejected_written:
-            listed = ", ".join(f"{reason} ×{count}" for reason, count in sorted(reasons.items()))
-            return "failed", f"all {rejected_written} quotes were rejected ({listed})", summary_stats
-        return "failed", "no offers: the platform returned nothing the spider could read", summary_stats
-    if problems:
-        return "partial", "; ".join(problems[:3]), summary_stats
-    return "ok", None, summary_stats
-
-
-@dataclass(frozen=True)
-class _Paths:
-    out_dir: Path
-    platform: str
-    feed_override: Path | None
-
-    @property
-    def feed(self) -> Path:
-        return (self.feed_override or self.out_dir / f"{self.platform}.jsonl").resolve()
-
-    @property
-    def rejected(self) -> Path:
-        return (self.out_dir / f"{self.platform}.rejected.jsonl").resolve()
-
-    @property
-    def summary(self) -> Path:
-        return self.out_dir / f"{self.platform}.summary.json"
-
-    @property
-    def report(self) -> Path:
-        return (self.out_dir / f"{self.platform}.report.json").resolve()
-
-    @property
-    def log(self) -> Path:
-        return (self.out_dir / f"{self.platform}.log").resolve()
-
-    def feeds(self) -> dict[str, dict[str, Any]]:
-        def jsonl(item_class: str) -> dict[str, Any]:
-            return {"format": "jsonlines", "overwrite": True, "item_classes": [item_class]}
-
-        return {
-            str(self.feed): jsonl("scrapers.items.OfferItem"),
-            str(self.rejected): jsonl("scrapers.rejects.RejectedOffer"),
-        }
-
-    def clear(self) -> None:
-        """Yesterday's files must never pass for today's when this crawl fails."""
-        for path in (self.feed, self.rejected, self.summary, self.report, self.log):
-            path.unlink(missing_ok=True)
-
-
-def _paths_stats(paths: _Paths) -> dict[str, str | None]:
-    return {
-        "rejected_feed": str(paths.rejected) if paths.rejected.exists() else None,
-        "log": str(paths.log) if paths.log.exists() else None,
-    }
+    return _Crawl(record, crawl_settings)
 
 
 def _replay_settings(snapshot: Path) -> dict[str, str]:
@@ -431,14 +298,3 @@ def _record_settings(record_dir: Path) -> dict[str, str]:
         # Transient failures are retried; only the answer that counted is recorded.
         "HTTPCACHE_IGNORE_HTTP_CODES": "408,429,500,502,503,504,522,524",
     }
-
-
-def _read_report(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def _count_lines(path: Path) -> int:
-    return digest_feed(path).lines if path.exists() else 0

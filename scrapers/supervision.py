@@ -1,6 +1,6 @@
 """The parent's side of the crawl child (`scrapers.crawl_child`): start it, follow it, bound it, end it.
 
-`run_child` starts one child for a set of crawls and reports, as they happen, when each started
+`run_child` starts one child for a set of crawls and yields, as they happen, when each started
 and ended. It returns how the child ended: every crawl ended, or it was killed at the deadline,
 or it died. Whether a crawl it left unfinished is to blame is `ChildExit.isolate`: a child whose
 reactor stopped turning (no tick for BLOCKED_AFTER_S), or that died, gives no verdict on any one
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,18 +81,23 @@ class ChildExit:
         return f"crawl process exited with code {self.returncode} without a report: {last or 'no output'}"
 
 
+@dataclass(frozen=True)
+class ChildEvent:
+    """A crawl `started` (its spider opened) or `ended` (then `ended` says how)."""
+
+    platform: str
+    kind: str  # "started" | "ended"
+    ended: Ended | None = None
+
+
 def run_child(
-    jobs: Sequence[ChildJob],
-    out_dir: Path,
-    env: Mapping[str, str],
-    timeout_s: float,
-    on_started: Callable[[str], None],
-    on_ended: Callable[[str, Ended], None],
-) -> ChildExit:
+    jobs: Sequence[ChildJob], out_dir: Path, env: Mapping[str, str], timeout_s: float
+) -> Generator[ChildEvent, None, ChildExit]:
     """Run `jobs` in one crawl child (working folder `out_dir`), killed `timeout_s` after it starts.
 
-    `on_started(platform)` and `on_ended(platform, Ended)` are called from this thread as the
-    child reports; a crawl the child leaves unfinished gets neither end: see the result.
+    Yields each crawl's start and end as the child reports them; a crawl the child leaves
+    unfinished gets no end: the returned `ChildExit` says why. Closing the generator early (an
+    interrupt in the consumer) kills the child.
     """
     plan = json.dumps({"jobs": [job.plan() for job in jobs]}, ensure_ascii=False)
     events_read, events_write = os.pipe()
@@ -111,7 +116,7 @@ def run_child(
     assert child.stderr is not None and child.stdin is not None
     result = ChildExit()
     try:
-        _follow(child, events_read, timeout_s, result, on_started, on_ended)
+        yield from _follow(child, events_read, timeout_s, result)
     finally:
         os.close(events_read)
         if child.poll() is None:
@@ -124,13 +129,8 @@ def run_child(
 
 
 def _follow(
-    child: subprocess.Popen[bytes],
-    events_fd: int,
-    timeout_s: float,
-    result: ChildExit,
-    on_started: Callable[[str], None],
-    on_ended: Callable[[str, Ended], None],
-) -> None:
+    child: subprocess.Popen[bytes], events_fd: int, timeout_s: float, result: ChildExit
+) -> Iterator[ChildEvent]:
     """Read the child's events and stderr until both close or the deadline passes (then kill it)."""
     assert child.stderr is not None
     stderr_fd = child.stderr.fileno()
@@ -168,11 +168,13 @@ def _follow(
                         if kind == "tick":
                             last_tick = time.monotonic()
                         elif kind == "crawling":
-                            on_started(platform)
+                            yield ChildEvent(platform, "started")
                         else:
                             result.ended.add(platform)
                             error = event.get("error")
-                            on_ended(platform, Ended(error and f"crawl ended without a report: {error}"))
+                            yield ChildEvent(
+                                platform, "ended", Ended(error and f"crawl ended without a report: {error}")
+                            )
     result.stderr_tail = b"".join(tail)[-STDERR_TAIL_BYTES:]
 
 

@@ -12,9 +12,10 @@ from crawl_helpers import canonical, crawl_env, expected_items, loopback_setting
 from loopback_server import Fault, serving
 
 from scrapers import registry, runner
+from scrapers.crawl_files import summarize
 from scrapers.platform import Token
 from scrapers.registry import UnknownPlatform
-from scrapers.runner import run_crawl, summarize
+from scrapers.runner import run_crawl
 from scrapers.spiders.vastai import VastaiSpider
 from scrapers.summary import CrawlSummary
 
