@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from scrapers.crawl_files import CrawlFiles, CrawlRecord
+from scrapers.crawl_lock import crawl_folder_lock, this_process
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
@@ -164,18 +165,32 @@ def iter_crawls(
 ) -> Iterator[Progress]:
     """`crawl`, as the steps happen: a Dagster asset yields each platform's result as it ends.
 
-    Raises UnknownPlatform before anything is crawled. Closing it early kills the crawl process.
+    Raises UnknownPlatform before anything is crawled, CrawlFolderBusy when another process keeps
+    `out_dir` for longer than `timeout_s` (`scrapers.crawl_lock`). Closing it early kills the crawl
+    process.
     """
     for job in jobs:
         spider_class(job.platform)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # Another run crawling into this folder would clear these files, and its load read them half-written.
+    with crawl_folder_lock(out_dir, wait_s=timeout_s, holder=this_process()):
+        yield from _crawl_together(jobs, out_dir, offline, timeout_s, env, settings or {})
+
+
+def _crawl_together(
+    jobs: Sequence[CrawlJob],
+    out_dir: Path,
+    offline: bool,
+    timeout_s: float,
+    env: Mapping[str, str] | None,
+    settings: Mapping[str, Any],
+) -> Iterator[Progress]:
     child_env = {**(os.environ if env is None else env), "SCRAPY_SETTINGS_MODULE": SETTINGS_MODULE}
     secrets = token_secrets(child_env)
     for job in jobs:
         yield Progress(job.platform, "waiting")
     together: list[_Crawl] = []
     for job in jobs:
-        prepared = _prepare(job, out_dir, offline, child_env, timeout_s, settings or {}, secrets)
+        prepared = _prepare(job, out_dir, offline, child_env, timeout_s, settings, secrets)
         if isinstance(prepared, CrawlSummary):
             yield Progress(job.platform, "done", prepared)
         else:
