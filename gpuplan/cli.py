@@ -197,9 +197,11 @@ def main(
     ctx.obj = settings
 
 
-class Terminated(KeyboardInterrupt):
+class Terminated(BaseException):
     """SIGTERM, turned into an exception so that every `finally` runs: crawl processes are killed,
-    runs are ended, locks are released (the default action would end this process at once)."""
+    runs are ended, locks are released (the default action would end this process at once).
+    Not an Exception, so no `except Exception` swallows it; not a KeyboardInterrupt, which Typer
+    turns into a silent exit 130."""
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:

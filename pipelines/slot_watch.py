@@ -40,6 +40,11 @@ POLL_S = 1.0
 FREE_AFTER_END_S = 60.0
 IN_PROGRESS = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
 STOP_SIGNAL = signal.SIGUSR1  # raised in the main thread to stop a run (no Dagster handler uses it)
+RESEND_S = 0.05
+FORCE_STOP_AFTER_S = 5.0
+# Where the in-process executor loops while a step waits for its slot (dagster 1.13.27: active.py,
+# execute_plan.py, instance_concurrency_context.py); nothing there is mid-way through storage.
+_WAITING_LOOP = "dagster/_core/execution/plan"
 
 
 class RunBlocked(RuntimeError):
@@ -154,6 +159,8 @@ class SlotWatch:
         self.blocked: str | None = None
         self.signal: int | None = None
         self._done = threading.Event()
+        self._stopped = threading.Event()
+        self._stop_sent: float | None = None
         self._pools = _storage_pools(instance)
         self._active = threading.current_thread() is threading.main_thread()
         self._saved: dict[str, Any] = {}
@@ -193,7 +200,16 @@ class SlotWatch:
             raise KeyboardInterrupt
 
     def _raise_stop(self, signum: int, frame: FrameType | None) -> None:
-        raise RunStopped
+        """Raise RunStopped, but only in Dagster's waiting loop (or after FORCE_STOP_AFTER_S of
+        tries): raised in its storage code, a SQLAlchemy clean-up would swallow it, or it would
+        break the recording of the run's end. The watch resends the signal until it lands."""
+        if self._stop_sent is None:
+            return
+        waiting = frame is not None and Path(frame.f_code.co_filename).parent.match(_WAITING_LOOP)
+        if waiting or time.monotonic() - self._stop_sent > FORCE_STOP_AFTER_S:
+            self._stop_sent = None
+            self._stopped.set()
+            raise RunStopped
 
     def _waiting_since(self) -> dt.datetime | None:
         info = self.instance.event_log_storage.get_concurrency_info(WRITER_POOL)
@@ -208,7 +224,11 @@ class SlotWatch:
         run = self.instance.get_run_by_id(self.run_id)
         if run is not None:
             self.instance.report_engine_event(message, run)
-        signal.pthread_kill(threading.main_thread().ident or 0, STOP_SIGNAL)
+        self._stop_sent = time.monotonic()
+        main = threading.main_thread().ident or 0
+        while not self._stopped.is_set() and not self._done.is_set():
+            signal.pthread_kill(main, STOP_SIGNAL)
+            self._stopped.wait(RESEND_S)
 
     def _watch(self) -> None:
         read = self._pipe[0]

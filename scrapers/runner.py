@@ -294,6 +294,9 @@ def _prepare(
 
 def _replay_settings(snapshot: Path) -> dict[str, str]:
     return {
+        # Politeness protects servers, and a replay sends nothing: no delay between answers.
+        "DOWNLOAD_DELAY": "0",
+        "AUTOTHROTTLE_ENABLED": "False",
         "HTTPCACHE_ENABLED": "True",
         "HTTPCACHE_STORAGE": "scrapers.replay.SnapshotStorage",
         "HTTPCACHE_DIR": str(snapshot.resolve()),
