@@ -20,6 +20,7 @@ from pydantic import Field
 
 from digest.sending import SendOptions
 from gpuplan.settings import Settings
+from scrapers.registry import fixture_dir
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
 from scrapers.summary import CrawlSummary
 from warehouse import connect
@@ -80,11 +81,19 @@ class CrawlerResource(dg.ConfigurableResource):
     timeout_s: float = Field(
         default=DEFAULT_TIMEOUT_S, description="Seconds before a platform's crawl is stopped and failed."
     )
+    snapshot: str = Field(
+        default="",
+        description="Offline, which recorded day to replay: '' the latest (scrapers/fixtures/<slug>/), "
+        "or the name of a folder in it holding another (e.g. 'previous', the day before).",
+    )
 
     def crawl_progress(self, platforms: Sequence[str], out_dir: Path) -> Iterator[Progress]:
         """Crawl `platforms` into `out_dir`, all at once: each platform's progress as it happens,
         its summary when it ends ('failed' for a failure, never raised)."""
-        jobs = [CrawlJob(platform) for platform in platforms]
+        jobs = [
+            CrawlJob(platform, replay_dir=fixture_dir(platform) / self.snapshot if self.snapshot else None)
+            for platform in platforms
+        ]
         return iter_crawls(jobs, out_dir, offline=self.offline, timeout_s=self.timeout_s)
 
     def crawl(self, platforms: Sequence[str], out_dir: Path) -> list[CrawlSummary]:

@@ -15,6 +15,11 @@ shows in the UI beside the schedule's), else on a throwaway one. Around it:
   `gpuplan refresh` run whose process is gone from this machine (marked failed). A live holder
   is waited for up to `wait_s`, then RunBlocked names it. During the run, `pipelines.slot_watch`
   bounds a wait for the slot the same way, and lets Ctrl-C and SIGTERM stop it.
+- **A first offline run shows changes.** The bundled snapshots hold two recorded days per
+  platform (`scrapers/fixtures/<slug>/` and its `previous/`). On a warehouse with no earlier
+  day, an offline refresh first runs the day before from `previous/`, then the day: its plans
+  then have a day to differ from. Later runs plan the day alone. Both are offline runs, marked so
+  (`crawl_runs.offline`): demo data never stands for a live crawl.
 - **Progress.** `on_crawl(platform, state, summary)` is called from this thread as each
   platform's crawl goes: "waiting", "crawling", "done" with its `CrawlSummary` (the order of
   `scrapers.runner.OnProgress`; a past day's kept crawl comes as "done", with summary None when
@@ -41,6 +46,7 @@ from gpuplan.settings import Settings
 from pipelines.assets.crawls import GROUP as CRAWLS
 from pipelines.assets.crawls import crawl_key, crawl_listener
 from pipelines.definitions import build_defs, policy_warnings_silenced
+from pipelines.partitions import FIRST_DAY
 from pipelines.resources import WarehouseResource
 from pipelines.slot_watch import (
     PROCESS_TAG,
@@ -50,8 +56,10 @@ from pipelines.slot_watch import (
     process_identity,
     wait_for_writer_slot,
 )
+from scrapers import registry
 from scrapers.crawl_lock import CrawlFolderBusy, crawl_folder_lock
 from scrapers.runner import OnProgress
+from warehouse import connect, plans
 
 if TYPE_CHECKING:
     from dagster._utils.error import SerializableErrorInfo
@@ -81,10 +89,58 @@ def execute_day(
 ) -> DayResult:
     """Run `daily_refresh` for `day` here; `platforms`: crawl only these (the others keep the day's crawl).
 
+    Offline, on a warehouse without any day before `day`, the day before is run first from the
+    snapshots' recorded previous day (`previous_demo_day`), so the first plans already show what
+    changed. Failures of that day's steps are listed too, after its date.
     Raises RunBlocked when another run keeps the day's crawl folder or the writer slot for more
     than `wait_s` seconds; KeyboardInterrupt (after stopping the run) on Ctrl-C or SIGTERM.
     """
-    defs = build_defs(settings, offline=offline)
+    # Dagster's own setting: with it the run is recorded where the UI reads; without, nothing is kept
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    with instance:
+        failures = []
+        earlier = previous_demo_day(settings, day, platforms) if offline else None
+        if earlier is not None:
+            before, demo_platforms = earlier
+            result = _run_day(
+                settings, instance, before, True, demo_platforms, registry.PREVIOUS, None, wait_s
+            )
+            failures += [f"{before}: {failure}" for failure in result.failures]
+        result = _run_day(settings, instance, day, offline, platforms, "", on_crawl, wait_s)
+    return DayResult(result.run_id, failures + result.failures)
+
+
+def previous_demo_day(
+    settings: Settings, day: dt.date, platforms: Sequence[str] | None
+) -> tuple[dt.date, list[str]] | None:
+    """The day before `day` and the platforms with a recorded previous day (`scrapers/fixtures/<slug>/
+    previous/`), when the warehouse has no day before `day` yet: what a first offline run replays."""
+    before = day - dt.timedelta(days=1)
+    recorded = [
+        platform
+        for platform in (platforms if platforms is not None else registry.platforms())
+        if registry.previous_fixture_dir(platform) is not None
+    ]
+    if not recorded or before < dt.date.fromisoformat(FIRST_DAY):
+        return None
+    if settings.warehouse.exists():
+        with connect.reader(settings.warehouse) as con:
+            if plans.recorded_days(con, dt.date.fromisoformat(FIRST_DAY), before):
+                return None
+    return before, recorded
+
+
+def _run_day(
+    settings: Settings,
+    instance: dg.DagsterInstance,
+    day: dt.date,
+    offline: bool,
+    platforms: Sequence[str] | None,
+    snapshot: str,
+    on_crawl: OnProgress | None,
+    wait_s: float,
+) -> DayResult:
+    defs = build_defs(settings, offline=offline, snapshot=snapshot)
     job = defs.resolve_job_def(JOB)
     selection = None
     if platforms is not None:
@@ -94,19 +150,16 @@ def execute_day(
     run_id = str(uuid.uuid4())  # a Dagster run id, known before the run starts
     day_dir = WarehouseResource.from_settings(settings).day_dir(day, offline)
     holder = f"gpuplan refresh (Dagster run {run_id}), pid {os.getpid()}"
-    # Dagster's own setting: with it the run is recorded where the UI reads; without, nothing is kept
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    with instance:
-        try:
-            with crawl_folder_lock(day_dir, wait_s=wait_s, holder=holder):
-                deadline = time.monotonic() + wait_s
-                fail_dead_runs(instance)
-                if not offline:  # the daemon's runs crawl live, into this folder
-                    _wait_for_day_runs(instance, day, deadline)
-                wait_for_writer_slot(instance, deadline)
-                return _execute(job, instance, day, selection, run_id, on_crawl, wait_s)
-        except CrawlFolderBusy as exc:
-            raise RunBlocked(str(exc)) from None
+    try:
+        with crawl_folder_lock(day_dir, wait_s=wait_s, holder=holder):
+            deadline = time.monotonic() + wait_s
+            fail_dead_runs(instance)
+            if not offline:  # the daemon's runs crawl live, into this folder
+                _wait_for_day_runs(instance, day, deadline)
+            wait_for_writer_slot(instance, deadline)
+            return _execute(job, instance, day, selection, run_id, on_crawl, wait_s)
+    except CrawlFolderBusy as exc:
+        raise RunBlocked(str(exc)) from None
 
 
 def _execute(
