@@ -1,4 +1,4 @@
-"""pipelines/runs.py: one day's run in-process, as `gpuplan refresh` runs it,, platform by platform."""
+"""pipelines/runs.py: one day's run in-process, as `gpuplan refresh` runs it, platform by platform."""
 
 from __future__ import annotations
 
