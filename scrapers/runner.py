@@ -41,8 +41,9 @@ OFFLINE_TOKEN = "offline-replay"
 
 # What `run_crawls` tells its caller as it goes, from the calling thread: (platform, state,
 # summary once done). Every platform gets "waiting" first; "crawling" when its spider opened in
-# the crawl process (a platform skipped or failed before it started gets none); "done" with its
-# summary, once, last, as soon as that platform's crawl ended (not when the whole run did).
+# the crawl process (a platform skipped or failed before it started gets none; one rerun alone
+# after another blocked or crashed the shared process gets it again); "done" with its summary,
+# once, last, as soon as that platform's crawl ended (not when the whole run did).
 ProgressState = str  # "waiting" | "crawling" | "done"
 OnProgress = Callable[[str, ProgressState, CrawlSummary | None], None]
 
