@@ -221,17 +221,20 @@ def _progress(
     events: Generator[ChildEvent, None, ChildExit], crawls: Mapping[str, _Crawl]
 ) -> Generator[Progress, None, ChildExit]:
     """The child's events as progress steps, each ended crawl summarized; returns how the child ended."""
-    while True:
-        try:
-            event = next(events)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        record = crawls[event.platform].record
-        if event.ended is None:
-            record.started = utc_now()
-            yield Progress(event.platform, "crawling")
-        else:
-            yield Progress(event.platform, "done", record.judged(event.ended.error))
+    try:
+        while True:
+            try:
+                event = next(events)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            record = crawls[event.platform].record
+            if event.ended is None:
+                record.started = utc_now()
+                yield Progress(event.platform, "crawling")
+            else:
+                yield Progress(event.platform, "done", record.judged(event.ended.error))
+    finally:
+        events.close()  # closed early (an interrupt in the consumer): the child is killed now
 
 
 @dataclass(frozen=True)
