@@ -1,6 +1,12 @@
 """Bench: `gpuplan refresh --offline` end to end: wall time, peak memory, and where the time goes.
 
     /work/venv/bin/python bench/bench_e2e.py [--quick] [--repeat 3] [--history-days 0]
+    /work/venv/bin/python bench/bench_e2e.py --ratio [--repeat 5]
+
+--ratio measures what adding platforms costs (issue 16, target RATIO_TARGET): `gpuplan refresh
+--offline` of every platform against the same refresh with `--platform vastai` alone, as pairs
+interleaved in one run (so both sides see the same machine load), each on a fresh folder and
+without DAGSTER_HOME (the README's command), the median of each side, and the load average.
 
 Each run is the real command in a child process, on a fresh warehouse and crawl folder, with
 one DAGSTER_HOME whose SQLite storage exists before the first run (as in a deployment), so each
@@ -49,6 +55,8 @@ GPUPLAN = Path(sys.executable).with_name("gpuplan")
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"  # no banner, no network
 GROUPS = ("startup", "Dagster", "crawls", "warehouse", "plans", "checks", "digest", "after run")
 STEP_END = ("STEP_SUCCESS", "STEP_FAILURE")
+RATIO_TARGET = 1.5  # refresh of every platform against one platform alone: adding one costs ~nothing
+ONE_PLATFORM = "vastai"  # the platform with the largest live answers
 
 
 @dataclass
@@ -221,10 +229,43 @@ def measured_runs(root: Path, template: Path | None, platforms: list[str], repea
     return runs
 
 
+def _loads(averages: tuple[float, float, float]) -> str:
+    return " ".join(f"{value:.1f}" for value in averages)
+
+
+def platform_ratio(root: Path, template: Path | None, repeat: int) -> int:
+    """Paired refreshes, every platform against ONE_PLATFORM alone; 1 when the ratio misses RATIO_TARGET."""
+    walls: dict[str, list[float]] = {"every platform": [], ONE_PLATFORM: []}
+    before = os.getloadavg()
+    for index in range(repeat):
+        pair = [("every platform", []), (ONE_PLATFORM, [ONE_PLATFORM])]
+        for name, platforms in pair if index % 2 == 0 else reversed(pair):
+            folder = fresh_folder(root, f"ratio-{index}-{len(platforms)}", template)
+            run, _ = refresh(folder, platforms, None)
+            shutil.rmtree(folder, ignore_errors=True)
+            if run.returncode != 0:
+                return 1
+            walls[name].append(run.wall_s)
+            print(f"pair {index + 1}: {name}: {run.wall_s:.2f} s")
+    after = os.getloadavg()
+    every, one = (statistics.median(values) for values in walls.values())
+    ratio = every / one
+    print(f"\n{'refresh --offline':<26} {'median s':>9}   (median of {repeat} interleaved pairs)")
+    print(f"{'every platform':<26} {every:>9.2f}")
+    print(f"{'--platform ' + ONE_PLATFORM:<26} {one:>9.2f}")
+    verdict = "ok" if ratio <= RATIO_TARGET else "MISSED"
+    print(f"ratio {ratio:.2f}x, target <= {RATIO_TARGET}x: {verdict}")
+    print(f"load average {_loads(before)} before, {_loads(after)} after")
+    return 0 if ratio <= RATIO_TARGET else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="refresh runs; medians are reported")
     parser.add_argument("--quick", action="store_true", help="smoke run: one platform (lambda), one run")
+    parser.add_argument(
+        "--ratio", action="store_true", help=f"every platform against --platform {ONE_PLATFORM}, paired"
+    )
     parser.add_argument(
         "--history-days",
         type=int,
@@ -246,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"history: {args.history_days} days, {size_mb:,.0f} MB, {time.perf_counter() - start:.0f} s"
             )
+        if args.ratio:
+            return platform_ratio(root, template, args.repeat)
         runs = measured_runs(root, template, platforms, repeat)
         ephemeral = None
         if not args.quick:

@@ -2,24 +2,170 @@
 
 Commands live one module each in `gpuplan/commands/`; every module there exposes
 `register(app)`, and this file finds them, so adding a command touches no list.
+
+A command's module is imported only when that command runs: Scrapy, Dagster, pandas and
+matplotlib cost a second or more to import, and `gpuplan --help` or `gpuplan sql` need none of
+them. The list `--help` prints is read from the modules' source instead (`declared_commands`:
+the name and help of each `app.command(...)` / `app.add_typer(...)` in `register`), which a test
+keeps equal to what the imported modules register.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Annotated
+from types import FrameType
+from typing import Annotated, Any
 
 import typer
+import typer.core
+import typer.main
 
 from gpuplan import __version__, commands
 from gpuplan.settings import Settings
 
+
+@dataclass(frozen=True)
+class Declared:
+    """A command as its module's source declares it: where it lives and its help text."""
+
+    module: str
+    help: str
+
+
+def _text(node: ast.expr | None) -> str | None:
+    """A help text written as a literal, else None; of an f-string, the sentences before its first field."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        fixed = []
+        for part in node.values:
+            if not isinstance(part, ast.Constant):
+                break
+            fixed.append(str(part.value))
+        head = "".join(fixed)
+        return head[: head.rfind(". ") + 1] or head
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left), _text(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+
+
+def _declared_in(module: str, source: str) -> dict[str, Declared]:
+    tree = ast.parse(source)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    values = {
+        node.targets[0].id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
+    register = functions.get("register")
+    found: dict[str, Declared] = {}
+    for node in ast.walk(register) if register is not None else ():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr == "command" and node.args and isinstance(node.args[0], ast.Constant):
+            help_text = _text(_keyword(node, "help"))
+            found[str(node.args[0].value)] = Declared(module, help_text or "")
+        elif isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Attribute):
+            continue
+        elif node.func.attr == "add_typer" and node.args and isinstance(node.args[0], ast.Name):
+            name, app = _text(_keyword(node, "name")), values.get(node.args[0].id)
+            help_text = _text(_keyword(app, "help")) if isinstance(app, ast.Call) else None
+            if name:
+                found[name] = Declared(module, help_text or "")
+    # `app.command("name")(function)`: the help is the function's docstring
+    for node in ast.walk(register) if register is not None else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and node.args:
+            inner, target = node.func, node.args[0]
+            if isinstance(inner.func, ast.Attribute) and inner.func.attr == "command" and inner.args:
+                name = str(getattr(inner.args[0], "value", ""))
+                function = functions.get(target.id) if isinstance(target, ast.Name) else None
+                if name in found and not found[name].help and function is not None:
+                    found[name] = Declared(module, ast.get_docstring(function) or "")
+    return found
+
+
+@cache
+def declared_commands() -> dict[str, Declared]:
+    """Every command and its help, read from the source of `gpuplan/commands/` (nothing imported)."""
+    found: dict[str, Declared] = {}
+    for info in pkgutil.iter_modules(commands.__path__):
+        path = Path(commands.__path__[0]) / f"{info.name}.py"
+        found |= _declared_in(f"{commands.__name__}.{info.name}", path.read_text(encoding="utf-8"))
+    return found
+
+
+class _LoadedCommands(Mapping[str, Any]):
+    """The commands by name; a command's module is imported when that command is looked up."""
+
+    def __init__(self, group: LazyGroup) -> None:
+        self.group = group
+
+    def __getitem__(self, name: str) -> typer.core.TyperCommand | typer.core.TyperGroup:
+        return self.group.load(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(declared_commands())
+
+    def __len__(self) -> int:
+        return len(declared_commands())
+
+
+class LazyGroup(typer.core.TyperGroup):
+    """Typer's group, with each command imported only when it runs (see the module docstring)."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _LoadedCommands(self)  # type: ignore[assignment]
+        self._listing = False
+        self._loaded: dict[str, Any] = {}
+
+    def load(self, name: str) -> typer.core.TyperCommand | typer.core.TyperGroup:
+        if name not in self._loaded:
+            declared = declared_commands()[name]
+            holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+            holder.callback()(lambda: None)  # a callback makes it a group, even with one command
+            importlib.import_module(declared.module).register(holder)
+            group = typer.main.get_command(holder)
+            assert isinstance(group, typer.core.TyperGroup)
+            self._loaded.update(group.commands)
+        return self._loaded[name]
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return sorted(declared_commands())
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        declared = declared_commands().get(cmd_name)
+        if declared is None:
+            return None
+        if self._listing:  # --help lists names and help: nothing to import
+            return typer.core.TyperCommand(cmd_name, help=declared.help)
+        return self.load(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
 app = typer.Typer(
     name="gpuplan",
+    cls=LazyGroup,
     help="The cheapest way to train a model of size X with method Y, from live GPU rental quotes.",
     no_args_is_help=True,
     add_completion=False,
@@ -51,16 +197,27 @@ def main(
     ctx.obj = settings
 
 
-for _module in pkgutil.iter_modules(commands.__path__):
-    importlib.import_module(f"{commands.__name__}.{_module.name}").register(app)
+class Terminated(BaseException):
+    """SIGTERM, turned into an exception so that every `finally` runs: crawl processes are killed,
+    runs are ended, locks are released (the default action would end this process at once).
+    Not an Exception, so no `except Exception` swallows it; not a KeyboardInterrupt, which Typer
+    turns into a silent exit 130."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
 
 
 def run() -> None:
     """Console entry point: user errors print one line, never a traceback."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app(standalone_mode=True)
     except SystemExit:
         raise
+    except Terminated:
+        typer.echo("terminated", err=True)
+        sys.exit(128 + signal.SIGTERM)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)

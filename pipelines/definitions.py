@@ -41,8 +41,11 @@ def policy_warnings_silenced() -> Iterator[None]:
         yield
 
 
-def build_defs(settings: Settings, offline: bool = False) -> dg.Definitions:
-    """Every asset, check, job and schedule, with resources from `settings`."""
+def build_defs(settings: Settings, offline: bool = False, snapshot: str = "") -> dg.Definitions:
+    """Every asset, check, job and schedule, with resources from `settings`.
+
+    `offline`: replay the bundled snapshots; `snapshot`: which recorded day of them ("" the
+    latest, "previous" the day before, `CrawlerResource.snapshot`)."""
     partitions = daily_partitions(settings.schedule_timezone)
     slugs = platforms()
     with policy_warnings_silenced():
@@ -58,7 +61,7 @@ def build_defs(settings: Settings, offline: bool = False) -> dg.Definitions:
             schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
             resources={
                 "warehouse": WarehouseResource.from_settings(settings),
-                "crawler": CrawlerResource(offline=offline),
+                "crawler": CrawlerResource(offline=offline, snapshot=snapshot),
                 "mailer": MailerResource.from_settings(settings),
             },
         )

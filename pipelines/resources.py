@@ -9,6 +9,7 @@ the environment they inherit (each spider names its own, `scrapers.platform.Toke
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import date
 from pathlib import Path
@@ -19,7 +20,8 @@ from pydantic import Field
 
 from digest.sending import SendOptions
 from gpuplan.settings import Settings
-from scrapers.runner import run_crawls
+from scrapers.registry import fixture_dir
+from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
 from scrapers.summary import CrawlSummary
 from warehouse import connect
 
@@ -71,15 +73,35 @@ class WarehouseResource(dg.ConfigurableResource):
 
 
 class CrawlerResource(dg.ConfigurableResource):
-    """Runs the platforms' spiders, live or replaying their bundled snapshots."""
+    """Runs the platforms' spiders together in one crawl process, live or replaying their snapshots."""
 
     offline: bool = Field(
         default=False, description="Replay each spider's bundled snapshot instead of the network."
     )
+    timeout_s: float = Field(
+        default=DEFAULT_TIMEOUT_S, description="Seconds before a platform's crawl is stopped and failed."
+    )
+    snapshot: str = Field(
+        default="",
+        description="Offline, which recorded day to replay: '' the latest (scrapers/fixtures/<slug>/), "
+        "or the name of a folder in it holding another (e.g. 'previous', the day before).",
+    )
 
-    def crawl(self, platforms: list[str], out_dir: Path) -> list[CrawlSummary]:
-        """Crawl `platforms` into `out_dir`; a failed platform is a 'failed' summary, never raised."""
-        return run_crawls(platforms, out_dir, offline=self.offline)
+    def crawl_progress(self, platforms: Sequence[str], out_dir: Path) -> Iterator[Progress]:
+        """Crawl `platforms` into `out_dir`, all at once: each platform's progress as it happens,
+        its summary when it ends ('failed' for a failure, never raised)."""
+        jobs = [
+            CrawlJob(platform, replay_dir=fixture_dir(platform) / self.snapshot if self.snapshot else None)
+            for platform in platforms
+        ]
+        return iter_crawls(jobs, out_dir, offline=self.offline, timeout_s=self.timeout_s)
+
+    def crawl(self, platforms: Sequence[str], out_dir: Path) -> list[CrawlSummary]:
+        """Crawl `platforms` into `out_dir`; their summaries, in order."""
+        done = {
+            step.platform: step.summary for step in self.crawl_progress(platforms, out_dir) if step.summary
+        }
+        return [done[platform] for platform in platforms]
 
 
 class MailerResource(dg.ConfigurableResource):

@@ -13,9 +13,12 @@ from scrapy.settings import Settings as ScrapySettings
 from scrapy.spiderloader import SpiderLoader
 
 from scrapers.platform import PlatformSpider, Token
+from scrapers.replay import SNAPSHOT_FILE
 
 SETTINGS_MODULE = "scrapers.settings"
 FIXTURES = Path(__file__).parent / "fixtures"
+# A fixture folder holds the latest recorded day; this folder in it, the day before (same layout).
+PREVIOUS = "previous"
 
 
 class UnknownPlatform(LookupError):
@@ -56,3 +59,9 @@ def token_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
 def fixture_dir(name: str) -> Path:
     """The platform's recorded snapshot and expected items (package data)."""
     return FIXTURES / name
+
+
+def previous_fixture_dir(name: str) -> Path | None:
+    """The platform's recorded day before the latest (`<fixture_dir>/previous/`), when it has one."""
+    folder = fixture_dir(name) / PREVIOUS
+    return folder if (folder / SNAPSHOT_FILE).is_file() else None

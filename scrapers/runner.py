@@ -1,33 +1,35 @@
-"""Run platform crawls in child processes and write their summaries.
+"""Run platform crawls, all of a run in one child process, and write their summaries.
 
-Scrapy's reactor cannot restart inside a process, so every crawl is a fresh
-`python -m scrapy crawl <platform>` child. The child writes the offers feed,
-the rejected-offers feed, a log, and a report of its stats (scrapers.extensions);
-the parent reads them back and writes `<out_dir>/<platform>.summary.json`
-(`scrapers.summary.CrawlSummary`, the one summary type).
+Scrapy's reactor cannot restart inside a process, so crawls run in a child: one
+`python -m scrapers.crawl_child` for every crawl of a run (Scrapy's `AsyncCrawlerProcess`
+runs them concurrently in one reactor, so adding a platform costs a few tenths of a second,
+not another interpreter). Each crawl writes its own offers feed, rejected-offers feed, log and
+stats report (`scrapers.extensions`); the parent reads them back as each crawl ends and writes
+`<out_dir>/<platform>.summary.json` (`scrapers.summary.CrawlSummary`, the one summary type).
 
-A platform failure (HTTP errors, error envelopes, a crash, a timeout) is a
-summary with status "failed" and the reason, never an exception.
+A platform failure (HTTP errors, error envelopes, an exception in its parse code, a timeout, a
+crash) is a summary with status "failed" and the reason, never an exception, and never costs
+another platform its summary: a crawl that raises ends alone; one that blocks the shared
+reactor or kills the process leaves the crawls that had not ended, and each of those is run
+again alone (`scrapers.supervision`), so only the culprit fails.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from scrapers import pipelines
+from scrapers.crawl_files import CrawlFiles, CrawlRecord
+from scrapers.crawl_lock import crawl_folder_lock, this_process
 from scrapers.extensions import REPORT_FILE_SETTING
-from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED
-from scrapers.redaction import redact
 from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
-from scrapers.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
+from scrapers.summary import CrawlSummary, utc_now
+from scrapers.supervision import ChildEvent, ChildExit, ChildJob, run_child
 
 # A healthy crawl takes seconds to a minute (RunPod's fan-out is the longest);
 # ten minutes means it is stuck. The spider is asked to stop at 80 % of this so
@@ -36,11 +38,28 @@ DEFAULT_TIMEOUT_S = 600.0
 GRACEFUL_STOP_SHARE = 0.8
 # Stands in for a required token in offline replay: the snapshot answers, nothing is sent.
 OFFLINE_TOKEN = "offline-replay"
-LAST_LINE_CHARS = 300  # of a crashed child's output, for the summary's error
 
-# What `run_crawls` tells its caller as it goes: (platform, state, summary once done).
+# What `run_crawls` tells its caller as it goes, from the calling thread: (platform, state,
+# summary once done). Every platform gets "waiting" first; "crawling" when its spider opened in
+# the crawl process (a platform skipped or failed before it started gets none; one rerun alone
+# after another blocked or crashed the shared process gets it again); "done" with its summary,
+# once, last, as soon as that platform's crawl ended (not when the whole run did).
 ProgressState = str  # "waiting" | "crawling" | "done"
 OnProgress = Callable[[str, ProgressState, CrawlSummary | None], None]
+
+
+@dataclass(frozen=True)
+class CrawlJob:
+    """One platform's crawl in a run: its own extra Scrapy settings, feed path, snapshot to replay or record.
+
+    `settings` go to this crawl only, after the run's (tests point one platform at a fault server).
+    """
+
+    platform: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    feed: Path | None = None
+    replay_dir: Path | None = None
+    record_dir: Path | None = None
 
 
 def run_crawls(
@@ -55,37 +74,26 @@ def run_crawls(
     settings: Mapping[str, Any] | None = None,
     on_progress: OnProgress | None = None,
 ) -> list[CrawlSummary]:
-    """Crawl each of `names` into `out_dir`; one summary per platform, in order.
+    """Crawl each of `names` into `out_dir`, all at once in one process; one summary per platform, in order.
 
     A platform's failure is its summary's status, never an exception, and never stops the
     others. `replay_dir` and `record_dir` take one platform (a recording is one snapshot).
+    `timeout_s` bounds each crawl (they run side by side, so the run too, but for a crawl rerun
+    alone after another blocked or crashed the shared process).
     Raises UnknownPlatform (before crawling anything) for a name no spider has.
     """
-    for name in names:
-        spider_class(name)
     if len(names) > 1 and (replay_dir is not None or record_dir is not None):
         raise ValueError("replaying or recording a snapshot takes one platform")
-    if on_progress is not None:
-        for name in names:
-            on_progress(name, "waiting", None)
-    summaries = []
-    for name in names:
-        if on_progress is not None:
-            on_progress(name, "crawling", None)
-        summary = run_crawl(
-            name,
-            out_dir,
-            offline=offline,
-            replay_dir=replay_dir,
-            record_dir=record_dir,
-            timeout_s=timeout_s,
-            env=env,
-            settings=settings,
-        )
-        summaries.append(summary)
-        if on_progress is not None:
-            on_progress(name, "done", summary)
-    return summaries
+    jobs = [CrawlJob(name, replay_dir=replay_dir, record_dir=record_dir) for name in names]
+    return crawl(
+        jobs,
+        out_dir,
+        offline=offline,
+        timeout_s=timeout_s,
+        env=env,
+        settings=settings,
+        on_progress=on_progress,
+    )
 
 
 def run_crawl(
@@ -110,201 +118,189 @@ def run_crawl(
     `record_dir`: also record every response there as a new snapshot.
     Raises UnknownPlatform for a name no spider has; never for a platform failure.
     """
-    spider = spider_class(platform)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = _Paths(out_dir, platform, feed)
-    paths.clear()
-    started = utc_now()
+    job = CrawlJob(platform, settings or {}, feed, replay_dir, record_dir)
+    (summary,) = crawl([job], out_dir, offline=offline, timeout_s=timeout_s, env=env)
+    return summary
+
+
+class Progress(NamedTuple):
+    """One step of a run's crawls: `platform` is now `state` ("waiting" | "crawling" | "done"),
+    with its summary when done (see OnProgress for the order)."""
+
+    platform: str
+    state: ProgressState
+    summary: CrawlSummary | None = None
+
+
+def crawl(
+    jobs: Sequence[CrawlJob],
+    out_dir: Path,
+    *,
+    offline: bool = False,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    on_progress: OnProgress | None = None,
+) -> list[CrawlSummary]:
+    """Run `jobs` side by side in one crawl process into `out_dir`; their summaries, in order.
+
+    `settings` go to every crawl; a job's own settings go after them. The rules of `run_crawls`.
+    """
+    summaries = {}
+    for step in iter_crawls(jobs, out_dir, offline=offline, timeout_s=timeout_s, env=env, settings=settings):
+        if on_progress is not None:
+            on_progress(*step)
+        if step.summary is not None:
+            summaries[step.platform] = step.summary
+    return [summaries[job.platform] for job in jobs]
+
+
+def iter_crawls(
+    jobs: Sequence[CrawlJob],
+    out_dir: Path,
+    *,
+    offline: bool = False,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> Iterator[Progress]:
+    """`crawl`, as the steps happen: a Dagster asset yields each platform's result as it ends.
+
+    Raises UnknownPlatform before anything is crawled, CrawlFolderBusy when another process keeps
+    `out_dir` for longer than `timeout_s` (`scrapers.crawl_lock`). Closing it early kills the crawl
+    process.
+    """
+    for job in jobs:
+        spider_class(job.platform)
+    # Another run crawling into this folder would clear these files, and its load read them half-written.
+    with crawl_folder_lock(out_dir, wait_s=timeout_s, holder=this_process()):
+        yield from _crawl_together(jobs, out_dir, offline, timeout_s, env, settings or {})
+
+
+def _crawl_together(
+    jobs: Sequence[CrawlJob],
+    out_dir: Path,
+    offline: bool,
+    timeout_s: float,
+    env: Mapping[str, str] | None,
+    settings: Mapping[str, Any],
+) -> Iterator[Progress]:
     child_env = {**(os.environ if env is None else env), "SCRAPY_SETTINGS_MODULE": SETTINGS_MODULE}
+    secrets = token_secrets(child_env)
+    for job in jobs:
+        yield Progress(job.platform, "waiting")
+    together: list[_Crawl] = []
+    for job in jobs:
+        prepared = _prepare(job, out_dir, offline, child_env, timeout_s, settings, secrets)
+        if isinstance(prepared, CrawlSummary):
+            yield Progress(job.platform, "done", prepared)
+        else:
+            together.append(prepared)
+    if not together:
+        return
+    by_platform = {item.platform: item for item in together}
+    events = run_child([item.child_job() for item in together], out_dir, child_env, timeout_s)
+    exit_ = yield from _progress(events, by_platform)
+    left = [item for item in together if item.platform not in exit_.ended]
+    for item in left:
+        if len(together) > 1 and exit_.isolate:
+            # Blocked or died with this crawl unfinished: run it alone, so only the culprit fails.
+            item.record.files.clear()
+            alone = yield from _progress(
+                run_child([item.child_job()], out_dir, child_env, timeout_s), by_platform
+            )
+            if item.platform in alone.ended:
+                continue
+            failure = alone.failure(timeout_s)
+        else:
+            failure = exit_.failure(timeout_s)
+        yield Progress(item.platform, "done", item.record.judged(failure))
+
+
+def _progress(
+    events: Generator[ChildEvent, None, ChildExit], crawls: Mapping[str, _Crawl]
+) -> Generator[Progress, None, ChildExit]:
+    """The child's events as progress steps, each ended crawl summarized; returns how the child ended."""
+    try:
+        while True:
+            try:
+                event = next(events)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            record = crawls[event.platform].record
+            if event.ended is None:
+                record.started = utc_now()
+                yield Progress(event.platform, "crawling")
+            else:
+                yield Progress(event.platform, "done", record.judged(event.ended.error))
+    finally:
+        events.close()  # closed early (an interrupt in the consumer): the child is killed now
+
+
+@dataclass(frozen=True)
+class _Crawl:
+    """A crawl ready to start: its Scrapy settings, and the record that writes its summary."""
+
+    record: CrawlRecord
+    settings: dict[str, Any]
+
+    @property
+    def platform(self) -> str:
+        return self.record.platform
+
+    def child_job(self) -> ChildJob:
+        return ChildJob(self.platform, self.settings, self.record.files.log)
+
+
+def _prepare(
+    job: CrawlJob,
+    out_dir: Path,
+    offline: bool,
+    child_env: dict[str, str],
+    timeout_s: float,
+    run_settings: Mapping[str, Any],
+    secrets: tuple[str, ...],
+) -> _Crawl | CrawlSummary:
+    """The crawl's settings (and `child_env` fitted to its spider), or its summary when it cannot start."""
+    spider = spider_class(job.platform)
+    files = CrawlFiles(out_dir, job.platform, job.feed)
+    files.clear()
+    record = CrawlRecord(job.platform, files, offline or job.replay_dir is not None, secrets)
     # The child runs in `out_dir`: a relative file path must mean the caller's folder.
     if spider.file_env and child_env.get(spider.file_env):
         child_env[spider.file_env] = str(Path(child_env[spider.file_env]).expanduser().resolve())
-
-    secrets = token_secrets(child_env)
-    replaying = offline or replay_dir is not None
-
-    def summary(
-        status: str,
-        error: str | None,
-        stats: dict[str, Any] | None = None,
-        feed_digest: FeedDigest | None = None,
-    ) -> CrawlSummary:
-        finished = utc_now()
-        if stats and stats.get("errors"):
-            stats = {**stats, "errors": [redact(e, secrets) for e in stats["errors"]]}
-        if feed_digest is None and paths.feed.exists():
-            feed_digest = digest_feed(paths.feed)
-        result = CrawlSummary(
-            platform=platform,
-            status=status,
-            error=None if error is None else redact(error, secrets),
-            started_at=started,
-            finished_at=finished,
-            items_yielded=feed_digest.lines if feed_digest else 0,
-            offline=replaying,
-            feed=paths.feed if feed_digest else None,
-            feed_sha256=feed_digest.sha256 if feed_digest else None,
-            stats={"duration_s": round((finished - started).total_seconds(), 2), **(stats or {})},
-        )
-        return result.write(paths.summary)
-
     crawl_settings: dict[str, Any] = {}
-    if replaying:
-        snapshot = replay_dir if replay_dir is not None else fixture_dir(platform)
+    if record.replaying:
+        snapshot = job.replay_dir if job.replay_dir is not None else fixture_dir(job.platform)
         if not (snapshot / SNAPSHOT_FILE).exists():
-            return summary(
-                "failed", f"no snapshot of {platform} to replay (looked for {snapshot / SNAPSHOT_FILE})"
-            )
+            missing = f"no snapshot of {job.platform} to replay (looked for {snapshot / SNAPSHOT_FILE})"
+            return record.write("failed", missing)
         crawl_settings.update(_replay_settings(snapshot))
         if spider.token is not None and spider.token.required and not spider.token.value(child_env):
             child_env[spider.token.env] = OFFLINE_TOKEN
     else:
         reason = spider.skip_reason(child_env)
         if reason is not None:
-            return summary("skipped", reason)
-    if record_dir is not None:
-        crawl_settings.update(_record_settings(record_dir))
+            return record.write("skipped", reason)
+    if job.record_dir is not None:
+        crawl_settings.update(_record_settings(job.record_dir))
     crawl_settings.update(
         {
-            "FEEDS": json.dumps(paths.feeds()),
-            REPORT_FILE_SETTING: str(paths.report),
-            "LOG_FILE": str(paths.log),
-            "LOG_FILE_APPEND": "False",
+            "FEEDS": json.dumps(files.feeds()),
+            REPORT_FILE_SETTING: str(files.report),
             "CLOSESPIDER_TIMEOUT": str(round(timeout_s * GRACEFUL_STOP_SHARE, 1)),
         }
     )
-    crawl_settings.update(settings or {})
-    command = [sys.executable, "-m", "scrapy", "crawl", platform]
-    for name, value in crawl_settings.items():
-        command += ["-s", f"{name}={value}"]
-    try:
-        child = subprocess.run(
-            command,
-            env=child_env,
-            cwd=out_dir,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return summary(
-            "failed", f"crawl did not finish within {timeout_s:g} s and was killed", _paths_stats(paths)
-        )
-    report = _read_report(paths.report)
-    paths.report.unlink(missing_ok=True)  # its stats are in the log's stats dump and the summary
-    if report is None:
-        last = _last_line(child.stderr or "") or _last_line(_read_text(paths.log))
-        crashed = f"crawl process exited with code {child.returncode} without a report: {last or 'no output'}"
-        return summary("failed", crashed, _paths_stats(paths))
-    # One read of the feed counts its offers and hashes it (the loader's crawl id).
-    feed_digest = digest_feed(paths.feed) if paths.feed.exists() else FeedDigest(0, "")
-    status, error, stats = summarize(report, feed_digest.lines, _count_lines(paths.rejected))
-    return summary(
-        status, error, {**stats, **_paths_stats(paths)}, feed_digest if feed_digest.sha256 else None
-    )
-
-
-def summarize(
-    report: Mapping[str, Any], offers_written: int, rejected_written: int
-) -> tuple[str, str | None, dict[str, Any]]:
-    """Status, error and summary stats from a child's report and what its feeds hold."""
-    stats = report.get("stats", {})
-    finish_reason = report.get("finish_reason")
-    errors = list(stats.get(STAT_ERRORS, []))
-    reasons = {
-        key.removeprefix(pipelines.STAT_REJECTED_BY_REASON): value
-        for key, value in stats.items()
-        if key.startswith(pipelines.STAT_REJECTED_BY_REASON)
-    }
-    summary_stats = {
-        "offers": offers_written,
-        "rejected": rejected_written,
-        "rejected_reasons": reasons,
-        "stock_known": stats.get(pipelines.STAT_STOCK_KNOWN, 0),
-        "stock_unknown": stats.get(pipelines.STAT_STOCK_UNKNOWN, 0),
-        "unknown_gpus": stats.get(pipelines.STAT_UNKNOWN_GPUS, []),
-        "requests": stats.get("downloader/request_count", 0),
-        "retries": stats.get("retry/count", 0),
-        "failures": stats.get(STAT_FAILURES, 0),
-        "errors": errors,
-        "partial": stats.get(STAT_PARTIAL),
-        "finish_reason": finish_reason,
-    }
-    skipped = stats.get(STAT_SKIPPED)
-    if skipped:
-        return "skipped", skipped, summary_stats
-    counted = stats.get(pipelines.STAT_OFFERS, 0)
-    if counted != offers_written:
-        return (
-            "failed",
-            f"the feed holds {offers_written} offers but the crawl yielded {counted}",
-            summary_stats,
-        )
-    stopped = None if finish_reason == "finished" else f"crawl stopped early: {finish_reason}"
-    problems = [*errors, *filter(None, [summary_stats["partial"], stopped])]
-    if offers_written == 0:
-        if problems:
-            return "failed", "; ".join(problems[:3]), summary_stats
-        if rejected_written:
-            listed = ", ".join(f"{reason} ×{count}" for reason, count in sorted(reasons.items()))
-            return "failed", f"all {rejected_written} quotes were rejected ({listed})", summary_stats
-        return "failed", "no offers: the platform returned nothing the spider could read", summary_stats
-    if problems:
-        return "partial", "; ".join(problems[:3]), summary_stats
-    return "ok", None, summary_stats
-
-
-@dataclass(frozen=True)
-class _Paths:
-    out_dir: Path
-    platform: str
-    feed_override: Path | None
-
-    @property
-    def feed(self) -> Path:
-        return (self.feed_override or self.out_dir / f"{self.platform}.jsonl").resolve()
-
-    @property
-    def rejected(self) -> Path:
-        return (self.out_dir / f"{self.platform}.rejected.jsonl").resolve()
-
-    @property
-    def summary(self) -> Path:
-        return self.out_dir / f"{self.platform}.summary.json"
-
-    @property
-    def report(self) -> Path:
-        return (self.out_dir / f"{self.platform}.report.json").resolve()
-
-    @property
-    def log(self) -> Path:
-        return (self.out_dir / f"{self.platform}.log").resolve()
-
-    def feeds(self) -> dict[str, dict[str, Any]]:
-        def jsonl(item_class: str) -> dict[str, Any]:
-            return {"format": "jsonlines", "overwrite": True, "item_classes": [item_class]}
-
-        return {
-            str(self.feed): jsonl("scrapers.items.OfferItem"),
-            str(self.rejected): jsonl("scrapers.rejects.RejectedOffer"),
-        }
-
-    def clear(self) -> None:
-        """Yesterday's files must never pass for today's when this crawl fails."""
-        for path in (self.feed, self.rejected, self.summary, self.report, self.log):
-            path.unlink(missing_ok=True)
-
-
-def _paths_stats(paths: _Paths) -> dict[str, str | None]:
-    return {
-        "rejected_feed": str(paths.rejected) if paths.rejected.exists() else None,
-        "log": str(paths.log) if paths.log.exists() else None,
-    }
+    crawl_settings.update(run_settings)
+    crawl_settings.update(job.settings)
+    return _Crawl(record, crawl_settings)
 
 
 def _replay_settings(snapshot: Path) -> dict[str, str]:
     return {
+        # Politeness protects servers, and a replay sends nothing: no delay between answers.
+        "DOWNLOAD_DELAY": "0",
+        "AUTOTHROTTLE_ENABLED": "False",
         "HTTPCACHE_ENABLED": "True",
         "HTTPCACHE_STORAGE": "scrapers.replay.SnapshotStorage",
         "HTTPCACHE_DIR": str(snapshot.resolve()),
@@ -324,27 +320,3 @@ def _record_settings(record_dir: Path) -> dict[str, str]:
         # Transient failures are retried; only the answer that counted is recorded.
         "HTTPCACHE_IGNORE_HTTP_CODES": "408,429,500,502,503,504,522,524",
     }
-
-
-def _last_line(text: str) -> str:
-    """The last non-empty line (a traceback's last line names the exception), shortened."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][-LAST_LINE_CHARS:] if lines else ""
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
-
-
-def _read_report(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def _count_lines(path: Path) -> int:
-    return digest_feed(path).lines if path.exists() else 0

@@ -27,13 +27,16 @@ import urllib.request
 import zipfile
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import currency_converter
 import duckdb
-import pandas as pd
 
 from scrapers.items import CURRENCIES
 from warehouse import queries
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ECB_HISTORY_URL: str = currency_converter.ECB_URL
 _BUNDLED_HISTORY = Path(currency_converter.CURRENCY_FILE)
@@ -49,6 +52,8 @@ def _history_frame(zip_bytes: bytes) -> pd.DataFrame:
     The CSV has one row per business day, one column per currency, "N/A" where the ECB
     published no rate, and a trailing comma on every line.
     """
+    import pandas as pd  # here: every command opens the warehouse, few read a rate history
+
     quoted = [currency for currency in CURRENCIES if currency != "EUR"]
     wide = pd.read_csv(
         io.BytesIO(zip_bytes),

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
+
+if TYPE_CHECKING:  # DuckDB imports pandas when a frame is asked for; a plain query needs none
+    import pandas as pd
 
 
 @cache

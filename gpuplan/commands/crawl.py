@@ -1,5 +1,9 @@
 """`gpuplan crawl`: run platform spiders (live, or replaying their snapshots) and show what they got.
 
+The crawls run in one child process (`scrapers.runner`); SIGTERM and Ctrl-C end it with this
+command (the CLI turns SIGTERM into an exception, and the runner kills its child on the way out),
+and it ends by itself if this process is killed outright.
+
 Exit status: 0 when at least one crawled platform produced offers (status ok or
 partial), 1 when none did (every platform failed or was skipped). One broken
 platform must not fail a daily run; all of them broken must.
@@ -14,12 +18,12 @@ from zoneinfo import ZoneInfo
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gpuplan.settings import Settings
 from scrapers.registry import UnknownPlatform, platforms
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlSummary, run_crawl
+from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
 
 EXIT_NO_OFFERS = 1
 STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "skipped": "dim"}
@@ -39,7 +43,7 @@ def crawl_command(
         str | None, typer.Argument(help="Platform slug (a spider name), e.g. vastai. Omit with --all.")
     ] = None,
     all_platforms: Annotated[
-        bool, typer.Option("--all", help="Crawl every platform, one after another.")
+        bool, typer.Option("--all", help="Crawl every platform, all at once in one crawl process.")
     ] = False,
     offline: Annotated[
         bool, typer.Option("--offline", help="Replay each spider's bundled snapshot; no network.")
@@ -74,7 +78,6 @@ def crawl_command(
     names = platforms() if all_platforms or platform is None else [platform]
     folder = output.parent if output is not None else out_dir or _default_dir(settings, offline)
     console = Console()
-    summaries: list[CrawlSummary] = []
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -82,18 +85,23 @@ def crawl_command(
         console=console,
         transient=True,
     ) as progress:
-        for name in names:
-            task = progress.add_task(f"crawling {name}{' (offline)' if offline else ''}")
-            try:
-                summary = run_crawl(
-                    name, folder, offline=offline, timeout_s=timeout_s, feed=output, record_dir=record
-                )
-            except UnknownPlatform as exc:
-                raise typer.BadParameter(str(exc), param_hint="PLATFORM") from None
-            progress.remove_task(task)
-            style = STATUS_STYLE[summary.status]
-            console.print(f"{name}: [{style}]{summary.status}[/] ({summary.items_yielded} offers)")
-            summaries.append(summary)
+        tasks: dict[str, TaskID] = {}
+
+        def show(name: str, state: str, summary: CrawlSummary | None) -> None:
+            if state == "crawling" and name not in tasks:
+                tasks[name] = progress.add_task(f"crawling {name}{' (offline)' if offline else ''}")
+            elif summary is not None:
+                if name in tasks:
+                    progress.remove_task(tasks.pop(name))
+                style = STATUS_STYLE[summary.status]
+                console.print(f"{name}: [{style}]{summary.status}[/] ({summary.items_yielded} offers)")
+
+        # Every platform at once, in one crawl process; each line as that platform ends.
+        jobs = [CrawlJob(name, feed=output, record_dir=record) for name in names]
+        try:
+            summaries = crawl(jobs, folder, offline=offline, timeout_s=timeout_s, on_progress=show)
+        except UnknownPlatform as exc:
+            raise typer.BadParameter(str(exc), param_hint="PLATFORM") from None
     console.print(summary_table(summaries))
     for summary in summaries:
         if summary.error:

@@ -1,15 +1,16 @@
 """`gpuplan refresh`: run the whole Dagster graph for one day, headless, then print the plans.
 
-The same job the schedule runs (`daily_refresh`), executed in this process: on the instance in
-$DAGSTER_HOME when set (the run then shows in the UI), else on a throwaway one. Dagster and
-Scrapy are imported only when this command runs, so the other commands start fast.
+The same job the schedule runs (`daily_refresh`), executed in this process by
+`pipelines.runs.execute_day` (on the instance in $DAGSTER_HOME when set, so the run shows in the
+UI; else on a throwaway one). Dagster and Scrapy are imported only when this command runs, so
+the other commands start fast. Another run holding the day's crawls or the writer slot for
+longer than `--wait` is one line naming it (`RunBlocked`, printed by the CLI's error handler).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 from zoneinfo import ZoneInfo
 
 import typer
@@ -19,8 +20,8 @@ from gpuplan.commands.plans import excluded_note, plans_table
 from gpuplan.settings import Settings
 from warehouse import connect, plans
 
-if TYPE_CHECKING:
-    from dagster._utils.error import SerializableErrorInfo
+# Long enough for another run's crawls (one crawl's timeout) and its writing steps to finish.
+WAIT_S = 600.0
 
 
 def register(app: typer.Typer) -> None:
@@ -51,8 +52,18 @@ def refresh_command(
             "--platform", "-p", help="Crawl only this platform (repeatable); the others keep today's crawl."
         ),
     ] = None,
+    wait_s: Annotated[
+        float,
+        typer.Option(
+            "--wait",
+            min=0.0,
+            help="Seconds to wait for another run holding the day's crawls or the warehouse writer, "
+            "then stop saying which run it is.",
+        ),
+    ] = WAIT_S,
 ) -> None:
     from pipelines.partitions import FIRST_DAY
+    from pipelines.runs import execute_day
     from scrapers.registry import platforms
 
     settings: Settings = ctx.obj
@@ -71,7 +82,9 @@ def refresh_command(
             param_hint="--date",
         )
     console = Console()
-    failures = _run(settings, plan_day, offline, only or [])
+    failures = execute_day(
+        settings, plan_day, offline=offline, platforms=only or None, wait_s=wait_s
+    ).failures
     if settings.warehouse.exists():  # a run that failed before the first write published nothing
         _print_day(console, settings, plan_day)
     for failure in failures:
@@ -97,47 +110,3 @@ def _print_day(console: Console, settings: Settings, day: dt.date) -> None:
         if len(excluded):
             console.print(excluded_note(excluded), highlight=False)
         console.print(f"{len(changes)} change(s) since the previous day with plans; see `gpuplan plans`.")
-
-
-def _run(settings: Settings, day: dt.date, offline: bool, only: list[str]) -> list[str]:
-    """Execute `daily_refresh` for `day`; returns "step: error" for each failed step."""
-    import dagster as dg
-
-    from pipelines.assets.crawls import GROUP as CRAWLS
-    from pipelines.assets.crawls import crawl_key
-    from pipelines.definitions import build_defs, policy_warnings_silenced
-
-    defs = build_defs(settings, offline=offline)
-    job = defs.resolve_job_def("daily_refresh")
-    selection = None
-    if only:
-        graph = defs.resolve_asset_graph()
-        selected = (dg.AssetSelection.all() - dg.AssetSelection.groups(CRAWLS)) | dg.AssetSelection.assets(
-            *(crawl_key(platform) for platform in only)
-        )
-        selection = list(selected.resolve(graph))
-    # Dagster's own setting: with it the run is recorded where the UI reads; without, nothing is kept
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    with instance, policy_warnings_silenced():
-        result = job.execute_in_process(
-            instance=instance,
-            partition_key=day.isoformat(),
-            asset_selection=selection,
-            raise_on_error=False,
-            # the CLI prints its own summary; Dagster's event log stays in the instance
-            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
-        )
-    return [
-        f"{event.step_key}: {_root_cause(event.step_failure_data.error)}"
-        for event in result.all_events
-        if event.is_step_failure
-    ]
-
-
-def _root_cause(error: SerializableErrorInfo | None) -> str:
-    """The innermost error's message: Dagster wraps the asset's exception in its own."""
-    if error is None:
-        return "failed"
-    while error.cause is not None:
-        error = error.cause
-    return error.message.strip()

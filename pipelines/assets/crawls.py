@@ -1,14 +1,25 @@
-"""One crawl asset per platform; Scrapy's spider loader is the list (`scrapers.registry.platforms()`).
+"""The crawls: one asset per platform (`crawls/<platform>`), all made by one step that crawls them together.
 
-A crawl runs in a child process and writes `<crawl_dir>/<day>/<platform>.jsonl` and its summary
-(offline runs: under `<crawl_dir>/offline/<day>/`, so demo data never lands beside live crawls).
-A platform that fails is recorded, never raised: the step succeeds with status 'failed' and the
-error in its metadata and in the run's log, so the other platforms still load and plan, and the
-crawl's `volume` check turns red. Live crawls observe the present only: a past day keeps the
-crawl it had (re-running a past day recomputes its plans from the crawls of that day).
+Scrapy's spider loader is the list (`scrapers.registry.platforms()`). The step (`crawls`, a
+multi-asset that can run any subset) starts one crawl process for every platform selected
+(`scrapers.runner`: the crawls run side by side in one reactor), and materializes each
+platform's asset as soon as that platform's crawl ended, with its own status, error and counts.
+A crawl writes `<crawl_dir>/<day>/<platform>.jsonl` and its summary (offline runs: under
+`<crawl_dir>/offline/<day>/`, so demo data never lands beside live crawls).
+
+A platform that fails is recorded, never raised: its asset materializes with status 'failed' and
+the error in its metadata and in the run's log, so the other platforms still load and plan, and
+its `volume` check turns red. Live crawls observe the present only: a past day keeps the crawl it
+had (re-running a past day recomputes its plans from the crawls of that day).
+
+`crawl_listener` lets the process that runs the job in-process (`pipelines.runs.execute_day`,
+behind `gpuplan refresh`) follow each platform live: (platform, "waiting" | "crawling" | "done",
+summary), the runner's progress, plus a past day's kept crawl as "done" (summary None when that
+day has no crawl of the platform).
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,9 +28,13 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipelines.resources import CrawlerResource, WarehouseResource
+from scrapers.runner import OnProgress
 from scrapers.summary import CrawlSummary, SummaryError
 
 GROUP = "crawls"
+
+# Set by an in-process caller for the duration of a run; unset (None) in Dagster's own runs.
+crawl_listener: ContextVar[OnProgress | None] = ContextVar("crawl_listener", default=None)
 
 
 def crawl_key(platform: str) -> dg.AssetKey:
@@ -53,52 +68,84 @@ def _summary_metadata(summary: CrawlSummary) -> dict[str, Any]:
     return metadata
 
 
-def _crawl_asset(platform: str, partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
-    @dg.asset(
-        key=crawl_key(platform),
-        partitions_def=partitions,
-        group_name=GROUP,
-        kinds={"scrapy"},
-        description=(
-            f"The day's offers from **{platform}**: spider `{platform}` run in a child process (offline: "
-            f"its bundled snapshot replayed), written to `<crawl_dir>/<day>/{platform}.jsonl` with a "
-            "summary. A failed crawl is recorded here (status, error) rather than raised, so the other "
-            "platforms still produce plans; its `volume` check fails."
-        ),
-    )
-    def crawl(
-        context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
-    ) -> dg.MaterializeResult:
-        day = date.fromisoformat(context.partition_key)
-        path = summary_path(warehouse, day, platform, crawler.offline)
-        if not crawler.offline and not is_current(day, partitions.timezone):
-            # Crawling now would file today's prices under a past day: keep that day's crawl.
-            context.log.info(f"{day} is past: keeping its crawl of {platform} instead of crawling now")
-            if not path.is_file():
-                return dg.MaterializeResult(
-                    metadata={"status": "missing", "error": f"no crawl of {platform} for {day}"}
-                )
-            try:
-                kept = CrawlSummary.read(path)
-            except SummaryError as exc:
-                context.log.error(str(exc))
-                return dg.MaterializeResult(metadata={"status": "failed", "error": str(exc)})
-            return dg.MaterializeResult(metadata={**_summary_metadata(kept), "kept": True})
+def _notify(platform: str, state: str, summary: CrawlSummary | None) -> None:
+    listener = crawl_listener.get()
+    if listener is not None:
+        listener(platform, state, summary)
 
-        (summary,) = crawler.crawl([platform], warehouse.day_dir(day, crawler.offline))
-        if summary.status == "failed":
-            context.log.error(f"crawl of {platform} failed: {summary.error}")
-        elif summary.status in ("partial", "skipped"):
-            context.log.warning(f"crawl of {platform} is {summary.status}: {summary.error}")
-        else:
-            context.log.info(f"crawl of {platform}: {summary.items_yielded} offers")
-        return dg.MaterializeResult(metadata=_summary_metadata(summary))
 
-    return crawl
+def _kept(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, day: date, platform: str
+) -> dg.MaterializeResult:
+    """A past day's crawl of `platform`, as it was: crawling now would file today's prices under it."""
+    context.log.info(f"{day} is past: keeping its crawl of {platform} instead of crawling now")
+    path = summary_path(warehouse, day, platform)
+    key = crawl_key(platform)
+    if not path.is_file():
+        _notify(platform, "done", None)
+        return dg.MaterializeResult(
+            asset_key=key, metadata={"status": "missing", "error": f"no crawl of {platform} for {day}"}
+        )
+    try:
+        kept = CrawlSummary.read(path)
+    except SummaryError as exc:
+        context.log.error(str(exc))
+        _notify(platform, "done", None)
+        return dg.MaterializeResult(asset_key=key, metadata={"status": "failed", "error": str(exc)})
+    _notify(platform, "done", kept)
+    return dg.MaterializeResult(asset_key=key, metadata={**_summary_metadata(kept), "kept": True})
+
+
+def _crawled(context: dg.AssetExecutionContext, summary: CrawlSummary) -> dg.MaterializeResult:
+    if summary.status == "failed":
+        context.log.error(f"crawl of {summary.platform} failed: {summary.error}")
+    elif summary.status in ("partial", "skipped"):
+        context.log.warning(f"crawl of {summary.platform} is {summary.status}: {summary.error}")
+    else:
+        context.log.info(f"crawl of {summary.platform}: {summary.items_yielded} offers")
+    return dg.MaterializeResult(asset_key=crawl_key(summary.platform), metadata=_summary_metadata(summary))
 
 
 def build_crawl_assets(
     platforms: Sequence[str], partitions: dg.DailyPartitionsDefinition
 ) -> list[dg.AssetsDefinition]:
-    """One crawl asset per platform slug."""
-    return [_crawl_asset(platform, partitions) for platform in platforms]
+    """The crawl asset of every platform slug, all made by one step (`crawls`)."""
+    specs = [
+        dg.AssetSpec(
+            crawl_key(platform),
+            group_name=GROUP,
+            kinds={"scrapy"},
+            skippable=True,
+            description=(
+                f"The day's offers from **{platform}**: spider `{platform}`, run with the day's other "
+                "crawls in one crawl process (offline: its bundled snapshot replayed), written to "
+                f"`<crawl_dir>/<day>/{platform}.jsonl` with a summary. A failed crawl is recorded here "
+                "(status, error) rather than raised, so the other platforms still produce plans; its "
+                "`volume` check fails."
+            ),
+        )
+        for platform in platforms
+    ]
+
+    @dg.multi_asset(
+        name=GROUP,
+        specs=specs,
+        partitions_def=partitions,
+        can_subset=True,
+        description="Crawls every selected platform at once, in one crawl process.",
+    )
+    def crawls(
+        context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
+    ) -> Iterator[dg.MaterializeResult]:
+        day = date.fromisoformat(context.partition_key)
+        selected = [platform for platform in platforms if crawl_key(platform) in context.selected_asset_keys]
+        if not crawler.offline and not is_current(day, partitions.timezone):
+            for platform in selected:
+                yield _kept(context, warehouse, day, platform)
+            return
+        for step in crawler.crawl_progress(selected, warehouse.day_dir(day, crawler.offline)):
+            _notify(*step)
+            if step.summary is not None:
+                yield _crawled(context, step.summary)
+
+    return [crawls]

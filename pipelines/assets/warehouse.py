@@ -1,5 +1,7 @@
 """Warehouse assets: FX rates, the GPU catalog, and the day's offers loaded from the crawl folder."""
 
+import contextlib
+import os
 from collections.abc import Sequence
 from datetime import date
 
@@ -11,6 +13,7 @@ from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WRITER_POOL, CrawlerResource, WarehouseResource
+from scrapers.crawl_lock import crawl_folder_lock
 from scrapers.summary import SummaryError
 from warehouse import fx, gpus, history, plans
 from warehouse.loading import load_crawl
@@ -25,17 +28,28 @@ def _record_day(
     day: date,
     timezone: str,
     offline: bool,
+    wait_s: float,
 ) -> None:
     """Load the day's crawl folder and record its crawls; a past day without one takes imported history."""
-    summaries = sorted(warehouse.day_dir(day, offline).glob("*.summary.json"))
+    folder = warehouse.day_dir(day, offline)
+    # Another run crawling into the folder now would hand this load half-written feeds.
+    held = (
+        crawl_folder_lock(
+            folder, wait_s=wait_s, holder=f"Dagster run {context.run.run_id}, pid {os.getpid()}"
+        )
+        if folder.is_dir()
+        else contextlib.nullcontext()
+    )
     loaded: list[dict[str, object]] = []
-    for path in summaries:
-        try:
-            result = load_crawl(con, path)
-        except SummaryError as exc:
-            context.log.error(str(exc))
-            continue
-        loaded.append({"platform": result.platform, "crawl_id": result.crawl_id, "status": result.status})
+    with held:
+        summaries = sorted(folder.glob("*.summary.json"))
+        for path in summaries:
+            try:
+                result = load_crawl(con, path)
+            except SummaryError as exc:
+                context.log.error(str(exc))
+                continue
+            loaded.append({"platform": result.platform, "crawl_id": result.crawl_id, "status": result.status})
     if loaded:
         plans.record_plan_crawls(con, day, pd.DataFrame(loaded))
     elif not summaries and not is_current(day, timezone):
@@ -122,7 +136,9 @@ def build_warehouse_assets(
         frames = []
         with warehouse.writer() as con:
             for day in days:
-                _record_day(context, con, warehouse, day, partitions.timezone, crawler.offline)
+                _record_day(
+                    context, con, warehouse, day, partitions.timezone, crawler.offline, crawler.timeout_s
+                )
                 frames.append(plans.day_crawls(con, day).assign(day=day))
         crawls = pd.concat(frames, ignore_index=True)
         for row in crawls.itertuples():

@@ -50,6 +50,23 @@ def test_every_writing_asset_is_in_the_writer_pool_and_crawls_are_not(settings):
         assert not pools[crawl_key(platform).to_user_string()], platform
 
 
+def test_every_crawl_is_made_by_one_step_that_can_run_any_subset(settings):
+    defs = build_defs(settings)
+    crawls = defs.resolve_assets_def(crawl_key(platforms()[0]))
+    assert crawls.keys == {crawl_key(platform) for platform in platforms()}
+    assert crawls.can_subset and crawls.op.name == "crawls"
+
+
+def test_the_instance_settings_enable_run_monitoring(tmp_path):
+    """A run killed with SIGKILL keeps its writer slot until run monitoring fails it and frees it."""
+    shutil.copy2(Path(__file__).parents[2] / "dagster.yaml", tmp_path / "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert instance.run_monitoring_enabled
+        assert instance.run_monitoring_max_runtime_seconds > 0
+        assert instance.run_monitoring_settings["free_slots_after_run_end_seconds"] > 0
+        assert instance.event_log_storage.get_pool_config().default_pool_limit == 1
+
+
 def test_schedule_and_partitions_follow_the_settings():
     settings = Settings.from_env(
         {"GPUPLAN_SCHEDULE_CRON": "30 7 * * 1-5", "GPUPLAN_SCHEDULE_TZ": "Europe/Berlin"}

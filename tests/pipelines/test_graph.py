@@ -149,7 +149,8 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
     )
 
     assert result.success  # one platform down is not a failed run
-    crawl = result.asset_materializations_for_node(f"crawls__{broken}")[0].metadata
+    materialized = result.asset_materializations_for_node("crawls")
+    (crawl,) = [m.metadata for m in materialized if m.asset_key == crawl_key(broken)]
     assert crawl["status"].value == "failed" and crawl["error"].value
     evaluations = result.get_asset_check_evaluations()
     assert {e.check_name for e in evaluations} == {

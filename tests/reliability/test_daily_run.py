@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import date
@@ -30,8 +31,7 @@ from reliability.fault_server import serving
 from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapshot, web_platforms
 from reliability.synthetic_crawls import write_crawl
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from scrapers.runner import run_crawl
-from scrapers.summary import CrawlSummary
+from scrapers.runner import CrawlJob, Progress, iter_crawls
 from warehouse import connect, plans
 
 pytestmark = pytest.mark.faults
@@ -42,20 +42,19 @@ READER = Path(__file__).with_name("reader_child.py")
 
 
 class LoopbackCrawler(CrawlerResource):
-    """The pipeline's crawler resource with each platform's requests sent to its fault server."""
+    """The pipeline's crawler resource with each platform's requests sent to its fault server
+    (live crawls, all in one crawl process, as the pipeline runs them)."""
 
     origins: dict[str, str]
 
-    def crawl(self, platforms: list[str], out_dir: Path) -> list[CrawlSummary]:
-        return [
-            run_crawl(
-                platform,
-                out_dir,
-                timeout_s=CRAWL_TIMEOUT_S,
-                settings={ORIGIN_OVERRIDE_SETTING: self.origins[platform], **LOOPBACK_SETTINGS},
+    def crawl_progress(self, platforms: Sequence[str], out_dir: Path) -> Iterator[Progress]:
+        jobs = [
+            CrawlJob(
+                platform, settings={ORIGIN_OVERRIDE_SETTING: self.origins[platform], **LOOPBACK_SETTINGS}
             )
             for platform in platforms
         ]
+        return iter_crawls(jobs, out_dir, timeout_s=CRAWL_TIMEOUT_S)
 
 
 @dataclass(frozen=True)
@@ -157,10 +156,7 @@ def test_daily_run_goes_on_past_failing_platforms(daily_run: DailyRun) -> None:
     down, empty, healthy = (
         _by_fault(daily_run, f) for f in ("server_error_persisting", "empty_list", "clean")
     )
-    crawled = {
-        platform: result.asset_materializations_for_node(f"crawls__{platform}")[0].metadata
-        for platform in daily_run.faults
-    }
+    crawled = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("crawls")}
     assert crawled[down]["status"].value == "failed" and "HTTP 503" in crawled[down]["error"].value
     assert crawled[empty]["status"].value == "failed"
     assert empty_list_error(empty) in crawled[empty]["error"].value

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
 from scrapers.registry import platforms
+from scrapers.runner import CrawlJob
 from scrapers.summary import CrawlSummary
 
 
@@ -79,21 +80,40 @@ def _summary(platform: str, status: str) -> CrawlSummary:
         (["failed", "failed"], 1),
     ],
 )
+def _fake_crawl(statuses: dict[str, str], calls: list[list[str]]) -> Any:
+    """Stands in for `scrapers.runner.crawl`: reports each platform done, in order."""
+
+    def fake(jobs: list[CrawlJob], out_dir: Path, *, on_progress: Any = None, **_: Any) -> list[CrawlSummary]:
+        calls.append([job.platform for job in jobs])
+        summaries = [_summary(job.platform, statuses.get(job.platform, "ok")) for job in jobs]
+        for summary in summaries:
+            on_progress(summary.platform, "crawling", None)
+            on_progress(summary.platform, "done", summary)
+        return summaries
+
+    return fake
+
+
+@pytest.mark.parametrize(
+    ("statuses", "exit_code"),
+    [
+        (["failed", "ok"], 0),
+        (["failed", "partial"], 0),
+        (["failed", "skipped"], 1),
+        (["failed", "failed"], 1),
+    ],
+)
 def test_all_continues_past_failures_and_exits_1_only_when_nothing_was_crawled(
     statuses: list[str], exit_code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = iter(statuses)
-    calls: list[str] = []
-
-    def fake_run_crawl(platform: str, out_dir: Path, **_: Any) -> CrawlSummary:
-        calls.append(platform)
-        return _summary(platform, next(names))
-
+    calls: list[list[str]] = []
     monkeypatch.setattr(crawl_command, "platforms", lambda: ["alpha", "beta"])
-    monkeypatch.setattr(crawl_command, "run_crawl", fake_run_crawl)
+    fake = _fake_crawl(dict(zip(["alpha", "beta"], statuses, strict=True)), calls)
+    monkeypatch.setattr(crawl_command, "crawl", fake)
     result = _invoke("--all", "--offline", "--out-dir", str(tmp_path))
-    assert calls == ["alpha", "beta"]
+    assert calls == [["alpha", "beta"]], "every platform in one crawl run"
     assert result.exit_code == exit_code, result.output
+    assert "alpha: failed (0 offers)" in result.output
     after_table = result.output[result.output.index("crawl summary") :]
     assert "alpha" in after_table and "beta" in after_table
     assert "alpha failed: alpha went failed" in after_table
@@ -102,11 +122,7 @@ def test_all_continues_past_failures_and_exits_1_only_when_nothing_was_crawled(
 def test_all_runs_every_platform_of_the_spider_loader(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    seen: list[str] = []
-    monkeypatch.setattr(
-        crawl_command,
-        "run_crawl",
-        lambda platform, *a, **k: seen.append(platform) or _summary(platform, "ok"),
-    )
+    calls: list[list[str]] = []
+    monkeypatch.setattr(crawl_command, "crawl", _fake_crawl({}, calls))
     assert _invoke("--all", "--out-dir", str(tmp_path)).exit_code == 0
-    assert seen == platforms()
+    assert calls == [platforms()]

@@ -1,0 +1,50 @@
+"""pipelines/runs.py: one day's run in-process, as `gpuplan refresh` runs it, platform by platform."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from gpuplan.settings import Settings
+from pipelines.runs import execute_day
+from scrapers.summary import CrawlSummary
+from warehouse import connect, plans
+
+DAY = dt.date(2026, 11, 30)
+PLATFORMS = ["datacrunch", "quotes"]
+
+
+@pytest.mark.slow
+def test_on_crawl_follows_each_platform_from_waiting_to_its_summary(settings: Settings) -> None:
+    seen: list[tuple[str, str, CrawlSummary | None]] = []
+    result = execute_day(
+        settings,
+        DAY,
+        offline=True,
+        platforms=PLATFORMS,
+        on_crawl=lambda platform, state, summary: seen.append((platform, state, summary)),
+        wait_s=30,
+    )
+    assert result.failures == [] and result.run_id
+    for platform in PLATFORMS:
+        states = [state for name, state, _ in seen if name == platform]
+        assert states == ["waiting", "crawling", "done"], platform
+        (summary,) = [summary for name, state, summary in seen if name == platform and state == "done"]
+        assert summary is not None and summary.status == "ok" and summary.items_yielded > 0
+    assert [state for _, state, _ in seen[: len(PLATFORMS)]] == ["waiting"] * len(PLATFORMS)
+    with connect.reader(settings.warehouse) as con:
+        assert set(plans.day_crawls(con, DAY)["platform"]) == set(PLATFORMS)
+
+
+@pytest.mark.slow
+def test_a_failed_step_is_listed_with_its_cause(settings: Settings) -> None:
+    broken = Settings.from_env(
+        {
+            "GPUPLAN_WAREHOUSE": str(settings.warehouse),
+            "GPUPLAN_CRAWL_DIR": str(settings.crawl_dir),
+            "GPUPLAN_MODELS": "7B,no-such-model",
+        }
+    )
+    result = execute_day(broken, DAY, offline=True, platforms=["quotes"], wait_s=30)
+    assert any(f.startswith("plan_requirements: ") and "no-such-model" in f for f in result.failures)

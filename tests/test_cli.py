@@ -1,0 +1,73 @@
+"""gpuplan/cli.py: a command's module is imported when it runs; `--help` lists every command from source."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+import typer.main
+
+from gpuplan import commands
+from gpuplan.cli import app, declared_commands
+from gpuplan.settings import Settings
+from warehouse import connect
+
+# Each costs from half a second (Scrapy, pandas) to a second and a half (Dagster) to import.
+HEAVY = frozenset({"scrapy", "twisted", "dagster", "pandas", "matplotlib"})
+PROBE = """
+import sys
+sys.argv = ["gpuplan", *sys.argv[1:]]
+from gpuplan.cli import run
+try:
+    run()
+except SystemExit:
+    pass
+print("IMPORTED", *sorted({name.split(".")[0] for name in sys.modules}), file=sys.stderr)
+"""
+
+
+def _imported_by(env: dict[str, str], *args: str) -> set[str]:
+    """The top-level packages a `gpuplan ARGS` process imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("IMPORTED ")]
+    return set(line.split()[1:])
+
+
+@pytest.mark.parametrize("args", [("--help",), ("sql", "select 1"), ("size", "7B"), ("sql", "--help")])
+def test_light_commands_import_no_heavy_library(args: tuple[str, ...], settings: Settings) -> None:
+    with connect.writer(settings.warehouse):
+        pass  # a published warehouse for `gpuplan sql`
+    env = {"PATH": "", "GPUPLAN_WAREHOUSE": str(settings.warehouse), "PYTHONDONTWRITEBYTECODE": "1"}
+    imported = _imported_by(env, *args)
+    assert "typer" in imported, "the probe did not run gpuplan"
+    assert imported & HEAVY == set(), f"gpuplan {' '.join(args)} imported {sorted(imported & HEAVY)}"
+
+
+def test_the_help_listing_is_what_the_modules_register() -> None:
+    registered = typer.Typer()
+    registered.callback()(lambda: None)
+    for module in pkgutil.iter_modules(commands.__path__):
+        importlib.import_module(f"{commands.__name__}.{module.name}").register(registered)
+    imported = typer.main.get_command(registered).commands  # type: ignore[attr-defined]
+    declared = declared_commands()
+    assert sorted(declared) == sorted(imported)
+    for name, command in imported.items():
+        # the whole help, or (an f-string) the sentences before its first field
+        assert declared[name].help.strip(), f"no help found in the source of gpuplan {name}"
+        assert (command.help or "").startswith(declared[name].help), name
+
+
+def test_a_command_runs_through_the_lazy_group() -> None:
+    group = typer.main.get_command(app)
+    assert group.get_command(None, "crawl").params  # type: ignore[attr-defined]
+    assert group.get_command(None, "no-such-command") is None  # type: ignore[attr-defined]
