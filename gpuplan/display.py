@@ -1,0 +1,219 @@
+"""How every command shows things: tables that fit the terminal, and live or plain progress.
+
+Two rules, one home:
+- **Tables fit.** A table prints one row per line within the console's width (`COLUMNS`, else the
+  terminal's, else 80). Columns that do not fit are left out in a stated order, the ones that may
+  shrink are cut with an ellipsis, and a legend below says what the short headers mean and what
+  was left out. `wide=True` shows every column at full width, however long the lines get.
+  Machine formats (`--json`, `--format csv`) never come through here.
+- **Live on a terminal, plain lines otherwise.** On a terminal, progress is a rich live display
+  that redraws in place; in logs, CI and pipes it is a few plain lines that read well afterwards
+  (`is_live`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+T = TypeVar("T")
+
+# Plain progress: one line each time this share of the work is done more (10 lines for a long job).
+PLAIN_PROGRESS_STEP = 0.1
+# Names shrink to this many cells before a droppable column is left out.
+SHRINK_TO = 24
+# A shrunk name keeps this many cells ("H100 SXM…"): less says nothing.
+MIN_SHRUNK_WIDTH = 8
+# A measuring width no table reaches: the natural width of a table is its width on this console.
+_UNBOUNDED = 10_000
+
+Cell = str | Text
+
+
+def console(*, stderr: bool = False) -> Console:
+    """The console a command prints on: rich's width rule (COLUMNS, the terminal, else 80)."""
+    return Console(stderr=stderr)
+
+
+def is_live(out: Console) -> bool:
+    """True when `out` is a terminal that can redraw in place (not a pipe, a log or a dumb terminal)."""
+    return out.is_terminal and not out.is_dumb_terminal
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a fitted table.
+
+    `drop`: 0 = always shown; otherwise the column may be left out at narrow widths, the highest
+    number first. `shrink`: the column may be cut with an ellipsis (names; never numbers) when the
+    kept columns are still too wide. `legend`: what a short header means, printed below the table.
+    """
+
+    header: str
+    justify: Literal["left", "right"] = "left"
+    drop: int = 0
+    shrink: bool = False
+    legend: str | None = None
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A table laid out for one width: the table, the lines below it, and the width to print at."""
+
+    table: Table
+    legend: tuple[str, ...]
+    width: int
+
+
+def fit_table(
+    out: Console,
+    columns: Sequence[Column],
+    rows: Iterable[Sequence[Cell]],
+    *,
+    wide: bool = False,
+    title: str | None = None,
+    caption: str | None = None,
+) -> Fitted:
+    """Lay out `rows` under `columns` so each row is one line within `out.width` (see module doc)."""
+    rows = [[cell if isinstance(cell, Text) else Text(cell) for cell in row] for row in rows]
+    shown = list(range(len(columns)))
+    if not wide:
+        # A name cut to SHRINK_TO cells is still read; past that, columns go before names shrink more.
+        for index in sorted(
+            (i for i, column in enumerate(columns) if column.drop), key=lambda i: -columns[i].drop
+        ):
+            trial = _table(columns, rows, shown, title, caption)
+            for position, shown_index in enumerate(shown):
+                if columns[shown_index].shrink:
+                    trial.columns[position].max_width = SHRINK_TO
+            if _natural_width(out, trial) <= out.width:
+                break
+            shown.remove(index)
+    table = _table(columns, rows, shown, title, caption)
+    natural = _natural_width(out, table)
+    if not wide and natural > out.width:
+        _shrink(columns, rows, shown, table, natural - out.width)
+    legend = [f"{columns[i].header}: {columns[i].legend}" for i in shown if columns[i].legend]
+    hidden = [columns[i].header for i in range(len(columns)) if i not in shown]
+    if hidden:
+        legend.append(f"hidden at this width: {', '.join(hidden)}; --wide shows all")
+    return Fitted(table, tuple(legend), natural if wide else min(natural, out.width))
+
+
+def print_table(
+    out: Console,
+    columns: Sequence[Column],
+    rows: Iterable[Sequence[Cell]],
+    *,
+    wide: bool = False,
+    title: str | None = None,
+    caption: str | None = None,
+) -> None:
+    """`fit_table`, printed: the table, then its legend lines (dim), each one line."""
+    fitted = fit_table(out, columns, rows, wide=wide, title=title, caption=caption)
+    width = out.width
+    out.width = max(width, fitted.width)  # rich never prints wider than its console
+    try:
+        out.print(fitted.table, width=fitted.width)
+        for line in fitted.legend:
+            out.print(Text(line, style="dim"))
+    finally:
+        out.width = width
+
+
+def _table(
+    columns: Sequence[Column],
+    rows: list[list[Text]],
+    shown: list[int],
+    title: str | None,
+    caption: str | None,
+) -> Table:
+    # No vertical rules: two spaces between columns are worth more than lines at 80 columns.
+    table = Table(
+        title=title,
+        caption=caption,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        title_justify="left",
+        caption_justify="left",
+    )
+    for index in shown:
+        column = columns[index]
+        table.add_column(column.header, justify=column.justify, no_wrap=True, overflow="ellipsis")
+    for row in rows:
+        table.add_row(*(row[index] for index in shown))
+    return table
+
+
+def _shrink(
+    columns: Sequence[Column], rows: list[list[Text]], shown: list[int], table: Table, excess: int
+) -> None:
+    """Take `excess` cells of width from the shrinkable columns, the widest first: names give way,
+    numbers never."""
+    widths = {
+        position: max([Text(columns[index].header).cell_len, *(row[index].cell_len for row in rows)])
+        for position, index in enumerate(shown)
+        if columns[index].shrink
+    }
+    while excess > 0 and widths:
+        widest = max(widths, key=lambda position: widths[position])
+        if widths[widest] <= MIN_SHRUNK_WIDTH:
+            break
+        widths[widest] -= 1
+        excess -= 1
+    for position, width in widths.items():
+        table.columns[position].max_width = width
+
+
+def _natural_width(out: Console, table: Table) -> int:
+    return Measurement.get(out, out.options.update_width(_UNBOUNDED), table).maximum
+
+
+def track(
+    items: Iterable[T], total: int, description: str, out: Console, *, unit: str = "done"
+) -> Iterator[T]:
+    """Yield `items`, showing how many of `total` are done: a live bar on a terminal, else a plain
+    line at every tenth (and the last) so a log shows the pace without a line per item."""
+    if is_live(out):
+        with _bar(out) as bar:
+            task = bar.add_task(description, total=total)
+            for item in items:
+                yield item
+                bar.advance(task)
+        return
+    step = max(1, round(total * PLAIN_PROGRESS_STEP))
+    for done, item in enumerate(items, start=1):
+        yield item
+        if done % step == 0 or done == total:
+            out.print(f"{description}: {done}/{total} {unit}", highlight=False)
+
+
+def _bar(out: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=True,
+    )
+
+
+def tracker(
+    out: Console, description: str, *, unit: str = "done"
+) -> Callable[[Iterable[T], int], Iterable[T]]:
+    """`track` as the `progress(items, total)` hook the warehouse's long loops take."""
+
+    def progress(items: Iterable[T], total: int) -> Iterable[T]:
+        return track(items, total, description, out, unit=unit)
+
+    return progress
