@@ -101,8 +101,9 @@ def fit_table(
     natural = _natural_width(out, table)
     if not wide and natural > out.width:
         _shrink(columns, rows, shown, table, natural - out.width)
-    legend = [f"{columns[i].header}: {columns[i].legend}" for i in shown if columns[i].legend]
+    meanings = "; ".join(f"{columns[i].header}: {columns[i].legend}" for i in shown if columns[i].legend)
     hidden = [columns[i].header for i in range(len(columns)) if i not in shown]
+    legend = [meanings] if meanings else []
     if hidden:
         legend.append(f"hidden at this width: {', '.join(hidden)}; --wide shows all")
     return Fitted(table, tuple(legend), natural if wide else min(natural, out.width))

@@ -15,9 +15,8 @@ import time
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import track
 
+from gpuplan import display
 from gpuplan.settings import Settings
 from warehouse import connect, history
 
@@ -46,6 +45,7 @@ def backfill_command(
     if first_day and last_day and first_day > last_day:
         raise typer.BadParameter(f"--from {first_day} is after --to {last_day}", param_hint="--from")
     started = time.perf_counter()
+    out = display.console()
     with connect.writer(settings.warehouse) as con:
         days = history.backfill_plans(
             con,
@@ -54,20 +54,19 @@ def backfill_command(
             settings.price_move_pct,
             first_day,
             last_day,
-            progress=lambda items, total: track(items, total=total, description="backfilling plans"),
+            progress=display.tracker(out, "backfilling plans", unit="days"),
         )
-    console = Console()
     if not days:
-        console.print(f"no day with offers between {first_day or 'the start'} and {last_day or 'the end'}")
+        out.print(f"no day with offers between {first_day or 'the start'} and {last_day or 'the end'}")
         raise typer.Exit(1)
-    console.print(
+    out.print(
         f"{len(days)} day(s) from {days[0].day} to {days[-1].day} in {time.perf_counter() - started:.1f} s: "
         f"{sum(day.plans for day in days)} plan rows ({sum(day.plans_ok for day in days)} that fit), "
         f"{sum(day.changes for day in days)} changes. See `gpuplan plans --date D`."
     )
     excluded = sum(day.offers_excluded for day in days)
     if excluded:
-        console.print(
+        out.print(
             f"{excluded} offer(s) left out of plans as implausibly cheap against the other platforms "
             "(table plan_excluded_offers)."
         )

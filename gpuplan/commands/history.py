@@ -1,18 +1,21 @@
-"""`gpuplan history GPU`: min and median price per GPU-hour of one GPU model over time, table and chart."""
+"""`gpuplan history GPU`: min and median price per GPU-hour of a GPU over time, table and chart.
+
+The GPU is named as people write it; a family name ("H100") answers for each of its cards with prices.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import io
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import pandas as pd
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from gpuplan import display
 from gpuplan.settings import Settings
 from scrapers.history.platforms import platform_slug
 from sizing import gpu_names
@@ -33,7 +36,13 @@ def register(app: typer.Typer) -> None:
 
 def history_command(
     ctx: typer.Context,
-    gpu: Annotated[str, typer.Argument(help='GPU model, e.g. "H100 SXM 80GB" (matched forgivingly).')],
+    gpu: Annotated[
+        str,
+        typer.Argument(
+            help='GPU as people write it: "H100", "A100-80GB", "4090", "H100 SXM 80GB" (`gpuplan gpus` '
+            "lists the names). A family name answers for each of its cards with prices."
+        ),
+    ],
     platform: Annotated[
         str | None,
         typer.Option("--platform", "-p", help="Only this platform (lambda, vastai; vast.ai works too)."),
@@ -49,6 +58,7 @@ def history_command(
     chart: Annotated[
         Path | None, typer.Option("--chart", help="Also draw the min and median lines into this PNG file.")
     ] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the terminal.")] = False,
 ) -> None:
     settings: Settings = ctx.obj
     if pricing not in PRICING_CHOICES:
@@ -59,49 +69,54 @@ def history_command(
     until = dt.datetime.now(dt.UTC).date()
     since = until - dt.timedelta(days=days - 1)
     with connect.reader(settings.warehouse) as con:
-        gpu_model = _resolve_gpu(gpu, history.priced_gpu_models(con)["gpu_model"].tolist())
-        trend = history.price_trend(
-            con,
-            gpu_model,
-            since,
-            until,
-            platform=platform,
-            pricing_type=None if pricing == "any" else pricing,
-            gpu_count=gpus_per_offer,
-        )
-    scope = _scope(gpu_model, platform, pricing, gpus_per_offer)
-    if trend.empty:
+        models = _gpu_models(gpu, history.priced_gpu_models(con)["gpu_model"].tolist())
+        trends = {
+            model: history.price_trend(
+                con,
+                model,
+                since,
+                until,
+                platform=platform,
+                pricing_type=None if pricing == "any" else pricing,
+                gpu_count=gpus_per_offer,
+            )
+            for model in models
+        }
+    priced = {model: trend for model, trend in trends.items() if not trend.empty}
+    if not priced:
+        scope = _scope(" or ".join(models), platform, pricing, gpus_per_offer)
         typer.echo(f"no {scope} prices between {since} and {until}", err=True)
         raise typer.Exit(1)
-    Console().print(_table(trend, scope))
+    out = display.console()
+    if len(models) > 1:
+        unpriced = [model for model in models if model not in priced]
+        out.print(
+            f"{gpu!r} is {len(models)} cards; one table each"
+            + (f" (no prices for {', '.join(unpriced)})" if unpriced else ""),
+            highlight=False,
+        )
+    for model, trend in priced.items():
+        _print_trend(out, trend, _scope(model, platform, pricing, gpus_per_offer), wide)
     if chart is not None:
-        chart.write_bytes(trend_chart_png(trend, scope))
+        chart.write_bytes(trend_chart_png(priced, _scope("", platform, pricing, gpus_per_offer)))
         typer.echo(f"chart: {chart}")
 
 
-def _resolve_gpu(name: str, known: list[str]) -> str:
-    """The canonical model in `known` that `name` means: exact, then as people write GPU names
-    (`sizing.gpu_names.resolve`: "H100", "A100-80GB", "4090"), the first of its variants priced."""
+def _gpu_models(name: str, known: list[str]) -> list[str]:
+    """The canonical models `name` means: itself when the warehouse knows it by that name, else as
+    people write GPU names (`sizing.gpu_names.resolve`): one card ("A100-80GB", "4090") or each
+    card of a family ("H100": SXM, PCIe and NVL), the one most people mean first."""
     if name in known:
-        return name
+        return [name]
     try:
-        match = gpu_names.resolve(name)
+        return list(gpu_names.family_models(name))
     except gpu_names.UnknownGpu as exc:
         raise typer.BadParameter(str(exc), param_hint="GPU") from None
-    priced = [model for model in match.variants if model in known]
-    if not priced:
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
-        hint = f"; did you mean {', '.join(repr(model) for model in close)}?" if close else ""
-        raise typer.BadParameter(
-            f"no priced offers for GPU {name!r} ({match.gpu_model}){hint}", param_hint="GPU"
-        )
-    if match.note:
-        typer.echo(match.note, err=True)
-    return priced[0]
 
 
 def _scope(gpu_model: str, platform: str | None, pricing: str, gpus_per_offer: int | None) -> str:
-    parts = [gpu_model, pricing.replace("_", "-") if pricing != "any" else "on-demand+spot"]
+    parts = [gpu_model] if gpu_model else []
+    parts.append(pricing.replace("_", "-") if pricing != "any" else "on-demand+spot")
     if gpus_per_offer is not None:
         parts.append(f"{gpus_per_offer}-GPU offers")
     if platform is not None:
@@ -109,21 +124,20 @@ def _scope(gpu_model: str, platform: str | None, pricing: str, gpus_per_offer: i
     return " ".join(parts)
 
 
-def _table(trend: pd.DataFrame, scope: str) -> Table:
-    table = Table(title=f"{scope}: USD per GPU-hour")
-    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
-        ("day", "left"),
-        ("min", "right"),
-        ("median", "right"),
-        ("cheapest", "left"),
-        ("offers", "right"),
-        ("platforms", "right"),
-        ("sources", "left"),
-    )
-    for column, justify in columns:
-        table.add_column(column, justify=justify)
-    for row in trend.itertuples(index=False):
-        table.add_row(
+COLUMNS = (
+    display.Column("day"),
+    display.Column("min", "right"),
+    display.Column("median", "right"),
+    display.Column("cheapest", shrink=True, legend="platform of the min"),
+    display.Column("offers", "right"),
+    display.Column("platforms", "right", drop=1),
+    display.Column("sources", shrink=True, drop=2),
+)
+
+
+def _print_trend(out: Console, trend: pd.DataFrame, scope: str, wide: bool) -> None:
+    rows = [
+        [
             f"{row.day:%Y-%m-%d}",
             f"{row.min_usd_per_gpu_hour:.2f}",
             f"{row.median_usd_per_gpu_hour:.2f}",
@@ -131,12 +145,15 @@ def _table(trend: pd.DataFrame, scope: str) -> Table:
             str(row.offers),
             str(row.platforms),
             str(row.sources),
-        )
-    return table
+        ]
+        for row in trend.itertuples(index=False)
+    ]
+    display.print_table(out, COLUMNS, rows, wide=wide, title=f"{scope}: USD per GPU-hour")
 
 
-def trend_chart_png(trend: pd.DataFrame, scope: str) -> bytes:
-    """Min and median USD per GPU-hour per day as a PNG; days without data are gaps, not zeros."""
+def trend_chart_png(trends: Mapping[str, pd.DataFrame], scope: str) -> bytes:
+    """Min and median USD per GPU-hour per day of each GPU model as a PNG; days without data are
+    gaps, not zeros. One model: its min and median lines; several: both lines of each, labelled."""
     # Imported here: matplotlib takes about a second to import and every `gpuplan` start imports all
     # commands. The Figure API (no pyplot) keeps no global state and renders with Agg.
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
@@ -144,19 +161,34 @@ def trend_chart_png(trend: pd.DataFrame, scope: str) -> bytes:
 
     figure = Figure(figsize=(CHART_WIDTH_IN, CHART_HEIGHT_IN), dpi=CHART_DPI, layout="constrained")
     axes = figure.subplots()
-    daily = trend.set_index(pd.to_datetime(trend["day"])).asfreq("D")  # missing days become NaN: gaps
-    axes.plot(
-        daily.index, daily["min_usd_per_gpu_hour"], marker="o", markersize=2, linewidth=1.4, label="min"
-    )
-    axes.plot(
-        daily.index, daily["median_usd_per_gpu_hour"], marker="o", markersize=2, linewidth=1.0, label="median"
-    )
+    for model, trend in trends.items():
+        daily = trend.set_index(pd.to_datetime(trend["day"])).asfreq("D")  # missing days: NaN, gaps
+        label = "" if len(trends) == 1 else f"{model} "
+        (line,) = axes.plot(
+            daily.index,
+            daily["min_usd_per_gpu_hour"],
+            marker="o",
+            markersize=2,
+            linewidth=1.4,
+            label=f"{label}min",
+        )
+        axes.plot(
+            daily.index,
+            daily["median_usd_per_gpu_hour"],
+            marker="o",
+            markersize=2,
+            linewidth=1.0,
+            label=f"{label}median",
+            # one colour per model when there are several: min solid, median dashed
+            **({} if len(trends) == 1 else {"color": line.get_color(), "linestyle": "--"}),
+        )
     locator = AutoDateLocator()
     axes.xaxis.set_major_locator(locator)
     axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
     axes.set_ylim(bottom=0)
     axes.set_ylabel("USD per GPU-hour")
-    axes.set_title(scope, fontsize=10)
+    title = next(iter(trends)) if len(trends) == 1 else ", ".join(trends)
+    axes.set_title(f"{title} {scope}", fontsize=10)
     axes.grid(True, linewidth=0.4, alpha=0.5)
     axes.legend(frameon=False)
     buffer = io.BytesIO()

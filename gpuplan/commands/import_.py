@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.progress import BarColumn, DownloadColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from gpuplan import display
 from gpuplan.settings import Settings
 from scrapers.history import formats
 from warehouse import connect
@@ -49,6 +52,7 @@ def import_command(
             "runpod.csv); for a multi-platform file (observations), import only this platform.",
         ),
     ] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the terminal.")] = False,
 ) -> None:
     settings: Settings = ctx.obj
     try:
@@ -56,39 +60,76 @@ def import_command(
     except KeyError as exc:
         raise typer.BadParameter(exc.args[0], param_hint="FORMAT") from None
     observed_on = date.date() if date else None
-    with connect.writer(settings.warehouse) as con:
-        reports = [
-            import_file(con, chosen, path, observed_on=observed_on, platform=platform) for path in files
-        ]
-    console = Console()
-    console.print(_table(reports))
+    out = display.console()
+    with connect.writer(settings.warehouse) as con, _progress(out, files) as advance:
+        reports = []
+        for path in files:
+            reports.append(import_file(con, chosen, path, observed_on=observed_on, platform=platform))
+            advance(path)
+    display.print_table(out, COLUMNS, [_row(report) for report in reports], wide=wide, title="import")
     for report in reports:
         for line in _problems(report):
-            console.print(Text(line, style="red"))
+            out.print(Text(line, style="red"))
     if not all(report.ok for report in reports):  # the rest is loaded; the exit status says not all of it
         raise typer.Exit(1)
 
 
-def _table(reports: list[FileReport]) -> Table:
-    table = Table(title="import")
-    table.add_column("file", overflow="fold")
-    for column in ("runs ok", "failed", "loaded before", "offers", "refused", "not GPU"):
-        table.add_column(column, justify="right")
-    for report in reports:
-        runs = report.runs
-        if runs is None:
-            table.add_row(report.path.name, "-", "-", "-", "-", "-", "-")
-            continue
-        table.add_row(
-            report.path.name,
-            str(int(runs["status"].isin(["ok", "partial"]).sum())),
-            str(len(report.failed_runs)),
-            str(int(runs["already_loaded"].sum())),
-            str(report.offers_loaded),
-            str(report.rows_refused),
-            str(report.rows_not_gpu),
-        )
-    return table
+COLUMNS = (
+    display.Column("file", shrink=True),
+    display.Column("runs", "right", legend="(platform, day) runs with offers"),
+    display.Column("failed", "right"),
+    display.Column("before", "right", drop=2, legend="runs an earlier import loaded"),
+    display.Column("offers", "right"),
+    display.Column("refused", "right", legend="rows"),
+    display.Column("not GPU", "right", drop=1),
+)
+
+
+def _row(report: FileReport) -> list[str]:
+    runs = report.runs
+    if runs is None:
+        return [report.path.name, "-", "-", "-", "-", "-", "-"]
+    return [
+        report.path.name,
+        str(int(runs["status"].isin(["ok", "partial"]).sum())),
+        str(len(report.failed_runs)),
+        str(int(runs["already_loaded"].sum())),
+        str(report.offers_loaded),
+        str(report.rows_refused),
+        str(report.rows_not_gpu),
+    ]
+
+
+@contextmanager
+def _progress(out: Console, files: list[Path]) -> Iterator[Callable[[Path], None]]:
+    """A bar by bytes on a terminal (an observations file is megabytes and seconds to load); in a
+    log, the table that follows says it all. Yields `advance(path)`, called when a file is done."""
+    sizes = {path: path.stat().st_size if path.is_file() else 0 for path in files}
+    if not display.is_live(out):
+        yield lambda path: None
+        return
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("importing {task.fields[name]}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=True,
+    ) as bar:
+        # the file imported after each one, cut so the bar keeps its room at 80 columns
+        names = [_short(path.name) for path in files[1:]] + [""]
+        task = bar.add_task("import", total=sum(sizes.values()), name=_short(files[0].name))
+        done = iter(names)
+
+        def advance(path: Path) -> None:
+            bar.update(task, advance=sizes[path], name=next(done))
+
+        yield advance
+
+
+def _short(name: str, cells: int = 28) -> str:
+    return name if len(name) <= cells else f"{name[: cells - 1]}…"
 
 
 def _problems(report: FileReport) -> list[str]:

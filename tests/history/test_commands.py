@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from typer.testing import CliRunner, Result
 
@@ -10,8 +11,20 @@ from gpuplan.cli import app
 from gpuplan.settings import Settings
 
 
-def _run(settings: Settings, *args: str) -> Result:
-    return CliRunner(env={"COLUMNS": "200"}).invoke(app, ["--warehouse", str(settings.warehouse), *args])
+def _run(settings: Settings, *args: str, columns: int = 200) -> Result:
+    return CliRunner(env={"COLUMNS": str(columns)}).invoke(
+        app, ["--warehouse", str(settings.warehouse), *args]
+    )
+
+
+def _cells(line: str) -> list[str]:
+    """A table row's cells: columns are set apart by two or more spaces (gpuplan.display)."""
+    return re.split(r"\s{2,}", line.strip())
+
+
+def _fits(output: str, width: int = 80) -> None:
+    too_long = [line for line in output.splitlines() if len(line.rstrip()) > width]
+    assert not too_long, too_long
 
 
 def test_import_history_and_backfill(settings: Settings, lambda_catalogs, sample, tmp_path) -> None:
@@ -23,12 +36,23 @@ def test_import_history_and_backfill(settings: Settings, lambda_catalogs, sample
     table = {
         cells[0]: cells[1:]
         for line in imported.output.splitlines()
-        if (cells := [cell.strip() for cell in line.split("│")[1:-1]]) and cells[0].startswith("lambda_vms")
+        if (cells := _cells(line))[0].startswith("lambda_vms")
     }
     # file: runs ok, failed, loaded before, offers, refused, not GPU
     assert table["lambda_vms_2026-04-02.csv"] == ["1", "0", "0", "255", "0", "17"]
     assert table["lambda_vms_2026-05-07.csv"] == ["1", "0", "0", "391", "0", "34"]
     assert table["lambda_vms_2026-05-07_header_only.csv"] == ["0", "1", "0", "0", "0", "0"]
+
+    # at 80 columns: one line per file, none longer than 80, the file name cut and what is hidden said
+    again = _run(settings, "import", "skypilot", *map(str, lambda_catalogs), columns=80)
+    _fits(again.output)
+    rows = [_cells(line) for line in again.output.splitlines() if line.startswith("lambda_vms")]
+    assert [row[1:] for row in rows] == [  # every run loaded before; the same offers stand
+        ["1", "0", "1", "255", "0", "17"],
+        ["1", "0", "1", "255", "0", "17"],
+        ["1", "0", "1", "272", "0", "17"],
+        ["1", "0", "1", "391", "0", "34"],
+    ]
 
     # --days counts back from today: reach the April 2026 catalogs whenever the test runs
     days = max(400, (dt.datetime.now(dt.UTC).date() - dt.date(2026, 4, 2)).days + 1)
@@ -39,13 +63,28 @@ def test_import_history_and_backfill(settings: Settings, lambda_catalogs, sample
     one_gpu = _run(
         settings, "history", "h100 sxm", "--platform", "lambda", "--gpus", "1", "--days", str(days)
     )
-    rows = [line for line in one_gpu.output.splitlines() if line.startswith("│ 2026-")]
-    assert [row.split("│")[1:3] for row in rows] == [
-        [" 2026-04-02 ", " 3.78 "],
-        [" 2026-04-06 ", " 4.29 "],
-        [" 2026-04-20 ", " 4.29 "],
-        [" 2026-05-07 ", " 4.29 "],
+    rows = [_cells(line) for line in one_gpu.output.splitlines() if line.startswith("2026-")]
+    assert [row[:2] for row in rows] == [
+        ["2026-04-02", "3.78"],
+        ["2026-04-06", "4.29"],
+        ["2026-04-20", "4.29"],
+        ["2026-05-07", "4.29"],
     ]
+
+    # a family name answers for each of its cards with prices: Lambda sells H100 SXM and PCIe
+    family = _run(settings, "history", "H100", "--days", str(days), "--chart", str(chart), columns=80)
+    assert family.exit_code == 0, family.output
+    _fits(family.output)
+    assert "'H100' is 3 cards; one table each (no prices for H100 NVL 94GB)" in family.output
+    titles = [line.split(":")[0] for line in family.output.splitlines() if "USD per GPU-hour" in line]
+    assert titles == ["H100 SXM 80GB on-demand", "H100 PCIe 80GB on-demand"]
+    day_rows = [line for line in family.output.splitlines() if line.startswith("2026-")]
+    assert len(day_rows) == 2 * len(lambda_catalogs)  # one line per day and card
+    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    # as SkyPilot writes it: one card, no family note
+    skypilot = _run(settings, "history", "A100-80GB", "--days", str(days))
+    assert skypilot.exit_code in (0, 1), skypilot.output
+    assert "A100 SXM 80GB" in skypilot.output
 
     backfilled = _run(settings, "backfill", "--from", "2026-04-01", "--to", "2026-04-30")
     assert backfilled.exit_code == 0, backfilled.output
