@@ -1,0 +1,103 @@
+"""`gpuplan gpus`: the GPU catalog, the names each card answers to, and its cheapest price now.
+
+The names are `sizing.gpu_names.aliases` (derived from the catalog, each resolving back to the
+card); the price is the cheapest plannable offer of each platform's latest crawl
+(`judged_offers(..., latest := TRUE)`, the one rule for "the day's offers").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any
+
+import pandas as pd
+import typer
+
+from gpuplan import display
+from gpuplan.settings import Settings
+from sizing import gpu_names
+from sizing.catalog import GpuSpec, load_gpus
+from warehouse import connect, queries
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "gpus",
+        help="The GPU catalog: memory, form, the names each card answers to (what --gpu, history and "
+        "the jobs file accept) and today's cheapest plannable price per GPU-hour.",
+    )(gpus_command)
+
+
+def gpus_command(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON records instead of a table.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column and name, at full width.")] = False,
+) -> None:
+    settings: Settings = ctx.obj
+    prices, missing = _prices(settings)
+    records = [_record(gpu, prices.get(gpu.gpu_model)) for gpu in load_gpus()]
+    if as_json:
+        typer.echo(json.dumps(records, ensure_ascii=False, indent=1))
+        return
+    out = display.console()
+    display.print_table(out, COLUMNS, [_row(record) for record in records], wide=wide, title="GPUs")
+    if missing:
+        out.print(missing, highlight=False)
+
+
+COLUMNS = (
+    display.Column("GPU"),
+    display.Column("GB", "right", legend="memory per GPU"),
+    display.Column("form", drop=3),
+    display.Column("names", shrink=True, drop=1, legend="what --gpu and history accept"),
+    display.Column("USD/h", "right", legend="cheapest plannable offer now, per GPU-hour"),
+    display.Column("platform", shrink=True),
+    display.Column("crawled", drop=2, legend="day of its crawl"),
+)
+
+
+def _prices(settings: Settings) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """The cheapest offer per GPU model, and a line saying why there are none when there is no
+    warehouse yet (the catalog is worth listing without prices)."""
+    try:
+        con = connect.reader(settings.warehouse)
+    except connect.NoWarehouseError as exc:
+        return {}, f"no prices: {exc}"
+    with con:
+        frame = queries.frame(con, "gpu_cheapest_offers")
+    return {row["gpu_model"]: row for row in frame.to_dict("records")}, None
+
+
+def _record(gpu: GpuSpec, price: dict[str, Any] | None) -> dict[str, Any]:
+    def known(key: str) -> Any:
+        value = None if price is None else price[key]
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+    day = known("cheapest_run_day")
+    return {
+        "gpu_model": gpu.gpu_model,
+        "family": gpu.family,
+        "form": gpu.form,
+        "memory_gb": gpu.memory_gb,
+        "aliases": list(gpu_names.aliases(gpu.gpu_model)),
+        "min_usd_per_gpu_hour": known("min_usd_per_gpu_hour"),
+        "cheapest_platform": known("cheapest_platform"),
+        "cheapest_run_day": pd.Timestamp(day).date().isoformat() if day is not None else None,
+        "platforms": int(known("platforms") or 0),
+        "offers": int(known("offers") or 0),
+    }
+
+
+def _row(record: dict[str, Any]) -> list[str]:
+    price = record["min_usd_per_gpu_hour"]
+    return [
+        record["gpu_model"],
+        f"{record['memory_gb']:g}",
+        record["form"] or "",
+        # shortest first: at 80 columns the names people type most ("A100", "A100-80GB") show
+        ", ".join(sorted((n for n in record["aliases"] if n != record["gpu_model"]), key=len)),
+        "" if price is None else f"{price:.2f}",
+        record["cheapest_platform"] or "",
+        record["cheapest_run_day"] or "",
+    ]

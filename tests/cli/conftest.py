@@ -1,0 +1,39 @@
+"""Fixtures for the CLI tests: a published warehouse of the platforms' recorded crawls."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from gpuplan.settings import Settings
+from scrapers.registry import fixture_dir, platforms
+from scrapers.summary import CrawlSummary, digest_feed
+from warehouse import connect
+from warehouse.loading import load_crawl
+
+
+@pytest.fixture
+def recorded(settings: Settings) -> Settings:
+    """A published warehouse holding, for every platform, the items its recorded snapshot yields
+    (`scrapers/fixtures/<slug>/expected.jsonl`, checked against the recording by the spider tests),
+    loaded as that platform's offline crawl."""
+    with connect.writer(settings.warehouse) as con:
+        for platform in platforms():
+            feed = fixture_dir(platform) / "expected.jsonl"
+            lines = [line for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
+            observed = dt.datetime.fromisoformat(json.loads(lines[0])["observed_at"])
+            summary = CrawlSummary(
+                platform=platform,
+                status="ok",
+                error=None,
+                started_at=observed,
+                finished_at=observed,
+                items_yielded=len(lines),
+                offline=True,
+                feed=feed,
+                feed_sha256=digest_feed(feed).sha256,
+            )
+            load_crawl(con, summary)
+    return settings
