@@ -83,24 +83,24 @@ def fit_table(
     caption: str | None = None,
 ) -> Fitted:
     """Lay out `rows` under `columns` so each row is one line within `out.width` (see module doc)."""
-    rows = [[cell if isinstance(cell, Text) else Text(cell) for cell in row] for row in rows]
+    texts = [[cell if isinstance(cell, Text) else Text(cell) for cell in row] for row in rows]
     shown = list(range(len(columns)))
     if not wide:
         # A name cut to SHRINK_TO cells is still read; past that, columns go before names shrink more.
         for index in sorted(
             (i for i, column in enumerate(columns) if column.drop), key=lambda i: -columns[i].drop
         ):
-            trial = _table(columns, rows, shown, title, caption)
+            trial = _table(columns, texts, shown, title, caption)
             for position, shown_index in enumerate(shown):
                 if columns[shown_index].shrink:
                     trial.columns[position].max_width = SHRINK_TO
             if _natural_width(out, trial) <= out.width:
                 break
             shown.remove(index)
-    table = _table(columns, rows, shown, title, caption)
+    table = _table(columns, texts, shown, title, caption)
     natural = _natural_width(out, table)
     if not wide and natural > out.width:
-        _shrink(columns, rows, shown, table, natural - out.width)
+        _shrink(columns, texts, shown, table, natural - out.width)
     meanings = "; ".join(f"{columns[i].header}: {columns[i].legend}" for i in shown if columns[i].legend)
     hidden = [columns[i].header for i in range(len(columns)) if i not in shown]
     legend = [meanings] if meanings else []

@@ -66,7 +66,9 @@ def _prices(settings: Settings) -> tuple[dict[str, dict[str, Any]], str | None]:
         return {}, f"no prices: {exc}"
     with con:
         frame = queries.frame(con, "gpu_cheapest_offers")
-    return {row["gpu_model"]: row for row in frame.to_dict("records")}, None
+    return {
+        str(row["gpu_model"]): {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
+    }, None
 
 
 def _record(gpu: GpuSpec, price: dict[str, Any] | None) -> dict[str, Any]:

@@ -172,16 +172,17 @@ def trend_chart_png(trends: Mapping[str, pd.DataFrame], scope: str) -> bytes:
             linewidth=1.4,
             label=f"{label}min",
         )
-        axes.plot(
+        (median,) = axes.plot(
             daily.index,
             daily["median_usd_per_gpu_hour"],
             marker="o",
             markersize=2,
             linewidth=1.0,
             label=f"{label}median",
-            # one colour per model when there are several: min solid, median dashed
-            **({} if len(trends) == 1 else {"color": line.get_color(), "linestyle": "--"}),
         )
+        if len(trends) > 1:  # one colour per model: min solid, median dashed
+            median.set_color(line.get_color())
+            median.set_linestyle("--")
     locator = AutoDateLocator()
     axes.xaxis.set_major_locator(locator)
     axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
