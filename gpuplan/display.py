@@ -13,6 +13,7 @@ Two rules, one home:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -68,6 +69,7 @@ class Column:
 class Fitted:
     """A table laid out for one width: the table, the lines below it, and the width to print at."""
 
+    title: str | None  # printed above the table, whole: never wrapped into the table's width
     table: Table
     legend: tuple[str, ...]
     width: int
@@ -90,14 +92,14 @@ def fit_table(
         for index in sorted(
             (i for i, column in enumerate(columns) if column.drop), key=lambda i: -columns[i].drop
         ):
-            trial = _table(columns, texts, shown, title, caption)
+            trial = _table(columns, texts, shown, caption)
             for position, shown_index in enumerate(shown):
                 if columns[shown_index].shrink:
                     trial.columns[position].max_width = SHRINK_TO
             if _natural_width(out, trial) <= out.width:
                 break
             shown.remove(index)
-    table = _table(columns, texts, shown, title, caption)
+    table = _table(columns, texts, shown, caption)
     natural = _natural_width(out, table)
     if not wide and natural > out.width:
         _shrink(columns, texts, shown, table, natural - out.width)
@@ -106,7 +108,7 @@ def fit_table(
     legend = [meanings] if meanings else []
     if hidden:
         legend.append(f"hidden at this width: {', '.join(hidden)}; --wide shows all")
-    return Fitted(table, tuple(legend), natural if wide else min(natural, out.width))
+    return Fitted(title, table, tuple(legend), natural if wide else min(natural, out.width))
 
 
 def print_table(
@@ -123,6 +125,8 @@ def print_table(
     width = out.width
     out.width = max(width, fitted.width)  # rich never prints wider than its console
     try:
+        if fitted.title:
+            out.print(Text(fitted.title, style="bold"))
         out.print(fitted.table, width=fitted.width)
         for line in fitted.legend:
             out.print(Text(line, style="dim"))
@@ -134,17 +138,14 @@ def _table(
     columns: Sequence[Column],
     rows: list[list[Text]],
     shown: list[int],
-    title: str | None,
     caption: str | None,
 ) -> Table:
     # No vertical rules: two spaces between columns are worth more than lines at 80 columns.
     table = Table(
-        title=title,
         caption=caption,
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
-        title_justify="left",
         caption_justify="left",
     )
     for index in shown:
@@ -191,7 +192,7 @@ def track(
                 yield item
                 bar.advance(task)
         return
-    step = max(1, round(total * PLAIN_PROGRESS_STEP))
+    step = max(1, math.ceil(total * PLAIN_PROGRESS_STEP))
     for done, item in enumerate(items, start=1):
         yield item
         if done % step == 0 or done == total:

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
+from gpuplan import display
 from sizing import article, assumptions, frameworks, gpu_names, planner
 from sizing import setup as setup_vocabulary
 from sizing.catalog import find_gpu
@@ -135,6 +136,20 @@ def _layout_text(tp: int, pp: int) -> str:
     return "-" if tp * pp == 1 else f"{tp}x{pp}"
 
 
+MEMORY_COLUMNS = (display.Column("component"), display.Column("GB", "right"))
+PLAN_COLUMNS = (
+    display.Column("GPU", shrink=True),
+    display.Column("count", "right"),
+    display.Column("ZeRO", "right"),
+    display.Column("TPxPP", "right", drop=2, legend="tensor x pipeline parallel"),
+    display.Column("nodes", "right", drop=1),
+    display.Column("GB/GPU", "right", legend="memory per GPU"),
+    display.Column("usable", "right", drop=3, legend="usable GB"),
+    display.Column("Mtok/d", "right", legend="million tokens per day"),
+    display.Column("MFU", "right"),
+)
+
+
 def _print_tables(
     console: Console,
     sizing: planner.Sizing,
@@ -142,6 +157,7 @@ def _print_tables(
     plans: list[Requirement],
     comparison: article.Comparison | None,
     lines: list[str],
+    wide: bool,
 ) -> None:
     spec = sizing.spec
     console.print(
@@ -149,13 +165,11 @@ def _print_tables(
         f"method [bold]{sizing.method}[/bold], framework [bold]{sizing.setup.framework}[/bold]",
         highlight=False,
     )
-    memory = Table(title="Memory, one unsharded replica (GB = 1e9 bytes)")
-    memory.add_column("component")
-    memory.add_column("GB", justify="right")
-    for name, gb in sizing.replica.as_dict().items():
-        memory.add_row(name, f"{gb:.1f}")
-    memory.add_row("[bold]total[/bold]", f"[bold]{sizing.replica.total:.1f}[/bold]")
-    console.print(memory)
+    memory: list[list[str | Text]] = [[name, f"{gb:.1f}"] for name, gb in sizing.replica.as_dict().items()]
+    memory.append([Text("total", style="bold"), Text(f"{sizing.replica.total:.1f}", style="bold")])
+    display.print_table(
+        console, MEMORY_COLUMNS, memory, wide=wide, title="Memory, one unsharded replica (GB = 1e9 bytes)"
+    )
     console.print("[bold]Assumptions[/bold]")
     for line in lines:
         console.print(f"  - {line}", highlight=False)
@@ -176,33 +190,25 @@ def _print_tables(
                 f"({row.tokens_per_day / 1e6:,.0f}M tokens/day), MFU {row.mfu:.0%}",
                 highlight=False,
             )
-    table = Table(title="Per GPU type: the smallest count that fits")
-    for column in (
-        "GPU",
-        "count",
-        "ZeRO",
-        "TPxPP",
-        "nodes",
-        "GB per GPU",
-        "usable GB",
-        "M tokens/day",
-        "MFU",
-    ):
-        table.add_column(column, justify="left" if column == "GPU" else "right")
+    rows = []
     for row in plans:
         fits = row.fits
-        table.add_row(
-            row.gpu_model,
-            str(row.gpu_count) if fits else f">{row.gpu_count}",
-            str(row.zero_stage) if fits else "-",
-            _layout_text(row.tp, row.pp) if fits else "-",
-            str(row.nodes) if fits else "-",
-            f"{row.per_gpu_memory_gb:.1f}",
-            f"{row.usable_memory_gb:.1f}",
-            f"{row.tokens_per_day / 1e6:,.0f}" if fits else "-",
-            f"{row.mfu:.0%}" if fits else "-",
+        rows.append(
+            [
+                row.gpu_model,
+                str(row.gpu_count) if fits else f">{row.gpu_count}",
+                str(row.zero_stage) if fits else "-",
+                _layout_text(row.tp, row.pp) if fits else "-",
+                str(row.nodes) if fits else "-",
+                f"{row.per_gpu_memory_gb:.1f}",
+                f"{row.usable_memory_gb:.1f}",
+                f"{row.tokens_per_day / 1e6:,.0f}" if fits else "-",
+                f"{row.mfu:.0%}" if fits else "-",
+            ]
         )
-    console.print(table)
+    display.print_table(
+        console, PLAN_COLUMNS, rows, wide=wide, title="Per GPU type: the smallest count that fits"
+    )
     if comparison is not None:
         console.print(f"[bold]The article beside us[/bold] ({article.ARTICLE_TITLE})")
         for line in comparison.explanation:
@@ -287,6 +293,7 @@ def size(
         bool, typer.Option("--vs-article", help="Show the seed article's rule beside this estimate.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (schema in docs/sizing.md).")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the terminal.")] = False,
 ) -> None:
     """Memory per GPU, GPU count and throughput for training MODEL with a method."""
     try:
@@ -332,10 +339,10 @@ def size(
         gpu_spec = find_gpu(single.requirement.gpu_model)
     lines = assumptions.describe(sizing, layout, gpu_spec)
     if not as_json:
-        console = Console()
+        console = display.console()
         if gpu_note:
             console.print(f"[dim]{gpu_note}[/dim]", highlight=False)
-        _print_tables(console, sizing, single, plans, comparison, lines)
+        _print_tables(console, sizing, single, plans, comparison, lines, wide)
         return
     spec = sizing.spec
     result: dict[str, Any] = {

@@ -72,7 +72,7 @@ def test_import_history_and_backfill(settings: Settings, lambda_catalogs, sample
     ]
 
     # a family name answers for each of its cards with prices: Lambda sells H100 SXM and PCIe
-    family = _run(settings, "history", "H100", "--days", str(days), "--chart", str(chart), columns=80)
+    family = _run(settings, "history", "H100", "--days", str(days), columns=80)
     assert family.exit_code == 0, family.output
     _fits(family.output)
     assert "'H100' is 3 cards; one table each (no prices for H100 NVL 94GB)" in family.output
@@ -80,7 +80,9 @@ def test_import_history_and_backfill(settings: Settings, lambda_catalogs, sample
     assert titles == ["H100 SXM 80GB on-demand", "H100 PCIe 80GB on-demand"]
     day_rows = [line for line in family.output.splitlines() if line.startswith("2026-")]
     assert len(day_rows) == 2 * len(lambda_catalogs)  # one line per day and card
-    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    chart.unlink()
+    assert _run(settings, "history", "H100", "--days", str(days), "--chart", str(chart)).exit_code == 0
+    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")  # both cards' lines
     # as SkyPilot writes it: one card, no family note
     skypilot = _run(settings, "history", "A100-80GB", "--days", str(days))
     assert skypilot.exit_code in (0, 1), skypilot.output
