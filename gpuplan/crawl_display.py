@@ -1,0 +1,144 @@
+"""What `refresh` and `crawl` show while platforms crawl: one line per platform.
+
+On a terminal a live board (`gpuplan.display.is_live`) redraws each platform's state in place:
+waiting, crawling (a spinner), then its outcome. In a log, each platform prints one plain line
+when it is done. Either way the outcome line is `outcome_line`: the platform, its status, its
+offers, and for a failure the reason and, when a token is the likely cause, the variable to set
+(from the spider's `Token`, the one place it is named).
+
+`CrawlBoard.update` has the signature of the crawl runners' progress hook:
+`(platform, state "waiting" | "crawling" | "done", summary | None)`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from gpuplan import display
+from scrapers.platform import Token
+from scrapers.summary import CrawlSummary
+
+STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "skipped": "dim"}
+# A refused credential, as the spiders and Scrapy word it: an HTTP 401/403, or the spider naming
+# its token as refused or expired.
+_REFUSED = re.compile(r"\bHTTP 40[13]\b|\brefused\b|\bexpired\b|\bunauthori[sz]ed\b", re.IGNORECASE)
+
+
+def token_hint(summary: CrawlSummary, token: Token | None) -> str | None:
+    """What to set when a crawl failed for want of a valid token; None when a token is not the cause."""
+    if token is None or summary.status not in ("failed", "partial", "skipped"):
+        return None
+    error = summary.error or ""
+    if summary.status == "skipped":
+        return None if token.env in error else f"set {token.env}"
+    if not (_REFUSED.search(error) or token.env in error):
+        return None
+    where = f" ({token.description})" if token.description else ""
+    return f"set {token.env} to a valid token{where}"
+
+
+def outcome_line(summary: CrawlSummary, token: Token | None = None) -> str:
+    """One line for a done crawl: `vastai: ok, 3216 offers in 4.1 s` or
+    `autodl: failed, 0 offers: <reason>; set AUTODL_TOKEN to a valid token (...)`."""
+    duration = summary.duration_s
+    took = f" in {duration:.1f} s" if duration is not None and summary.status != "skipped" else ""
+    line = f"{summary.platform}: {summary.status}, {summary.items_yielded} offers{took}"
+    if summary.error:
+        line += f": {_one_line(summary.error)}"
+    hint = token_hint(summary, token)
+    return f"{line}; {hint}" if hint else line
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class CrawlBoard:
+    """The per-platform display of a batch of crawls (module doc); a context manager."""
+
+    def __init__(
+        self,
+        out: Console,
+        platforms: Sequence[str],
+        tokens: Mapping[str, Token],
+        *,
+        offline: bool,
+    ) -> None:
+        self._out = out
+        self._tokens = tokens
+        self._offline = offline
+        self._states: dict[str, str] = dict.fromkeys(platforms, "waiting")
+        self._started: dict[str, float] = {}
+        self._done: dict[str, CrawlSummary] = {}
+        self._live: Live | None = None
+
+    def __enter__(self) -> CrawlBoard:
+        if display.is_live(self._out):
+            # get_renderable: each refresh redraws, so the crawling seconds tick between updates
+            self._live = Live(
+                console=self._out, get_renderable=self._render, refresh_per_second=8, transient=True
+            )
+            self._live.__enter__()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._live is None:
+            return
+        self._live.__exit__(kind, error, trace)
+        self._live = None
+        # The board goes; its final state stays as plain lines, the record of what happened.
+        for summary in self._done.values():
+            self._print_outcome(summary)
+
+    def update(self, platform: str, state: str, summary: CrawlSummary | None = None) -> None:
+        """The runners' progress hook."""
+        self._states[platform] = state
+        if state == "crawling":
+            self._started[platform] = time.monotonic()
+        if state == "done" and summary is not None:
+            self._done[platform] = summary
+            if self._live is None:
+                self._print_outcome(summary)
+        if self._live is not None:
+            self._live.refresh()
+
+    @property
+    def summaries(self) -> list[CrawlSummary]:
+        return list(self._done.values())
+
+    def _print_outcome(self, summary: CrawlSummary) -> None:
+        line = Text(outcome_line(summary, self._tokens.get(summary.platform)))
+        line.stylize(STATUS_STYLE.get(summary.status, ""), len(summary.platform) + 2)
+        self._out.print(line, soft_wrap=True)
+
+    def _render(self) -> RenderableType:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True, overflow="ellipsis")
+        for platform, state in self._states.items():
+            summary = self._done.get(platform)
+            if summary is not None:
+                cell: RenderableType = Text(
+                    outcome_line(summary, self._tokens.get(platform)).split(": ", 1)[1],
+                    style=STATUS_STYLE.get(summary.status, ""),
+                )
+            elif state == "crawling":
+                since = time.monotonic() - self._started.get(platform, time.monotonic())
+                replay = " (offline)" if self._offline else ""
+                cell = Spinner("dots", text=Text(f"crawling{replay} {since:.0f} s"))
+            else:
+                cell = Text(state, style="dim")
+            table.add_row(platform, cell)
+        done = len(self._done)
+        return Group(Text(f"crawling: {done}/{len(self._states)} platforms done", style="bold"), table)

@@ -1,0 +1,94 @@
+"""gpuplan.crawl_display: one plain line per platform in logs, the token to set when one is refused.
+
+The summaries here are SYNTHETIC (made up for each case); the errors are worded as the spiders
+and `scrapers.platform.describe_failure` word them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+
+import pytest
+from rich.console import Console
+
+from gpuplan.crawl_display import CrawlBoard, outcome_line, token_hint
+from scrapers.platform import Token
+from scrapers.registry import platform_tokens
+from scrapers.summary import CrawlSummary
+
+START = dt.datetime(2026, 10, 1, 6, 0, tzinfo=dt.UTC)
+AUTODL = platform_tokens()["autodl"]
+
+
+def _summary(platform: str, status: str, offers: int, error: str | None = None) -> CrawlSummary:
+    return CrawlSummary(
+        platform=platform,
+        status=status,
+        error=error,
+        started_at=START,
+        finished_at=START + dt.timedelta(seconds=4.2),
+        items_yielded=offers,
+        offline=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("summary", "token", "hint"),
+    [
+        (_summary("vastai", "ok", 3216), None, None),
+        (  # the spider's own words for AutoDL's "login timed out" answer
+            _summary("autodl", "failed", 0, "AutoDL refused AUTODL_TOKEN (AuthorizeFailed: 登录超时)"),
+            AUTODL,
+            f"set AUTODL_TOKEN to a valid token ({AUTODL.description})",
+        ),
+        (  # Scrapy's HTTP error, for a platform whose message does not name the token
+            _summary("lambda", "failed", 0, "HTTP 401 from https://cloud.lambda.ai/api/v1/instance-types"),
+            Token(env="LAMBDA_API_KEY", required=False),
+            "set LAMBDA_API_KEY to a valid token",
+        ),
+        (  # a failure a token does not cause: no hint
+            _summary("autodl", "failed", 0, "timed out (no answer in 30 s) from https://www.autodl.com/"),
+            AUTODL,
+            None,
+        ),
+        (  # the skip reason names the variable itself: no second copy
+            _summary("autodl", "skipped", 0, "skipped: autodl needs a login token; set AUTODL_TOKEN"),
+            AUTODL,
+            None,
+        ),
+    ],
+    ids=["ok", "refused", "http-401", "timeout", "skipped"],
+)
+def test_token_hint(summary: CrawlSummary, token: Token | None, hint: str | None) -> None:
+    assert token_hint(summary, token) == hint
+
+
+def test_outcome_lines_name_the_platform_status_and_offers() -> None:
+    assert outcome_line(_summary("vastai", "ok", 3216)) == "vastai: ok, 3216 offers in 4.2 s"
+    skipped = _summary("autodl", "skipped", 0, "skipped: autodl needs a login token; set AUTODL_TOKEN")
+    assert outcome_line(skipped, AUTODL) == (
+        "autodl: skipped, 0 offers: skipped: autodl needs a login token; set AUTODL_TOKEN"
+    )
+
+
+def test_a_board_off_a_terminal_prints_one_line_per_platform_as_each_is_done() -> None:
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=80, force_terminal=False)
+    long_error = "HTTP 403 from https://www.gpushare.com/api/v1/market/list?page=1 " + "x" * 100
+    with CrawlBoard(out, ["gpushare", "vastai"], platform_tokens(), offline=False) as board:
+        board.update("gpushare", "waiting")
+        board.update("vastai", "waiting")
+        board.update("vastai", "crawling")
+        assert buffer.getvalue() == ""  # nothing until a platform is done
+        board.update("vastai", "done", _summary("vastai", "ok", 3216))
+        board.update("gpushare", "crawling")
+        board.update("gpushare", "done", _summary("gpushare", "failed", 0, long_error))
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == "vastai: ok, 3216 offers in 4.2 s"
+    assert lines[1].startswith("gpushare: failed, 0 offers in 4.2 s: HTTP 403 from")
+    assert lines[1].endswith(
+        "; set GPUSHARE_TOKEN to a valid token (" + platform_tokens()["gpushare"].description + ")"
+    )
+    assert len(lines) == 2  # a long reason stays on its platform's line: logs grep by platform
+    assert [summary.platform for summary in board.summaries] == ["vastai", "gpushare"]
