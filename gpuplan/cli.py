@@ -209,22 +209,38 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 
 def run() -> None:
-    """Console entry point: user errors print one line, never a traceback."""
+    """Console entry point: user errors print one line, never a traceback or a box.
+
+    Usage errors (a bad option or argument) say where help is; other errors are the exception's
+    message, which names what to do (`warehouse.connect.NoWarehouseError`: the command that makes
+    a warehouse; a refused platform token: the variable to set).
+    """
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        app(standalone_mode=True)
-    except SystemExit:
-        raise
+        # standalone_mode=False: click's usage errors come here instead of typer's boxed panel
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:  # typer's click: usage errors (exit 2) and their kin
+        context = getattr(exc, "ctx", None)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        where = ""
+        if context is not None and "`gpuplan" not in message:  # unless it names a command already
+            where = f" (`{context.command_path} --help` says more)"
+        typer.echo(f"error: {_one_line(message)}{where}", err=True)
+        sys.exit(getattr(exc, "exit_code", 2))
     except Terminated:
         typer.echo("terminated", err=True)
         sys.exit(128 + signal.SIGTERM)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         typer.echo("interrupted", err=True)
         sys.exit(130)
     except Exception as exc:
         if os.environ.get("GPUPLAN_DEBUG"):
             raise
-        # One line whatever the terminal width: cron mail and CI logs must not wrap paths.
-        message = " ".join(str(exc).split())
-        typer.echo(f"error: {message}", err=True)
+        typer.echo(f"error: {_one_line(str(exc))}", err=True)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _one_line(message: str) -> str:
+    # One line whatever the terminal width: cron mail and CI logs must not wrap paths.
+    return " ".join(message.split())

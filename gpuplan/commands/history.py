@@ -68,8 +68,20 @@ def history_command(
     platform = platform_slug(platform) if platform else None
     until = dt.datetime.now(dt.UTC).date()
     since = until - dt.timedelta(days=days - 1)
-    with connect.reader(settings.warehouse) as con:
-        models = _gpu_models(gpu, history.priced_gpu_models(con)["gpu_model"].tolist())
+    try:
+        models = list(gpu_names.family_models(gpu))
+        unknown = None
+    except gpu_names.UnknownGpu as error:
+        models, unknown = [gpu], error  # unless the warehouse prices a model the catalog lacks
+    try:
+        con = connect.reader(settings.warehouse)
+    except connect.NoWarehouseError:
+        if unknown is not None:  # the name is the first thing to fix
+            raise typer.BadParameter(str(unknown), param_hint="GPU") from None
+        raise
+    with con:
+        if unknown is not None and gpu not in history.priced_gpu_models(con)["gpu_model"].tolist():
+            raise typer.BadParameter(str(unknown), param_hint="GPU")
         trends = {
             model: history.price_trend(
                 con,
@@ -100,18 +112,6 @@ def history_command(
     if chart is not None:
         chart.write_bytes(trend_chart_png(priced, _scope("", platform, pricing, gpus_per_offer)))
         typer.echo(f"chart: {chart}")
-
-
-def _gpu_models(name: str, known: list[str]) -> list[str]:
-    """The canonical models `name` means: itself when the warehouse knows it by that name, else as
-    people write GPU names (`sizing.gpu_names.resolve`): one card ("A100-80GB", "4090") or each
-    card of a family ("H100": SXM, PCIe and NVL), the one most people mean first."""
-    if name in known:
-        return [name]
-    try:
-        return list(gpu_names.family_models(name))
-    except gpu_names.UnknownGpu as exc:
-        raise typer.BadParameter(str(exc), param_hint="GPU") from None
 
 
 def _scope(gpu_model: str, platform: str | None, pricing: str, gpus_per_offer: int | None) -> str:
