@@ -1,0 +1,177 @@
+"""The SQL shell of `gpuplan sql` with no query: a prompt on a terminal, a script reader otherwise.
+
+Every statement runs through `gpuplan.commands.sql.run_query` in the same `warehouse.sandbox`
+as a one-off query (read-only, bounded in time and memory, output neutralized): the shell adds
+a loop, not a second way to run SQL.
+
+- On a terminal: a prompt with line editing and history (the stdlib's `readline`; kept in
+  `sql_history` beside the warehouse), statements over several lines until a `;` ends them
+  (`...>` prompts for more), Ctrl-C drops the statement being typed, Ctrl-D or `.quit` leaves.
+  Dot commands at the start of a statement: `.help`, `.tables`, `.format table|csv|json`, `.quit`.
+- Not on a terminal (`gpuplan sql < queries.sql`, a pipe): the same statements read from stdin,
+  each answer printed in turn; a failing statement prints its one-line error and the rest still
+  run; the exit status is 1 when any failed.
+
+Statements end at a `;` outside quotes and comments, as the stdlib's `sqlite3.complete_statement`
+reads SQL text (the same quoting rules as DuckDB's for strings, identifiers and comments).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from warehouse.sandbox import Sandbox, SqlError
+
+from gpuplan.commands.sql import OutputFormat, run_query
+
+PROMPT, CONTINUATION = "sql> ", "...> "
+HISTORY_LINES = 1000  # statements kept in the history file
+HELP = """\
+End each statement with ; (it may span lines). Ctrl-C drops the statement being typed.
+.tables                 the tables and views
+.format table|csv|json  how answers are printed (now: {format})
+.quit                   leave (or Ctrl-D)"""
+TABLES_QUERY = "SELECT table_name, table_type FROM information_schema.tables ORDER BY table_name"
+
+
+@dataclass
+class Session:
+    """What every statement of a shell runs with; `output` changes with `.format`."""
+
+    box: Sandbox
+    output: OutputFormat
+    max_rows: int | None
+    timeout_s: float
+    out: IO[str]
+    err: IO[str]
+
+
+def statements(lines: Iterable[str]) -> Iterator[str]:
+    """The statements in `lines`, each without its trailing `;`; text after the last `;` (a
+    statement never ended) is one too, so a script's last statement need not end with one."""
+    buffer = ""
+    for line in lines:
+        complete, buffer = split(buffer + (line if line.endswith("\n") else line + "\n"))
+        yield from complete
+    if _has_sql(buffer):
+        yield buffer.strip()
+
+
+def split(text: str) -> tuple[list[str], str]:
+    """The complete statements at the start of `text` (without their `;`), and the rest."""
+    complete = []
+    while (end := _statement_end(text)) is not None:
+        statement, text = text[:end].strip(), text[end + 1 :]
+        if _has_sql(statement):
+            complete.append(statement)
+    return complete, text
+
+
+def _statement_end(text: str) -> int | None:
+    """Index of the `;` that ends the first complete statement in `text`, or None."""
+    position = text.find(";")
+    while position != -1:
+        if sqlite3.complete_statement(text[: position + 1]):
+            return position
+        position = text.find(";", position + 1)
+    return None
+
+
+def _has_sql(text: str) -> bool:
+    """False for text that is only blank lines and `--` comments (nothing to run)."""
+    return any(line.strip() and not line.strip().startswith("--") for line in text.splitlines())
+
+
+def run_script(session: Session, source: IO[str]) -> bool:
+    """Run every statement read from `source`; True when all of them ran."""
+    ok = True
+    for statement in statements(source):
+        ok = _run(session, statement) and ok
+    return ok
+
+
+def interactive(session: Session, history: Path) -> None:
+    """The prompt (module doc), until Ctrl-D or `.quit`."""
+    import readline  # imported here: it changes how input() reads lines, for the shell only
+
+    with contextlib.suppress(OSError):  # no history yet, or an unreadable one: start without
+        readline.read_history_file(history)
+    readline.set_history_length(HISTORY_LINES)
+    session.out.write("gpuplan sql: read-only; end statements with ; and .help for more\n")
+    buffer: list[str] = []
+    try:
+        while True:
+            try:
+                line = input(CONTINUATION if buffer else PROMPT)
+            except EOFError:
+                session.out.write("\n")
+                break
+            except KeyboardInterrupt:  # drop what was typed, keep the shell
+                session.out.write("\n")
+                _forget(readline, len(buffer))
+                buffer = []
+                continue
+            if not buffer and line.strip().startswith("."):
+                if not _dot_command(session, line.strip()):
+                    break
+                continue
+            buffer.append(line)
+            complete, rest = split("\n".join(buffer) + "\n")
+            if not complete and _statement_end("\n".join(buffer) + "\n") is None:
+                continue
+            # one history entry per statement, not one per line typed
+            _forget(readline, len(buffer))
+            readline.add_history(" ".join(part.strip() for part in buffer))
+            buffer = [rest.strip()] if _has_sql(rest) else []
+            for statement in complete:
+                try:
+                    _run(session, statement)
+                except KeyboardInterrupt:
+                    session.err.write("interrupted\n")
+    finally:
+        history.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # a read-only home must not lose the session's answers
+            readline.write_history_file(history)
+
+
+def _forget(readline: object, lines: int) -> None:
+    """Remove the last `lines` history entries (the lines of one statement, typed one by one)."""
+    length = readline.get_current_history_length()  # type: ignore[attr-defined]
+    for position in range(length - 1, max(length - lines, 0) - 1, -1):
+        readline.remove_history_item(position)  # type: ignore[attr-defined]
+
+
+def _dot_command(session: Session, line: str) -> bool:
+    """Run a dot command; False to leave the shell."""
+    word, _, argument = line.partition(" ")
+    if word in (".quit", ".exit", ".q"):
+        return False
+    if word == ".help":
+        session.out.write(HELP.format(format=session.output.value) + "\n")
+    elif word == ".tables":
+        _run(session, TABLES_QUERY)
+    elif word == ".format" and argument.strip() in OutputFormat.__members__:
+        session.output = OutputFormat(argument.strip())
+    else:
+        session.err.write(f"error: unknown command {line!r}; .help lists them\n")
+    return True
+
+
+def _run(session: Session, statement: str) -> bool:
+    try:
+        run_query(session.box, statement, session.output, session.max_rows, session.timeout_s, session.out)
+    except SqlError as error:
+        session.err.write(f"error: {error}\n")
+        return False
+    session.out.flush()
+    return True
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
