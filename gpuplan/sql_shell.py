@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from gpuplan.commands.sql import OutputFormat, run_query
 from warehouse.sandbox import Sandbox, SqlError
 
-from gpuplan.commands.sql import OutputFormat, run_query
-
 PROMPT, CONTINUATION = "sql> ", "...> "
+HISTORY_FILE = "sql_history"  # beside the warehouse: the shell's statements, one a line
 HISTORY_LINES = 1000  # statements kept in the history file
 HELP = """\
 End each statement with ; (it may span lines). Ctrl-C drops the statement being typed.
@@ -88,10 +87,10 @@ def _has_sql(text: str) -> bool:
     return any(line.strip() and not line.strip().startswith("--") for line in text.splitlines())
 
 
-def run_script(session: Session, source: IO[str]) -> bool:
-    """Run every statement read from `source`; True when all of them ran."""
+def run_script(session: Session, text: str) -> bool:
+    """Run every statement of `text` (stdin, read whole); True when all of them ran."""
     ok = True
-    for statement in statements(source):
+    for statement in statements(text.splitlines(keepends=True)):
         ok = _run(session, statement) and ok
     return ok
 
@@ -171,7 +170,3 @@ def _run(session: Session, statement: str) -> bool:
         return False
     session.out.flush()
     return True
-
-
-def stdin_is_terminal() -> bool:
-    return sys.stdin.isatty()

@@ -1,15 +1,16 @@
 """`gpuplan sql "QUERY"`: ask the published warehouse anything, read-only and bounded.
 
-The query comes from the argument, from `-f FILE` (`-f -` is stdin), or from stdin when it is not
-a terminal, so a query of any length can be passed. It runs in `warehouse.sandbox`: read-only,
-interrupted after `--timeout` seconds, within a memory limit, spilling only to a private temp
-folder, fetching no more than `--max-rows`. Output is made safe to look at and to open:
-control characters (terminal escape sequences, a carriage return that rewrites a line, bidi
-overrides) in crawled text are shown as `\\x1b`-style escapes in table and CSV output, and a CSV
-text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`
-(OWASP's CSV-injection advice). JSON is for programs: it escapes control characters itself.
+The query comes from the argument or from `-f FILE` (`-f -` is stdin), so a query of any length
+can be passed. With neither, `gpuplan sql` is a shell (`gpuplan.sql_shell`): a prompt on a
+terminal, else the statements on stdin, each run and answered in turn. Every statement runs in
+`warehouse.sandbox`: read-only, interrupted after `--timeout` seconds, within a memory limit,
+spilling only to a private temp folder, fetching no more than `--max-rows`. Output is made safe
+to look at and to open: control characters (terminal escape sequences, a carriage return that
+rewrites a line, bidi overrides) in crawled text are shown as `\\x1b`-style escapes in table and
+CSV output, and a CSV text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
+first) gets a leading `'` (OWASP's CSV-injection advice). JSON is for programs: it escapes control characters itself.
 
-`run_query` is the whole path from text to output, for a shell that runs one statement at a time.
+`run_query` is the whole path from text to output; the shell runs one statement at a time through it.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ def sql_command(
     ctx: typer.Context,
     query: Annotated[
         str | None,
-        typer.Argument(help='The SQL to run, e.g. "SELECT * FROM latest_offers LIMIT 5" (or -f, or stdin).'),
+        typer.Argument(
+            help='The SQL to run, e.g. "SELECT * FROM latest_offers LIMIT 5" (or -f). None: a shell '
+            "(a prompt with history on a terminal; else the statements on stdin, one after another)."
+        ),
     ] = None,
     file: Annotated[
         Path | None,
@@ -92,11 +96,23 @@ def sql_command(
     ] = None,
 ) -> None:
     settings: Settings = ctx.obj
-    text = _query_text(query, file)
+    shell = query is None and file is None
+    # the prompt reads stdin itself; anything else is read whole (and bounded) first
+    text = None if shell and sys.stdin.isatty() else _query_text(query, file)
     limit = memory_limit or settings.sql_memory_limit
+    timeout_s = timeout or settings.sql_timeout_s
     try:
         with sandbox(settings.warehouse, memory_limit=limit) as box:
-            run_query(box, text, output, max_rows, timeout or settings.sql_timeout_s, sys.stdout)
+            if not shell:
+                run_query(box, text or "", output, max_rows, timeout_s, sys.stdout)
+                return
+            from gpuplan import sql_shell  # it imports this module: here, not at the top
+
+            session = sql_shell.Session(box, output, max_rows, timeout_s, sys.stdout, sys.stderr)
+            if text is None:
+                sql_shell.interactive(session, settings.warehouse.with_name(sql_shell.HISTORY_FILE))
+            elif not sql_shell.run_script(session, text):
+                raise typer.Exit(1)
     except SqlError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
