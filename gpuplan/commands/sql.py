@@ -8,7 +8,8 @@ spilling only to a private temp folder, fetching no more than `--max-rows`. Outp
 to look at and to open: control characters (terminal escape sequences, a carriage return that
 rewrites a line, bidi overrides) in crawled text are shown as `\\x1b`-style escapes in table and
 CSV output, and a CSV text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
-first) gets a leading `'` (OWASP's CSV-injection advice). JSON is for programs: it escapes control characters itself.
+first) gets a leading `'` (OWASP's CSV-injection advice). JSON is for programs: it escapes
+control characters itself.
 
 `run_query` is the whole path from text to output; the shell runs one statement at a time through it.
 """
