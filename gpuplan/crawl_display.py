@@ -33,12 +33,12 @@ STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "skipped": 
 _REFUSED = re.compile(r"\bHTTP 40[13]\b|\brefused\b|\bexpired\b|\bunauthori[sz]ed\b", re.IGNORECASE)
 
 
-def token_hint(summary: CrawlSummary, token: Token | None) -> str | None:
+def token_hint(status: str, error: str | None, token: Token | None) -> str | None:
     """What to set when a crawl failed for want of a valid token; None when a token is not the cause."""
-    if token is None or summary.status not in ("failed", "partial", "skipped"):
+    if token is None or status not in ("failed", "partial", "skipped"):
         return None
-    error = summary.error or ""
-    if summary.status == "skipped":
+    error = error or ""
+    if status == "skipped":
         return None if token.env in error else f"set {token.env}"
     if not (_REFUSED.search(error) or token.env in error):
         return None
@@ -46,16 +46,35 @@ def token_hint(summary: CrawlSummary, token: Token | None) -> str | None:
     return f"set {token.env} to a valid token{where}"
 
 
-def outcome_line(summary: CrawlSummary, token: Token | None = None) -> str:
+def outcome_line(
+    platform: str,
+    status: str,
+    offers: int,
+    error: str | None = None,
+    *,
+    duration_s: float | None = None,
+    token: Token | None = None,
+) -> str:
     """One line for a done crawl: `vastai: ok, 3216 offers in 4.1 s` or
     `autodl: failed, 0 offers: <reason>; set AUTODL_TOKEN to a valid token (...)`."""
-    duration = summary.duration_s
-    took = f" in {duration:.1f} s" if duration is not None and summary.status != "skipped" else ""
-    line = f"{summary.platform}: {summary.status}, {summary.items_yielded} offers{took}"
-    if summary.error:
-        line += f": {_one_line(summary.error)}"
-    hint = token_hint(summary, token)
+    took = f" in {duration_s:.1f} s" if duration_s is not None and status != "skipped" else ""
+    line = f"{platform}: {status}, {offers} offers{took}"
+    if error:
+        line += f": {_one_line(error)}"
+    hint = token_hint(status, error, token)
     return f"{line}; {hint}" if hint else line
+
+
+def summary_line(summary: CrawlSummary, token: Token | None = None) -> str:
+    """`outcome_line` of a crawl summary."""
+    return outcome_line(
+        summary.platform,
+        summary.status,
+        summary.items_yielded,
+        summary.error,
+        duration_s=summary.duration_s,
+        token=token,
+    )
 
 
 def _one_line(text: str) -> str:
@@ -118,7 +137,7 @@ class CrawlBoard:
         return list(self._done.values())
 
     def _print_outcome(self, summary: CrawlSummary) -> None:
-        line = Text(outcome_line(summary, self._tokens.get(summary.platform)))
+        line = Text(summary_line(summary, self._tokens.get(summary.platform)))
         line.stylize(STATUS_STYLE.get(summary.status, ""), len(summary.platform) + 2)
         self._out.print(line, soft_wrap=True)
 
@@ -130,7 +149,7 @@ class CrawlBoard:
             summary = self._done.get(platform)
             if summary is not None:
                 cell: RenderableType = Text(
-                    outcome_line(summary, self._tokens.get(platform)).split(": ", 1)[1],
+                    summary_line(summary, self._tokens.get(platform)).split(": ", 1)[1],
                     style=STATUS_STYLE.get(summary.status, ""),
                 )
             elif state == "crawling":

@@ -10,15 +10,21 @@ longer than `--wait` is one line naming it (`RunBlocked`, printed by the CLI's e
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 from typing import Annotated
 from zoneinfo import ZoneInfo
 
+import pandas as pd
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from gpuplan import display
 from gpuplan.commands.plans import excluded_note, plans_table
+from gpuplan.crawl_display import CrawlBoard, outcome_line
 from gpuplan.settings import Settings
-from warehouse import connect, plans
+from scrapers.registry import platform_tokens
+from warehouse import connect, plans, queries
 
 # Long enough for another run's crawls (one crawl's timeout) and its writing steps to finish.
 WAIT_S = 600.0
@@ -81,32 +87,64 @@ def refresh_command(
             f"{settings.schedule_timezone})",
             param_hint="--date",
         )
-    console = Console()
-    failures = execute_day(
-        settings, plan_day, offline=offline, platforms=only or None, wait_s=wait_s
-    ).failures
+    out = display.console()
+    with CrawlBoard(out, only or known, platform_tokens(), offline=offline) as board:
+        failures = execute_day(
+            settings, plan_day, offline=offline, platforms=only or None, on_crawl=board.update, wait_s=wait_s
+        ).failures
     if settings.warehouse.exists():  # a run that failed before the first write published nothing
-        _print_day(console, settings, plan_day)
+        _print_day(out, settings, plan_day, offline, {summary.platform for summary in board.summaries})
     for failure in failures:
-        console.print(f"[red]step failed[/red]: {failure}", highlight=False)
+        out.print(f"[red]step failed[/red]: {failure}", highlight=False)
     if failures:
         raise typer.Exit(1)
 
 
-def _print_day(console: Console, settings: Settings, day: dt.date) -> None:
-    """The platforms that did not crawl cleanly, the day's plans, and how many changes."""
+def _print_day(
+    out: Console, settings: Settings, day: dt.date, offline: bool, shown: Collection[str] = ()
+) -> None:
+    """After the run, from the warehouse: each platform's crawl not `shown` live (one line each:
+    status and offers), then the load, the plans and the digest, then the day's plans."""
+    from digest.mailer import SmtpConfigError, check_settings
+
     with connect.reader(settings.warehouse) as con:
         crawls = plans.day_crawls(con, day)
         frame = plans.plans_for_date(con, day)
         changes = plans.changes_for_date(con, day)
         excluded = plans.excluded_offers(con, day)
+        sends = queries.frame(con, "digest_send_state", digest_date=day)
+    tokens = platform_tokens()
     for row in crawls.to_dict("records"):
-        if row["status"] in ("failed", "partial", "skipped"):
-            console.print(
-                f"[yellow]{row['platform']}: {row['status']}[/yellow]: {row['error']}", highlight=False
+        if row["platform"] not in shown:
+            line = outcome_line(
+                str(row["platform"]),
+                str(row["status"]),
+                int(row["items_yielded"] or 0),
+                None if pd.isna(row["error"]) else str(row["error"]),
+                token=tokens.get(str(row["platform"])),
             )
+            out.print(Text(line + ("" if row["source"] == "crawl" else f" ({row['source']})")))
+    loaded = int(crawls["offers_loaded"].fillna(0).sum())
+    with_offers = int((crawls["offers_loaded"].fillna(0) > 0).sum())
+    out.print(f"load: {loaded} offers from {with_offers} of {len(crawls)} platforms", highlight=False)
+    fitting = int((frame["status"] == "ok").sum()) if "status" in frame else len(frame)
+    out.print(
+        f"plans: {len(frame)} ({fitting} that fit) for {len(settings.models)} models x "
+        f"{len(settings.methods)} methods; {len(changes)} change(s) since the day before",
+        highlight=False,
+    )
+    if offline:
+        digest = "not sent (offline run); `gpuplan digest --preview FILE.html` shows it"
+    elif len(sends):
+        digest = f"{sends['status'].iloc[0]} (attempt {sends['attempts'].iloc[0]})"
+    else:
+        try:
+            check_settings(settings.smtp)
+            digest = "not sent"
+        except SmtpConfigError as exc:
+            digest = f"not sent: {exc}"
+    out.print(f"digest: {digest}", highlight=False)
     if not frame.empty:
-        console.print(plans_table(frame))
+        out.print(plans_table(frame))
         if len(excluded):
-            console.print(excluded_note(excluded), highlight=False)
-        console.print(f"{len(changes)} change(s) since the previous day with plans; see `gpuplan plans`.")
+            out.print(excluded_note(excluded), highlight=False)

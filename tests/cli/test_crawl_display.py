@@ -12,7 +12,7 @@ import io
 import pytest
 from rich.console import Console
 
-from gpuplan.crawl_display import CrawlBoard, outcome_line, token_hint
+from gpuplan.crawl_display import CrawlBoard, summary_line, token_hint
 from scrapers.platform import Token
 from scrapers.registry import platform_tokens
 from scrapers.summary import CrawlSummary
@@ -61,13 +61,13 @@ def _summary(platform: str, status: str, offers: int, error: str | None = None) 
     ids=["ok", "refused", "http-401", "timeout", "skipped"],
 )
 def test_token_hint(summary: CrawlSummary, token: Token | None, hint: str | None) -> None:
-    assert token_hint(summary, token) == hint
+    assert token_hint(summary.status, summary.error, token) == hint
 
 
 def test_outcome_lines_name_the_platform_status_and_offers() -> None:
-    assert outcome_line(_summary("vastai", "ok", 3216)) == "vastai: ok, 3216 offers in 4.2 s"
+    assert summary_line(_summary("vastai", "ok", 3216)) == "vastai: ok, 3216 offers in 4.2 s"
     skipped = _summary("autodl", "skipped", 0, "skipped: autodl needs a login token; set AUTODL_TOKEN")
-    assert outcome_line(skipped, AUTODL) == (
+    assert summary_line(skipped, AUTODL) == (
         "autodl: skipped, 0 offers: skipped: autodl needs a login token; set AUTODL_TOKEN"
     )
 
