@@ -91,6 +91,25 @@ def test_refresh_offline_plans_every_model_and_method(refreshed):
     assert "Cheapest plans" in output and "7B" in output
 
 
+def test_refresh_off_a_terminal_says_what_each_platform_did(refreshed):
+    """Captured output is not a terminal: one plain line per platform, its status and offer count
+    (the warehouse's record of the crawl), then the load, the plans and the digest."""
+    _, settings, output = refreshed
+    lines = output.splitlines()
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        crawls = plans.day_crawls(con, pd.Timestamp(DAY).date())
+    assert sorted(crawls["platform"]) == registry.platforms()
+    for row in crawls.itertuples():
+        said = [line for line in lines if line.startswith(f"{row.platform}: ")]
+        assert len(said) == 1, (row.platform, output)
+        assert said[0].startswith(f"{row.platform}: {row.status}, {row.items_yielded} offers")
+    load = next(line for line in lines if line.startswith("load: "))
+    n = len(crawls)
+    assert load == f"load: {int(crawls['offers_loaded'].sum())} offers from {n} of {n} platforms"
+    assert any(line.startswith("plans: 24 (") for line in lines)
+    assert any(line.startswith("digest: not sent (offline run)") for line in lines)
+
+
 def test_plans_command_prints_the_published_plans_as_json(refreshed):
     env, _, _ = refreshed
     result = CliRunner().invoke(app, ["plans", "--model", "70B", "--method", "qlora", "--json"], env=env)
