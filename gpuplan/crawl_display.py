@@ -66,13 +66,14 @@ def outcome_line(
 
 
 def summary_line(summary: CrawlSummary, token: Token | None = None) -> str:
-    """`outcome_line` of a crawl summary."""
+    """`outcome_line` of a crawl summary (its duration as the runner measured it, in `stats`)."""
+    measured = summary.stats.get("duration_s")
     return outcome_line(
         summary.platform,
         summary.status,
         summary.items_yielded,
         summary.error,
-        duration_s=summary.duration_s,
+        duration_s=float(measured) if measured is not None else summary.duration_s,
         token=token,
     )
 

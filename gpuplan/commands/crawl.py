@@ -17,16 +17,15 @@ from typing import Annotated
 from zoneinfo import ZoneInfo
 
 import typer
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
+from gpuplan import display
+from gpuplan.crawl_display import STATUS_STYLE, CrawlBoard
 from gpuplan.settings import Settings
-from scrapers.registry import UnknownPlatform, platforms
+from scrapers.registry import UnknownPlatform, platform_tokens, platforms
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
 
 EXIT_NO_OFFERS = 1
-STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "skipped": "dim"}
 
 
 def register(app: typer.Typer) -> None:
@@ -69,6 +68,7 @@ def crawl_command(
     timeout_s: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Seconds before one platform's crawl is stopped.")
     ] = DEFAULT_TIMEOUT_S,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table, however wide.")] = False,
 ) -> None:
     settings: Settings = ctx.obj
     if all_platforms == (platform is not None):
@@ -77,37 +77,17 @@ def crawl_command(
         raise typer.BadParameter("--output and --record take one platform, not --all")
     names = platforms() if all_platforms or platform is None else [platform]
     folder = output.parent if output is not None else out_dir or _default_dir(settings, offline)
-    console = Console()
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
-        tasks: dict[str, TaskID] = {}
-
-        def show(name: str, state: str, summary: CrawlSummary | None) -> None:
-            if state == "crawling" and name not in tasks:
-                tasks[name] = progress.add_task(f"crawling {name}{' (offline)' if offline else ''}")
-            elif summary is not None:
-                if name in tasks:
-                    progress.remove_task(tasks.pop(name))
-                style = STATUS_STYLE[summary.status]
-                console.print(f"{name}: [{style}]{summary.status}[/] ({summary.items_yielded} offers)")
-
-        # Every platform at once, in one crawl process; each line as that platform ends.
-        jobs = [CrawlJob(name, feed=output, record_dir=record) for name in names]
+    out = display.console()
+    # Every platform at once, in one crawl process; each platform's line as it ends (with the
+    # reason and, for a refused token, the variable to set), then the table.
+    jobs = [CrawlJob(name, feed=output, record_dir=record) for name in names]
+    with CrawlBoard(out, names, platform_tokens(), offline=offline) as board:
         try:
-            summaries = crawl(jobs, folder, offline=offline, timeout_s=timeout_s, on_progress=show)
+            summaries = crawl(jobs, folder, offline=offline, timeout_s=timeout_s, on_progress=board.update)
         except UnknownPlatform as exc:
             raise typer.BadParameter(str(exc), param_hint="PLATFORM") from None
-    console.print(summary_table(summaries))
-    for summary in summaries:
-        if summary.error:
-            # Errors are whole sentences: below the table, where they need not wrap into a cell.
-            console.print(f"{summary.platform} {summary.status}: {summary.error}", highlight=False)
-    console.print(f"feeds and summaries in {folder}", highlight=False)
+    display.print_table(out, SUMMARY_COLUMNS, [_row(s) for s in summaries], wide=wide, title="crawl summary")
+    out.print(f"feeds and summaries in {folder}", highlight=False)
     if not any(s.status in ("ok", "partial") for s in summaries):
         raise typer.Exit(EXIT_NO_OFFERS)
 
@@ -118,19 +98,25 @@ def _default_dir(settings: Settings, offline: bool) -> Path:
     return settings.crawl_dir / "offline" / day if offline else settings.crawl_dir / day
 
 
-def summary_table(summaries: list[CrawlSummary]) -> Table:
-    table = Table(title="crawl summary")
-    for column in ("platform", "status", "offers", "rejected", "stock known", "stock unknown", "duration"):
-        table.add_column(column, justify="left" if column in ("platform", "status") else "right")
-    for summary in summaries:
-        stats = summary.stats
-        table.add_row(
-            summary.platform,
-            f"[{STATUS_STYLE[summary.status]}]{summary.status}[/]",
-            str(summary.items_yielded),
-            str(stats.get("rejected", 0)),
-            str(stats.get("stock_known", 0)),
-            str(stats.get("stock_unknown", 0)),
-            f"{stats.get('duration_s', 0):.1f} s",
-        )
-    return table
+SUMMARY_COLUMNS = (
+    display.Column("platform"),
+    display.Column("status"),
+    display.Column("offers", "right"),
+    display.Column("rejected", "right"),
+    display.Column("stock known", "right", drop=2),
+    display.Column("stock unknown", "right", drop=1),
+    display.Column("duration", "right"),
+)
+
+
+def _row(summary: CrawlSummary) -> list[str | Text]:
+    stats = summary.stats
+    return [
+        summary.platform,
+        Text(summary.status, style=STATUS_STYLE[summary.status]),
+        str(summary.items_yielded),
+        str(stats.get("rejected", 0)),
+        str(stats.get("stock_known", 0)),
+        str(stats.get("stock_unknown", 0)),
+        f"{stats.get('duration_s', 0):.1f} s",
+    ]

@@ -22,7 +22,7 @@ def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
 def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     result = _invoke("vastai", "--offline", "--out-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert "vastai: ok (22 offers)" in result.output
+    assert "vastai: ok, 22 offers in " in result.output
     assert (tmp_path / "vastai.jsonl").is_file()
     assert CrawlSummary.read(tmp_path / "vastai.summary.json").status == "ok"
 
@@ -113,10 +113,10 @@ def test_all_continues_past_failures_and_exits_1_only_when_nothing_was_crawled(
     result = _invoke("--all", "--offline", "--out-dir", str(tmp_path))
     assert calls == [["alpha", "beta"]], "every platform in one crawl run"
     assert result.exit_code == exit_code, result.output
-    assert "alpha: failed (0 offers)" in result.output
+    # one line per platform as it ends, the reason on it; then the table
+    assert "alpha: failed, 0 offers in 2.0 s: alpha went failed" in result.output
     after_table = result.output[result.output.index("crawl summary") :]
     assert "alpha" in after_table and "beta" in after_table
-    assert "alpha failed: alpha went failed" in after_table
 
 
 def test_all_runs_every_platform_of_the_spider_loader(
