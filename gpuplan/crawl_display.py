@@ -57,7 +57,9 @@ def outcome_line(
 ) -> str:
     """One line for a done crawl: `vastai: ok, 3216 offers in 4.1 s` or
     `autodl: failed, 0 offers: <reason>; set AUTODL_TOKEN to a valid token (...)`."""
-    took = f" in {duration_s:.1f} s" if duration_s is not None and status != "skipped" else ""
+    # a replay can take no measurable time: "in 0.0 s" would say nothing
+    timed = duration_s is not None and duration_s >= 0.05 and status != "skipped"
+    took = f" in {duration_s:.1f} s" if timed else ""
     line = f"{platform}: {status}, {offers} offers{took}"
     if error:
         line += f": {_one_line(error)}"
@@ -160,5 +162,7 @@ class CrawlBoard:
             else:
                 cell = Text(state, style="dim")
             table.add_row(platform, cell)
-        done = len(self._done)
-        return Group(Text(f"crawling: {done}/{len(self._states)} platforms done", style="bold"), table)
+        done, total = len(self._done), len(self._states)
+        # once every crawl is in, the run goes on to load, plan and digest: say so, or it looks stuck
+        then = "; loading, planning..." if done == total else ""
+        return Group(Text(f"crawling: {done}/{total} platforms done{then}", style="bold"), table)

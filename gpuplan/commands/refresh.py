@@ -129,8 +129,8 @@ def _print_day(
     out.print(f"load: {loaded} offers from {with_offers} of {len(crawls)} platforms", highlight=False)
     fitting = int((frame["status"] == "ok").sum()) if "status" in frame else len(frame)
     out.print(
-        f"plans: {len(frame)} ({fitting} that fit) for {len(settings.models)} models x "
-        f"{len(settings.methods)} methods; {len(changes)} change(s) since the day before",
+        f"plans: {len(frame)} ({fitting} fit) for {len(settings.models)} models x "
+        f"{len(settings.methods)} methods; {len(changes)} changes since the day before",
         highlight=False,
     )
     if offline:
