@@ -43,9 +43,10 @@ import datetime as dt
 import errno
 import fcntl
 import os
+import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from importlib.metadata import version
 from pathlib import Path
 
@@ -82,6 +83,10 @@ _LOCK_POLL_S = 0.1  # short enough to feel immediate, long enough not to spin a 
 _FOLDER_ERRNOS = frozenset(
     {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ENOSPC, errno.EDQUOT}
 )
+
+
+# What DuckDB says when a block it reads is damaged or missing (not when a write fails).
+_DAMAGE = re.compile(r"Corrupt database file|Could not read enough bytes|not a valid DuckDB database")
 
 
 class WriterBusyError(RuntimeError):
@@ -254,25 +259,57 @@ def locked(
 
 
 @contextmanager
+def _guard(private: Path, deadline: float, timeout_s: float) -> Iterator[None]:
+    """flock on the writer file itself, held through the session and its publish: a writer that got
+    the lock because someone deleted the lock file still waits here, so it can never write the file
+    while another session works on it or copies it out. (flock and DuckDB's own fcntl lock do not
+    interact; this fd closes only after DuckDB has closed the file, since closing any fd of a file
+    drops the process's fcntl locks on it.) No writer file yet: nothing to guard."""
+    try:
+        fd = os.open(private, os.O_RDONLY)
+    except FileNotFoundError:
+        yield
+        return
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise WriterBusyError(
+                        f"another gpuplan writer is working on {private} (its lock file was deleted or "
+                        f"replaced); gave up after {timeout_s:g} s. Let it finish and retry"
+                    ) from None
+                time.sleep(_LOCK_POLL_S)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
 def writer(
     warehouse: Path, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S, *, publish: bool = True
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """The single read-write connection; publishes `warehouse` on a clean exit when `publish`."""
     private = writer_path(warehouse)
     _make_folder(warehouse)
-    with _exclusive_lock(_lock_path(warehouse), lock_timeout_s) as deadline:
+    with _exclusive_lock(_lock_path(warehouse), lock_timeout_s) as deadline, ExitStack() as session:
         try:
             publishing.seed_writer(warehouse)
         except OSError as exc:
             if exc.errno in _FOLDER_ERRNOS:
                 raise _folder_error(private, "creating", exc) from exc
             raise
+        session.enter_context(_guard(private, deadline, lock_timeout_s))
         con = _open_writer_file(private, warehouse, deadline, lock_timeout_s)
         published = publishing.published_generation(warehouse)
         mine = _generation(con, private)
         if published is not None and mine is not None and mine < published:
             con.close()
+            session.close()
             publishing.replace_older_writer(warehouse, mine, published)
+            session.enter_context(_guard(private, deadline, lock_timeout_s))
             con = _open_writer_file(private, warehouse, deadline, lock_timeout_s)
         try:
             from warehouse import queries  # here: pandas (queries.frame) is not needed to open a reader
@@ -283,6 +320,13 @@ def writer(
             ).fetchall()
             yield con
             con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            if _DAMAGE.search(str(exc)):
+                raise WarehouseDamagedError(
+                    f"the writer file {private} is damaged ({integrity.first_line(exc)}): nothing was "
+                    f"published, {warehouse} is as it was. Run `gpuplan doctor`"
+                ) from exc
+            raise
         finally:
             con.close()
         if publish:

@@ -167,7 +167,8 @@ def _active_header(header: bytes) -> tuple[int, int]:
 
 def _check_blocks(path: Path, size: int) -> tuple[int, str | None]:
     """(blocks checked, problem). A negative count: the fast check could not vouch for the file
-    (another storage format, or a block it doubts): the DuckDB scan must decide."""
+    (another storage format, a block it doubts, or a file shorter than its header's block count,
+    which DuckDB leaves when it trims free blocks off the end): the DuckDB scan must decide."""
     with path.open("rb") as handle:
         header = handle.read(HEADER_BYTES)
         if len(header) < HEADER_BYTES:
@@ -178,13 +179,14 @@ def _check_blocks(path: Path, size: int) -> tuple[int, str | None]:
             block_count, block_bytes = _active_header(header)
         except ValueError as exc:
             return 0, str(exc)
-        needed = HEADER_BYTES + block_count * block_bytes
-        if size < needed:
-            return 0, f"cut short: {size:,} bytes of the {needed:,} its header names ({block_count} blocks)"
         layout = _layout()
         if header[_MAGIC_OFFSET : _MAGIC_OFFSET + 12] != layout.version or block_bytes != layout.block_bytes:
             return -block_count, None
-        return _block_checksums(handle, block_count, block_bytes)
+        present = min(block_count, (size - HEADER_BYTES) // block_bytes)
+        checked, problem = _block_checksums(handle, present, block_bytes)
+        if problem is None and present < block_count:
+            return -abs(checked) or -1, None
+        return checked, problem
 
 
 def _block_checksums(handle: BinaryIO, block_count: int, block_bytes: int) -> tuple[int, str | None]:
@@ -219,6 +221,14 @@ def _open_and_read(path: Path, *, scan_every_block: bool) -> tuple[Stamp | None,
     except duckdb.Error as exc:
         return None, f"DuckDB cannot open it: {first_line(exc)}"
     try:
+        if scan_every_block:
+            ((used, block_bytes),) = con.execute(
+                "SELECT used_blocks, block_size FROM pragma_database_size() "
+                "WHERE database_name = current_database()"
+            ).fetchall()
+            present = (path.stat().st_size - HEADER_BYTES) // block_bytes
+            if present < used:
+                return None, f"cut short: {present} blocks in the file, {used} in use"
         tables = con.execute(
             "SELECT schema_name, table_name FROM duckdb_tables() WHERE NOT temporary ORDER BY ALL"
         ).fetchall()

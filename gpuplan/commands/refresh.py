@@ -75,7 +75,8 @@ def refresh_command(
     if settings.warehouse.exists():  # a run that failed before the first write published nothing
         _print_day(console, settings, plan_day)
     for failure in failures:
-        console.print(f"[red]step failed[/red]: {failure}", highlight=False)
+        # one line each, however long: a wrapped line put the path on the next one (issue 14)
+        console.print(f"[red]step failed[/red]: {failure}", highlight=False, soft_wrap=True)
     if failures:
         raise typer.Exit(1)
 
