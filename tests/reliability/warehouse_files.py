@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import io
 import os
+import random
 import subprocess
 import sys
 from datetime import date
@@ -118,7 +119,9 @@ def data_block_offset(path: Path, table: str) -> int:
 
 
 def overwrite(path: Path, offset: int, size: int = 4096) -> None:
-    """Overwrite `size` bytes at `offset` with a pattern no block checksum fits (a bad sector)."""
+    """Overwrite `size` bytes at `offset` with noise (a bad sector). Noise, not a repeated pattern:
+    DuckDB's block checksum is a xor of words, which a pattern repeated an even number of times
+    over zeros cancels out (DuckDB itself would not see that damage either)."""
     with path.open("r+b") as handle:
         handle.seek(offset)
-        handle.write(bytes(range(256)) * (size // 256))
+        handle.write(random.Random(offset).randbytes(size))
