@@ -1,7 +1,9 @@
 """Is this file a whole, readable warehouse? Every block checked, without trusting a query to touch it.
 
 Public API (stable):
-    check_file(path) -> FileCheck      the verdict on one DuckDB file (published, writer, previous)
+    check_file(path, compare_with=None) -> FileCheck
+        the verdict on one DuckDB file (published, writer, previous); with `compare_with`, also
+        which of its blocks differ from that file's (what an in-place publish must write)
     describe(path) -> str              what a file that is not a DuckDB database is ("an empty file", ...)
     read_stamp(con) -> Stamp | None    the warehouse_stamp row of an open warehouse (migration 060)
     FileCheck, Stamp
@@ -24,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import struct
 import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,6 +43,8 @@ _CHECKSUM_FACTOR = 0xBF58476D1CE4E5B9
 _WORD = struct.Struct("<Q")
 _DB_HEADER = struct.Struct("<5Q")  # iteration, meta block, free list, block count, block size
 _CHUNK_BLOCKS = 64  # 16 MB read at a time: bounded memory, few system calls
+_METADATA_SUB_BLOCKS = 64  # DuckDB's MetadataManager::METADATA_BLOCK_COUNT
+_NO_BLOCK = 2**64 - 1  # an invalid block pointer
 # What other files people leave where a DuckDB file should be (first bytes -> what it is).
 _SIGNATURES = (
     (b"SQLite format 3\x00", "a SQLite database"),
@@ -69,6 +74,7 @@ class FileCheck:
     stamp: Stamp | None
     size_bytes: int
     blocks: int
+    differing: tuple[int, ...] | None = None  # blocks unlike `compare_with`'s; None: not compared
 
     @property
     def generation(self) -> int | None:
@@ -115,19 +121,25 @@ def read_stamp(con: duckdb.DuckDBPyConnection) -> Stamp | None:
     return Stamp(int(rows[0][0]), rows[0][1]) if rows else None
 
 
-def check_file(path: Path) -> FileCheck:
-    """Check every block of `path` and open it read-only; never raises for a damaged file."""
+def check_file(path: Path, compare_with: Path | None = None) -> FileCheck:
+    """Check every block of `path` and open it read-only; never raises for a damaged file.
+
+    `compare_with`: another file read alongside, block for block, to list the blocks of `path`
+    that differ from it (`FileCheck.differing`; None when the fast check could not run).
+    """
     if not path.exists():
         return FileCheck(path, False, False, "missing", None, 0, 0)
     size = path.stat().st_size
     kind = describe(path)
     if kind != "a DuckDB file":
         return FileCheck(path, True, False, f"{kind}, not a DuckDB database", None, size, 0)
-    blocks, problem = _check_blocks(path, size)
+    differing: list[int] | None = [] if compare_with is not None else None
+    blocks, problem = _check_blocks(path, size, compare_with, differing)
     if problem is not None:
         return FileCheck(path, True, False, problem, None, size, blocks)
     stamp, problem = _open_and_read(path, scan_every_block=blocks < 0)
-    return FileCheck(path, True, problem is None, problem, stamp, size, abs(blocks))
+    compared = tuple(differing) if differing is not None and blocks > 0 else None
+    return FileCheck(path, True, problem is None, problem, stamp, size, abs(blocks), compared)
 
 
 @cache
@@ -152,20 +164,66 @@ def _checksum(payload: bytes) -> int:
 
 def _active_header(header: bytes) -> tuple[int, int]:
     """(block count, block size) of the newer valid database header; raises ValueError if none."""
-    best: tuple[int, int, int] | None = None
+    block_count, block_bytes, _ = _active_header_fields(header)
+    return block_count, block_bytes
+
+
+def _active_header_fields(header: bytes) -> tuple[int, int, int]:
+    """(block count, block size, free list pointer) of the newer valid database header."""
+    best: tuple[int, int, int, int] | None = None
     for page in (1, 2):
         raw = header[page * HEADER_PAGE_BYTES : (page + 1) * HEADER_PAGE_BYTES]
         if len(raw) < HEADER_PAGE_BYTES or _WORD.unpack_from(raw)[0] != _checksum(raw[8:]):
             continue
-        iteration, _, _, block_count, block_bytes = _DB_HEADER.unpack_from(raw, 8)
+        iteration, _, free_list, block_count, block_bytes = _DB_HEADER.unpack_from(raw, 8)
         if best is None or iteration > best[0]:
-            best = (iteration, block_count, block_bytes)
+            best = (iteration, block_count, block_bytes, free_list)
     if best is None:
         raise ValueError("both database headers are damaged")
-    return best[1], best[2]
+    return best[1], best[2], best[3]
 
 
-def _check_blocks(path: Path, size: int) -> tuple[int, str | None]:
+def _free_blocks(handle: BinaryIO, free_list: int, block_count: int, block_bytes: int) -> set[int] | None:
+    """The ids of the file's free blocks, read from its free list; None if it cannot be read.
+
+    DuckDB trims free blocks off the end of the file at a checkpoint but keeps counting them in
+    the header, so a file shorter than its block count is whole exactly when every block past its
+    end is free. The free list is DuckDB's metadata (SingleFileBlockManager::LoadFreeList): at the
+    header's pointer (block id in the low 56 bits, sub-block in the high 8), a chain of 64 metadata
+    sub-blocks per block, each an 8-byte pointer to the next and then data, the data being a u64
+    count and that many i64 block ids. Anything unexpected gives None: the DuckDB scan decides.
+    """
+    if free_list == _NO_BLOCK:
+        return set()
+    sub_block = (block_bytes - 8) // _METADATA_SUB_BLOCKS // 8 * 8
+    data = b""
+    pointer = free_list
+    wanted = 8
+    for _ in range(block_count * _METADATA_SUB_BLOCKS):  # bounded: a cycle cannot loop for ever
+        block, index = pointer & (2**56 - 1), pointer >> 56
+        if block >= block_count or index >= _METADATA_SUB_BLOCKS:
+            return None
+        handle.seek(HEADER_BYTES + block * block_bytes + 8 + index * sub_block)
+        raw = handle.read(sub_block)
+        if len(raw) < sub_block:
+            return None
+        data += raw[8:]
+        if len(data) >= 8:
+            wanted = 8 + 8 * _WORD.unpack_from(data)[0]
+            if wanted > 8 + 8 * block_count:
+                return None
+        if len(data) >= wanted:
+            ids = struct.unpack_from(f"<{(wanted - 8) // 8}q", data, 8)
+            return set(ids) if all(0 <= block_id < block_count for block_id in ids) else None
+        pointer = _WORD.unpack_from(raw)[0]
+        if pointer == _NO_BLOCK:
+            return None
+    return None
+
+
+def _check_blocks(
+    path: Path, size: int, compare_with: Path | None = None, differing: list[int] | None = None
+) -> tuple[int, str | None]:
     """(blocks checked, problem). A negative count: the fast check could not vouch for the file
     (another storage format, a block it doubts, or a file shorter than its header's block count,
     which DuckDB leaves when it trims free blocks off the end): the DuckDB scan must decide."""
@@ -176,24 +234,46 @@ def _check_blocks(path: Path, size: int) -> tuple[int, str | None]:
         if _WORD.unpack_from(header)[0] != _checksum(header[8:HEADER_PAGE_BYTES]):
             return 0, "its main header is damaged"
         try:
-            block_count, block_bytes = _active_header(header)
+            block_count, block_bytes, free_list = _active_header_fields(header)
         except ValueError as exc:
             return 0, str(exc)
         layout = _layout()
         if header[_MAGIC_OFFSET : _MAGIC_OFFSET + 12] != layout.version or block_bytes != layout.block_bytes:
             return -block_count, None
         present = min(block_count, (size - HEADER_BYTES) // block_bytes)
-        checked, problem = _block_checksums(handle, present, block_bytes)
+        if present < block_count:
+            free = _free_blocks(handle, free_list, block_count, block_bytes)
+            if free is not None and not set(range(present, block_count)) <= free:
+                missing = sorted(set(range(present, block_count)) - free)
+                return 0, f"cut short: {size:,} bytes, without blocks in use from {missing[0]} on"
+            if free is not None:
+                block_count = present  # what is past the end is free: trimmed by DuckDB
+            handle.seek(HEADER_BYTES)
+        with ExitStack() as stack:
+            other = None
+            if compare_with is not None:
+                other = stack.enter_context(compare_with.open("rb"))
+                other.seek(HEADER_BYTES)
+            checked, problem = _block_checksums(handle, present, block_bytes, other, differing)
         if problem is None and present < block_count:
             return -abs(checked) or -1, None
         return checked, problem
 
 
-def _block_checksums(handle: BinaryIO, block_count: int, block_bytes: int) -> tuple[int, str | None]:
+def _block_checksums(
+    handle: BinaryIO,
+    block_count: int,
+    block_bytes: int,
+    other: BinaryIO | None = None,
+    differing: list[int] | None = None,
+) -> tuple[int, str | None]:
+    """Checksum `block_count` blocks from `handle`'s position; with `other` (at the same block),
+    append to `differing` each block whose bytes differ from `other`'s (or that it lacks)."""
     import numpy as np  # only when a file is checked: commands that never write stay light
 
     words = block_bytes // 8
     chunk = np.empty((_CHUNK_BLOCKS, words), dtype=np.uint64)
+    theirs = np.empty((_CHUNK_BLOCKS, words), dtype=np.uint64) if other is not None else None
     factor = np.uint64(_CHECKSUM_FACTOR)
     doubted = 0
     done = 0
@@ -203,6 +283,12 @@ def _block_checksums(handle: BinaryIO, block_count: int, block_bytes: int) -> tu
         read = handle.readinto(view.data.cast("B"))  # type: ignore[attr-defined]
         if read != count * block_bytes:
             return done, f"cut short at block {done}"
+        if other is not None and theirs is not None and differing is not None:
+            other_view = theirs[:count]
+            got = other.readinto(other_view.data.cast("B")) // block_bytes  # type: ignore[attr-defined]
+            same = np.zeros(count, dtype=bool)
+            same[:got] = np.all(view[:got] == other_view[:got], axis=1)
+            differing.extend(int(done + index) for index in np.flatnonzero(~same))
         stored = view[:, 0].copy()
         view[:, 0] = 0  # the stored checksum is not part of the payload; 0 * factor adds nothing
         with np.errstate(over="ignore"):
@@ -211,6 +297,17 @@ def _block_checksums(handle: BinaryIO, block_count: int, block_bytes: int) -> tu
         doubted += int(np.count_nonzero(computed != stored))
         done += count
     return (-block_count if doubted else block_count), None
+
+
+def block_bytes() -> int:
+    """The block size of the files the installed DuckDB writes (a file whose blocks `check_file`
+    compared has this block size)."""
+    return _layout().block_bytes
+
+
+def open_check(path: Path) -> tuple[Stamp | None, str | None]:
+    """(stamp, problem): open `path` read-only and read its catalog, stamp and row counts."""
+    return _open_and_read(path, scan_every_block=False)
 
 
 def _open_and_read(path: Path, *, scan_every_block: bool) -> tuple[Stamp | None, str | None]:

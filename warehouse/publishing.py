@@ -16,6 +16,11 @@ The rules (issue 14):
   says to run `gpuplan doctor`.
 - The snapshot it replaces is kept as `<warehouse>.prev` (a hard link: no copy), unless that
   snapshot is itself damaged, in which case the last good previous one stays.
+- Publishing does not copy the whole file when it need not (issue 16): the snapshot kept as
+  `.prev` two publishes ago is, when no reader has it open (an OFD lock proves it), brought up to
+  date in place by writing only the blocks that differ from the writer file, then renamed into
+  place. Otherwise (a reader holds it, it has another name, the first publishes) the writer file
+  is copied whole. Either way the result is byte for byte the writer file, verified.
 - A writer file older than the published snapshot (a smaller generation: the writer restored from
   a backup, or the published file replaced by a newer copy) is never published over it: the writer
   session first sets the old writer file aside and starts from the snapshot (`replace_older_writer`).
@@ -28,10 +33,12 @@ snapshot to know it is the one it published).
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
 import logging
 import os
 import shutil
+import struct
 from pathlib import Path
 
 import duckdb
@@ -39,6 +46,8 @@ import duckdb
 from warehouse import integrity
 
 log = logging.getLogger(__name__)
+# Largest single write when publishing in place: adjacent changed blocks go out together up to this.
+_WRITE_BYTES = 16 * 1024 * 1024
 
 
 class PublishError(RuntimeError):
@@ -201,14 +210,10 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
         stale.unlink()  # left by a publisher that died; we hold the writer lock, so none is running
     temp = warehouse.with_name(f".{warehouse.name}.publish-{os.getpid()}.tmp")
     try:
-        _copy_durably(private, temp)
-        check = integrity.check_file(temp)
-        if not check.good or check.generation != generation:
-            problem = check.problem or f"it holds generation {check.generation}, not {generation}"
-            raise WarehouseDamagedError(
-                f"the writer file {private} is damaged ({problem}): not published, and the published "
-                f"warehouse {warehouse} is left as it was. Run `gpuplan doctor`"
-            )
+        in_place = keep_previous and _recorded(warehouse) is not None
+        if not (in_place and _write_over_previous(warehouse, temp, generation)):
+            _copy_durably(private, temp)
+            _require_good(integrity.check_file(temp), warehouse, generation)
         if keep_previous:
             _keep_previous(warehouse)
         os.replace(temp, warehouse)
@@ -223,6 +228,86 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
     _record_path(warehouse).write_text(
         json.dumps({**_identity(warehouse), "generation": generation}), encoding="utf-8"
     )
+
+
+def _require_good(check: integrity.FileCheck, warehouse: Path, generation: int) -> None:
+    """Raise WarehouseDamagedError unless `check` is of a good file holding `generation`."""
+    if not check.good or check.generation != generation:
+        problem = check.problem or f"it holds generation {check.generation}, not {generation}"
+        raise WarehouseDamagedError(
+            f"the writer file {writer_path(warehouse)} is damaged ({problem}): not published, and the "
+            f"published warehouse {warehouse} is left as it was. Run `gpuplan doctor`"
+        )
+
+
+def _unused(fd: int) -> bool:
+    """Take an open-file-description write lock on the whole file, if no one holds a lock on it.
+
+    A DuckDB connection holds an fcntl lock on its file for as long as it is open, and OFD locks
+    conflict with those even within this process: so True means no DuckDB anywhere has it open.
+    """
+    if not hasattr(fcntl, "F_OFD_SETLK"):
+        return False  # not Linux: always copy
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+    except OSError:
+        return False
+    return True
+
+
+def _write_over_previous(warehouse: Path, temp: Path, generation: int) -> bool:
+    """Publish without copying the whole file: make the previous snapshot's file (two publishes
+    old, opened by no one) equal to the writer file by writing only the blocks that differ, under
+    the temp name. False (nothing changed) when that is not possible: then the caller copies.
+
+    The writer file is checked block by block in the same pass that compares it (verified before
+    anything is written); the header pages and every differing block are written, the file is cut
+    to the writer's size, fsynced and opened once more. A file with other names (a kept copy) or
+    held open by any reader is never written over.
+    """
+    previous, private = previous_path(warehouse), writer_path(warehouse)
+    try:
+        stat = previous.stat()
+    except FileNotFoundError:
+        return False
+    if stat.st_nlink != 1 or stat.st_ino == warehouse.stat().st_ino:
+        return False
+    fd = os.open(previous, os.O_RDWR)
+    try:
+        if not _unused(fd):
+            return False
+        check = integrity.check_file(private, compare_with=previous)
+        _require_good(check, warehouse, generation)
+        if check.differing is None:
+            return False
+        os.rename(previous, temp)  # it is about to change: it is no longer the previous snapshot
+        _write_blocks(private, fd, check.differing)
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # releases the OFD lock: the check below opens the file with DuckDB
+    stamp, problem = integrity.open_check(temp)
+    _require_good(
+        integrity.FileCheck(temp, True, problem is None, problem, stamp, 0, 0), warehouse, generation
+    )
+    return True
+
+
+def _write_blocks(source: Path, fd: int, blocks: tuple[int, ...]) -> None:
+    """Write `source`'s header pages and `blocks` at the same offsets into `fd`; cut it to size."""
+    size = source.stat().st_size
+    block = integrity.block_bytes()
+    with source.open("rb") as handle:
+        runs = [(0, integrity.HEADER_BYTES)]
+        for index in blocks:
+            start = integrity.HEADER_BYTES + index * block
+            if runs[-1][0] + runs[-1][1] == start and runs[-1][1] < _WRITE_BYTES:
+                runs[-1] = (runs[-1][0], runs[-1][1] + block)  # adjacent: one larger write
+            else:
+                runs.append((start, block))
+        for start, length in runs:
+            data = os.pread(handle.fileno(), length, start)
+            os.pwrite(fd, data, start)
+    os.ftruncate(fd, size)
 
 
 def _keep_previous(warehouse: Path) -> None:

@@ -292,3 +292,27 @@ def test_a_storage_format_the_block_check_does_not_know_falls_back_to_duckdb(
     monkeypatch.setattr(integrity, "_layout", lambda: integrity._Layout(b"DUCK-other-", 262144))
     check = integrity.check_file(settings.warehouse)
     assert check.good and check.generation is not None
+
+
+def test_publishing_writes_over_the_unused_previous_snapshot_in_place(
+    settings: Settings, write_crawl: WriteCrawl, tmp_path: Path
+) -> None:
+    for day, count in (("2026-10-01", 3), ("2026-10-02", 5)):
+        _load(settings, write_crawl, f"day-{day}", count, day)
+    previous = connect.previous_path(settings.warehouse)
+    recycled = previous.stat().st_ino
+    _load(settings, write_crawl, "day3", 7, "2026-10-03")  # nothing holds the previous: written over
+    assert settings.warehouse.stat().st_ino == recycled
+    assert integrity.check_file(settings.warehouse).good
+    with connect.reader(settings.warehouse) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(15,)]
+    with duckdb.connect(str(previous), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(8,)]
+    with _process(READER, settings, tmp_path) as held:  # holds the snapshot of 15
+        _load(settings, write_crawl, "day4", 1, "2026-10-04")
+        held_inode = connect.previous_path(settings.warehouse).stat().st_ino
+        _load(settings, write_crawl, "day5", 1, "2026-10-05")  # the held file is not written over
+        assert settings.warehouse.stat().st_ino != held_inode
+    out, err = held.communicate()
+    assert held.returncode == 0, err
+    assert out.split()[-1] == "15"
