@@ -197,7 +197,8 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
     caller knows it is damaged). Call it holding the writer lock.
 
     A reader sees the old file or the new one, never a half-written one, even across a crash:
-    copy to a temp file in the same folder, fsync, verify, os.replace, fsync the folder.
+    make a temp file in the same folder equal to the writer file (the unused `.prev` brought up to
+    date in place, else a whole copy), fsync, verify, os.replace, fsync the folder.
     """
     private = writer_path(warehouse)
     published = published_generation(warehouse)
@@ -283,6 +284,12 @@ def _write_over_previous(warehouse: Path, temp: Path, generation: int) -> bool:
         os.rename(previous, temp)  # it is about to change: it is no longer the previous snapshot
         _write_blocks(private, fd, check.differing)
         os.fsync(fd)
+        log.info(
+            "publishing %s in place: %d of %d blocks differed from the previous snapshot",
+            warehouse,
+            len(check.differing),
+            check.blocks,
+        )
     finally:
         os.close(fd)  # releases the OFD lock: the check below opens the file with DuckDB
     stamp, problem = integrity.open_check(temp)
