@@ -24,14 +24,21 @@ was forked with before exec, gigabytes after --history-days.) One more run witho
 (Dagster's in-memory instance, nothing kept) gives the wall time without event-log storage.
 
 --history-days N first loads N days of SYNTHETIC history (bench_history.py, 20k offers a day)
-into the warehouse, so the refresh runs against a grown warehouse. The script exits 1 when a
-run fails or the tree's peak RSS exceeds MEMORY_BUDGET_MB.
+into the warehouse, so the refresh runs against a grown warehouse. With --vs-empty (and
+--history-days), each run is a pair, in this order: a refresh on an empty warehouse, then one on
+the grown warehouse (target, issue 16: at most HISTORY_RATIO times the empty one, median of the
+pairs' ratios). The grown folder is a fresh copy of a warehouse the writer has published twice,
+with its `.prev` and the writer's record of what it published: the state a daily run finds. The
+script exits 1 when a run fails, the tree's peak RSS exceeds MEMORY_BUDGET_MB, or the ratio is missed.
+
+    /work/venv/bin/python bench/bench_e2e.py --history-days 365 --vs-empty --repeat 3
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import shutil
 import statistics
@@ -49,6 +56,7 @@ from gpuplan.settings import Settings
 
 # The team's memory budget on the shared 24 GB dev machine.
 MEMORY_BUDGET_MB = 8_000
+HISTORY_RATIO = 1.15  # issue 16: refresh on a year of history <= 1.15x refresh on an empty warehouse
 SAMPLE_S = 0.05  # a Scrapy child lives ~2-5 s: 50 ms samples see every one at its peak
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 GPUPLAN = Path(sys.executable).with_name("gpuplan")
@@ -181,18 +189,32 @@ def split_from_event_log(run: Run, home: Path, started_at: dt.datetime, settings
 
 
 def seed_history(template: Path, days: int) -> None:
-    """A warehouse with `days` days of SYNTHETIC history (20k offers a day) in `template`."""
+    """A warehouse with `days` days of SYNTHETIC history (20k offers a day) in `template`, published
+    twice, so it has a `.prev` as after any daily run."""
+    from warehouse import connect
+
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(template / "warehouse.duckdb")})
     first_day = bench_history.LAST_DAY - dt.timedelta(days=days - 1)
     bench_history.build_warehouse(settings, first_day, 0, days, 20_000)
+    with connect.writer(settings.warehouse):
+        pass
 
 
 def fresh_folder(root: Path, name: str, template: Path | None) -> Path:
+    """An empty folder, or a copy of `template`'s warehouse files as the writer left them: its
+    record of what it published names the copy (a copy is a new file; the writer would otherwise
+    look the snapshot over as one it did not publish, which a daily run never does)."""
     folder = root / name
     folder.mkdir(parents=True)
     if template is not None:
-        for path in template.glob("warehouse*.duckdb"):
-            shutil.copyfile(path, folder / path.name)
+        for path in template.iterdir():
+            if path.name.startswith("warehouse") and not path.name.endswith(".lock"):
+                shutil.copy2(path, folder / path.name)
+        record_path = folder / "warehouse.writer.duckdb.published"
+        record = json.loads(record_path.read_text("utf-8"))
+        stat = (folder / "warehouse.duckdb").stat()
+        record.update(inode=stat.st_ino, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+        record_path.write_text(json.dumps(record), "utf-8")
     return folder
 
 
@@ -259,6 +281,49 @@ def platform_ratio(root: Path, template: Path | None, repeat: int) -> int:
     return 0 if ratio <= RATIO_TARGET else 1
 
 
+def paired_runs(root: Path, template: Path, platforms: list[str], repeat: int) -> list[tuple[Run, Run]]:
+    """`repeat` pairs (empty, grown), one DAGSTER_HOME, each run split from its event log."""
+    home = dagster_home(root)
+    pairs = []
+    for index in range(repeat):
+        pair = []
+        for kind, source in (("empty", None), ("history", template)):
+            folder = fresh_folder(root, f"{kind}{index}", source)
+            before = os.getloadavg()[0]
+            run, started_at = refresh(folder, platforms, home)
+            if run.returncode == 0:
+                settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb")})
+                split_from_event_log(run, home, started_at, settings)
+            print(
+                f"pair {index + 1} {kind:<7}: {run.wall_s:6.2f} s, exit {run.returncode}, "
+                f"load average {before:.1f} -> {os.getloadavg()[0]:.1f}"
+            )
+            pair.append(run)
+            shutil.rmtree(folder, ignore_errors=True)
+        pairs.append((pair[0], pair[1]))
+    return pairs
+
+
+def report_pairs(pairs: list[tuple[Run, Run]]) -> bool:
+    """Print the split of both kinds and the ratio; True when the target holds."""
+    print(f"\n{'part':<11} {'empty s':>8} {'history s':>10}   (medians of {len(pairs)} pairs)")
+    for group in GROUPS:
+        empty = statistics.median(run.split_s.get(group, 0.0) for run, _ in pairs)
+        grown = statistics.median(run.split_s.get(group, 0.0) for _, run in pairs)
+        print(f"{group:<11} {empty:>8.2f} {grown:>10.2f}")
+    ratios = [grown.wall_s / empty.wall_s for empty, grown in pairs]
+    ratio = statistics.median(ratios)
+    empty_wall = statistics.median(run.wall_s for run, _ in pairs)
+    grown_wall = statistics.median(run.wall_s for _, run in pairs)
+    print(f"{'wall':<11} {empty_wall:>8.2f} {grown_wall:>10.2f}")
+    ok = ratio <= HISTORY_RATIO
+    print(
+        f"refresh on history / on empty: {ratio:.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)}); "
+        f"target <= {HISTORY_RATIO}: {'ok' if ok else 'MISSED'}"
+    )
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="refresh runs; medians are reported")
@@ -272,9 +337,16 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="days of SYNTHETIC history loaded first (0: empty warehouse)",
     )
+    parser.add_argument(
+        "--vs-empty",
+        action="store_true",
+        help="with --history-days: pairs of (empty, grown) refreshes, and their ratio",
+    )
     args = parser.parse_args(argv)
     platforms = ["lambda"] if args.quick else []
     repeat = 1 if args.quick else args.repeat
+    if args.vs_empty and args.history_days > 0:
+        return main_pairs(args.history_days, platforms, repeat)
 
     root = Path(tempfile.mkdtemp(prefix="bench_e2e."))
     try:
@@ -304,6 +376,25 @@ def main(argv: list[str] | None = None) -> int:
     ok = peak <= MEMORY_BUDGET_MB
     print(f"peak {peak:,.0f} MB; budget <= {MEMORY_BUDGET_MB:,} MB: {'ok' if ok else 'MISSED'}")
     return 0 if ok else 1
+
+
+def main_pairs(history_days: int, platforms: list[str], repeat: int) -> int:
+    root = Path(tempfile.mkdtemp(prefix="bench_e2e."))
+    try:
+        template = root / "template"
+        start = time.perf_counter()
+        seed_history(template, history_days)
+        size_mb = (template / "warehouse.duckdb").stat().st_size / 1e6
+        print(
+            f"history: {history_days} days, {size_mb:,.0f} MB, built in {time.perf_counter() - start:.0f} s"
+        )
+        pairs = paired_runs(root, template, platforms, repeat)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    if any(run.returncode != 0 for pair in pairs for run in pair):
+        print("a refresh run failed")
+        return 1
+    return 0 if report_pairs(pairs) else 1
 
 
 if __name__ == "__main__":

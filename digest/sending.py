@@ -8,6 +8,11 @@ Rules (state in the writer's `digest_sends` table, one row per digest day):
   that never got an attempt (no run that day) is not invented later: only recorded days retry.
 Delivery is at least once: a crash after the server accepted the mail but before 'sent' was
 recorded sends that day again, with the same Message-ID so mail clients can drop the copy.
+
+Given the warehouse's path (the CLI and the Dagster asset), the mail is built from the published
+snapshot and sent outside the writer lock: a slow or hung SMTP server never holds up a load
+(issue 14). The send records are written by short writer sessions that do not republish the
+snapshot (they go out with the next publish); one sender runs at a time (the digest lock).
 """
 
 from __future__ import annotations
@@ -15,9 +20,13 @@ from __future__ import annotations
 import logging
 import secrets
 import smtplib
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import getaddresses
+from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -26,7 +35,7 @@ from digest.catalogue import DEFAULT_LANGUAGE
 from digest.content import build_digest
 from digest.render import render
 from digest.watches import NO_WATCHES, WatchList
-from warehouse import queries
+from warehouse import connect, queries
 
 log = logging.getLogger(__name__)
 
@@ -68,29 +77,70 @@ class SendResult:
     error: str | None = None
 
 
-def send_pending(con: duckdb.DuckDBPyConnection, today: date, options: SendOptions) -> list[SendResult]:
+def send_pending(
+    warehouse: Path | duckdb.DuckDBPyConnection,
+    today: date,
+    options: SendOptions,
+    *,
+    lock_timeout_s: float = connect.DEFAULT_LOCK_TIMEOUT_S,
+) -> list[SendResult]:
     """Retry earlier failed digest days, then send `today`'s, each at most once; one result per day.
 
-    `con` is the writer connection (warehouse.connect.writer): the send records live there.
-    Delivery failures are recorded and returned, never raised; the caller decides how loud to be.
+    `warehouse`: the published warehouse's path (mail built from the snapshot, sent outside the
+    writer lock, records written to the writer file without republishing), or one connection that
+    holds both plans and records (tests, scratch). Delivery failures are recorded and returned,
+    never raised; the caller decides how loud to be.
     """
-    retries = con.execute(queries.sql("digest_send_retries"), {"today": today}).fetchall()
-    return [_send_day(con, day, options) for day in [*(row[0] for row in retries), today]]
+    with _store(warehouse, lock_timeout_s) as store:
+        retries = store.fetch("digest_send_retries", today=today)
+        return [_send_day(store, day, options) for day in [*(row[0] for row in retries), today]]
 
 
-def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -> SendResult:
-    state = con.execute(queries.sql("digest_send_state"), {"digest_date": day}).fetchall()
+class _Store:
+    """Where a send's state is read and recorded, and where its digest is built from."""
+
+    def __init__(self, records: Any, content: duckdb.DuckDBPyConnection) -> None:
+        self._records = records  # () -> context manager of a connection to read and record with
+        self.content = content
+
+    def fetch(self, name: str, **params: Any) -> list[Any]:
+        with self._records() as con:
+            return con.execute(queries.sql(name), params).fetchall()
+
+    def record(self, **params: Any) -> None:
+        with self._records() as con:
+            queries.execute(con, "digest_send_record", **params)
+
+
+@contextmanager
+def _store(warehouse: Path | duckdb.DuckDBPyConnection, lock_timeout_s: float) -> Iterator[_Store]:
+    if isinstance(warehouse, duckdb.DuckDBPyConnection):
+        con = warehouse
+        yield _Store(lambda: nullcontext(con), con)
+        return
+
+    def records() -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        return connect.writer(warehouse, lock_timeout_s, publish=False)
+
+    with ExitStack() as stack:
+        stack.enter_context(connect.locked(warehouse, lock_timeout_s, purpose="digest"))
+        snapshot = stack.enter_context(connect.reader(warehouse))
+        yield _Store(records, snapshot)
+
+
+def _send_day(store: _Store, day: date, options: SendOptions) -> SendResult:
+    state = store.fetch("digest_send_state", digest_date=day)
     status, attempts, message_id = state[0] if state else (None, 0, None)
     if status in FINAL_STATUSES:
         return SendResult(day, status, attempted=False, attempts=attempts, message_id=message_id)
-    digest = build_digest(con, day, price_move_pct=options.price_move_pct, watches=options.watches)
+    digest = build_digest(store.content, day, price_move_pct=options.price_move_pct, watches=options.watches)
     if not digest.plans:
         return SendResult(
             day, "no_plans", attempted=False, attempts=attempts, error=f"no cheapest plans for {day}"
         )
     if digest.is_quiet and options.skip_empty:
         _record(
-            con,
+            store,
             day,
             "skipped",
             attempts,
@@ -104,7 +154,7 @@ def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -
     message_id = message_id or _new_message_id(options.smtp.sender, day)
     addressed = tuple(options.smtp.recipients)
     # Written before the SMTP conversation: a crash from here on leaves a row the next run retries.
-    _record(con, day, "sending", attempts, message_id, addressed)
+    _record(store, day, "sending", attempts, message_id, addressed)
     subject = None
     try:
         rendered = render(digest, options.lang)
@@ -112,7 +162,7 @@ def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -
         delivery = mailer.deliver(mailer.build_message(rendered, options.smtp, message_id), options.smtp)
     except Exception as exc:  # any failure (render, network, server) is recorded and retried, never lost
         error = mailer.describe(exc, options.smtp)[:MAX_ERROR_CHARS]
-        _record(con, day, "failed", attempts, message_id, addressed, subject=subject, error=error)
+        _record(store, day, "failed", attempts, message_id, addressed, subject=subject, error=error)
         log.warning(
             "digest %s: send failed (attempt %d), will retry on the next run: %s",
             day,
@@ -124,7 +174,7 @@ def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -
         )
         return SendResult(day, "failed", True, attempts, subject, message_id, addressed, error=error)
     _record(
-        con,
+        store,
         day,
         "sent",
         attempts,
@@ -141,7 +191,7 @@ def _send_day(con: duckdb.DuckDBPyConnection, day: date, options: SendOptions) -
 
 
 def _record(
-    con: duckdb.DuckDBPyConnection,
+    store: _Store,
     day: date,
     status: str,
     attempts: int,
@@ -153,9 +203,7 @@ def _record(
     error: str | None = None,
     sent_at: datetime | None = None,
 ) -> None:
-    queries.execute(
-        con,
-        "digest_send_record",
+    store.record(
         digest_date=day,
         status=status,
         attempts=attempts,

@@ -160,6 +160,8 @@ def _freshness_check(platforms: Sequence[str]) -> dg.AssetChecksDefinition:
 
 @dg.asset_check(
     asset="cheapest_plans",
+    # after plan_changes: the run publishes the snapshot this check reads once, after its last writing step
+    additional_deps=["plan_changes"],
     description="Every (model, method) in the settings has both rankings for each day of the run with crawls "
     "recorded ('no_offer_fits' counts); a run none of whose days has a crawl recorded fails.",
 )

@@ -28,6 +28,19 @@ from warehouse import connect
 # Every asset that writes DuckDB runs in this pool, limited to 1 (dagster.yaml): DuckDB allows one
 # writing process, so two writing steps must never overlap, across runs and backfills included.
 WRITER_POOL = "duckdb_writer"
+# The writing steps, in the order a run executes them. Publishing copies the whole warehouse file,
+# so a run publishes the read snapshot twice, not after every step (issue 16): after `offers` (the
+# checks on offers read the snapshot) and after the last of these steps the run executes.
+WRITING_STEPS = (
+    "fx_rates",
+    "gpus",
+    "offers",
+    "plan_requirements",
+    "plan_candidates",
+    "cheapest_plans",
+    "plan_changes",
+)
+PUBLISHED_AFTER = "offers"
 # The crawl folder of offline runs, under crawl_dir: demo data never lands beside live crawls.
 OFFLINE_FOLDER = "offline"
 
@@ -60,9 +73,10 @@ class WarehouseResource(dg.ConfigurableResource):
         base = Path(self.crawl_dir) / OFFLINE_FOLDER if offline else Path(self.crawl_dir)
         return base / day.isoformat()
 
-    def writer(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
-        """The single writer connection; publishes the read snapshot when the block ends cleanly."""
-        return connect.writer(self.path)
+    def writer(self, context: dg.AssetExecutionContext) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """The single writer connection of the step running in `context`. When the block ends cleanly
+        it publishes the read snapshot if the step is `offers` or the run's last writing step."""
+        return connect.writer(self.path, publish=_publishes(context))
 
     def reader(self) -> duckdb.DuckDBPyConnection:
         """A read-only connection on the published snapshot (NoWarehouseError before the first run)."""
@@ -70,6 +84,17 @@ class WarehouseResource(dg.ConfigurableResource):
 
     def has_snapshot(self) -> bool:
         return self.path.exists()
+
+
+def _publishes(context: dg.AssetExecutionContext) -> bool:
+    step = context.op_def.name
+    if step == PUBLISHED_AFTER or step not in WRITING_STEPS:
+        return True
+    planned = context.run.step_keys_to_execute  # None: every step of the job
+    later = WRITING_STEPS[WRITING_STEPS.index(step) + 1 :]
+    if planned is None:
+        return not any(name in context.job_def.graph.node_dict for name in later)
+    return not any(name in planned for name in later)
 
 
 class CrawlerResource(dg.ConfigurableResource):

@@ -183,6 +183,21 @@ def _stage_scraper_rejects(con: duckdb.DuckDBPyConnection, summary: CrawlSummary
     return True, None
 
 
+def _dated_ahead(con: duckdb.DuckDBPyConnection, summary: CrawlSummary, now: dt.datetime) -> str | None:
+    """A note when the crawl says it ran after it was loaded (the crawling host's clock ahead): it
+    then counts as crawled when it was loaded (migration 061), never as newer than later crawls."""
+    moment = _naive_utc(summary.finished_at or summary.started_at)
+    if moment is None:
+        return None
+    ((ahead,),) = con.execute(queries.sql("load_dated_ahead"), {"at": moment, "loaded_at": now}).fetchall()
+    if not ahead:
+        return None
+    return (
+        f"crawl dated {moment:%Y-%m-%d %H:%M} UTC, after it was loaded at {now:%Y-%m-%d %H:%M} UTC "
+        "(the crawling host's clock was ahead): counted as crawled when it was loaded"
+    )
+
+
 def _outcome(
     summary: CrawlSummary, offers: int, rejected: int, reasons: str | None, notes: tuple[str | None, ...]
 ) -> tuple[str, str | None]:
@@ -289,7 +304,8 @@ def _load_in_transaction(
                 platform=summary.platform,
                 rejected_at=now,
             )
-        status, error = _outcome(summary, offers, rejected, reasons, (feed_note, rejects_note))
+        clock_note = _dated_ahead(con, summary, now)
+        status, error = _outcome(summary, offers, rejected, reasons, (feed_note, rejects_note, clock_note))
         queries.execute(
             con,
             "load_record_crawl",

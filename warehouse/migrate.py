@@ -3,6 +3,7 @@
 Public API (stable):
     migrate(con, folder=None) -> list[str]   apply what is missing; returns the names applied (empty: no-op)
     available(folder=None) -> list[Migration]  the migrations in `folder` (default: warehouse/migrations/)
+    fingerprint(folder=None) -> str  names and checksums of every migration in one hash
     MigrationError                   a migration that cannot be applied safely
 
 A migration is `warehouse/migrations/NNN_name.sql`; NNN orders them and is the key in
@@ -10,7 +11,9 @@ A migration is `warehouse/migrations/NNN_name.sql`; NNN orders them and is the k
 failure leaves the warehouse at the previous version. A migration that can delete data
 (DROP TABLE/SCHEMA, ALTER TABLE ... DROP, DELETE, TRUNCATE, CREATE OR REPLACE TABLE) must
 say so on a line `-- drops data: <why>`; otherwise it is refused before anything runs, so
-data is never dropped silently.
+data is never dropped silently. A migration is never edited once applied: the sha256 recorded
+with it must match the file, or `migrate` refuses to run (a change goes in a new migration, which
+every warehouse then applies; an edited one would leave older warehouses with the old schema).
 """
 
 from __future__ import annotations
@@ -84,15 +87,31 @@ def available(folder: Traversable | None = None) -> list[Migration]:
     return [found[version] for version in sorted(found)]
 
 
+def fingerprint(folder: Traversable | None = None) -> str:
+    """One sha256 over the name and checksum of every migration: changes when any file does."""
+    lines = "".join(f"{m.version} {m.name} {m.sha256}\n" for m in available(folder))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
 def migrate(con: duckdb.DuckDBPyConnection, folder: Traversable | None = None) -> list[str]:
     """Apply every migration (of `folder`, default the package's) not yet recorded; a second call is a no-op.
 
-    Returns the file names applied by this call, in order.
+    Returns the file names applied by this call, in order. Raises MigrationError, before applying
+    anything, when an applied migration's file no longer matches the checksum recorded with it.
     """
     con.execute(_CREATE_LEDGER)
-    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+    done = dict(con.execute("SELECT version, sha256 FROM schema_migrations").fetchall())
+    migrations = available(folder)
+    changed = [m for m in migrations if m.version in done and done[m.version] != m.sha256]
+    if changed:
+        first = changed[0]
+        raise MigrationError(
+            f"migration {first.name} was changed after this warehouse applied it (recorded sha256 "
+            f"{done[first.version][:12]}..., the file now {first.sha256[:12]}...): an applied migration is "
+            "never edited; restore the file and put the change in a new migration"
+        )
     applied: list[str] = []
-    for migration in available(folder):
+    for migration in migrations:
         if migration.version in done:
             continue
         con.execute("BEGIN TRANSACTION")

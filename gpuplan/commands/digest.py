@@ -105,9 +105,8 @@ def _watches(path: Path | None) -> WatchList:
 def _send(settings: Settings, digest_date: dt.date, lang: str, watches: WatchList) -> None:
     if watches.error:
         typer.echo(f"warning: {watches.error} (the digest says so)", err=True)
-    with connect.writer(settings.warehouse) as con:
-        options = SendOptions(settings.smtp, settings.price_move_pct, settings.digest_skip_empty)
-        results = send_pending(con, digest_date, replace(options, lang=lang, watches=watches))
+    options = SendOptions(settings.smtp, settings.price_move_pct, settings.digest_skip_empty)
+    results = send_pending(settings.warehouse, digest_date, replace(options, lang=lang, watches=watches))
     for result in results:
         if result.status == "sent" and result.attempted:
             line = f"{result.digest_date}: sent to {', '.join(result.recipients)}"

@@ -95,7 +95,8 @@ def refresh_command(
     if settings.warehouse.exists():  # a run that failed before the first write published nothing
         _print_day(out, settings, plan_day, offline, {summary.platform for summary in board.summaries})
     for failure in failures:
-        out.print(f"[red]step failed[/red]: {failure}", highlight=False)
+        # one line each, however long: a wrapped line put the path on the next one (issue 14)
+        out.print(f"[red]step failed[/red]: {failure}", highlight=False, soft_wrap=True)
     if failures:
         raise typer.Exit(1)
 

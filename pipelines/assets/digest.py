@@ -8,14 +8,15 @@ import dagster as dg
 
 from digest.mailer import SmtpConfigError, check_settings
 from digest.sending import send_pending
-from pipelines.resources import WRITER_POOL, CrawlerResource, MailerResource, WarehouseResource
+from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from pipelines.watches import read_watches
 
 
 def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
     @dg.asset(
         partitions_def=partitions,
-        pool=WRITER_POOL,  # the send records live in the writer's digest_sends table
+        # Not in the writer pool: it mails from the published snapshot and records the send in short
+        # writer sessions of its own (digest.sending), so a slow SMTP server holds up no writing step.
         group_name="digest",
         kinds={"email"},
         deps=[dg.AssetKey("cheapest_plans"), dg.AssetKey("plan_changes")],
@@ -41,8 +42,7 @@ def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDef
             return dg.MaterializeResult(metadata={"status": "not sent: SMTP not configured", "why": str(exc)})
         # a bad watches file is a line in the mail (and the watches check fails), never a lost mail
         watches = read_watches(Path(mailer.watches_file) if mailer.watches_file else None)
-        with warehouse.writer() as con:
-            results = send_pending(con, day, replace(mailer.options(), watches=watches))
+        results = send_pending(warehouse.path, day, replace(mailer.options(), watches=watches))
         failed = [result for result in results if result.status == "failed"]
         metadata = {
             "status": ", ".join(f"{result.digest_date}: {result.status}" for result in results),

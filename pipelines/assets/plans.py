@@ -87,7 +87,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
     ) -> dg.MaterializeResult:
         requested = partition_days(context)
-        with warehouse.writer() as con:
+        with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
             sized = size_days(con, days, warehouse.models, warehouse.methods)
         counts = sorted(sized.requirements["gpu_count"].unique()) if len(sized.requirements) else []
@@ -126,7 +126,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
     ) -> dg.MaterializeResult:
         requested = partition_days(context)
-        with warehouse.writer() as con:
+        with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
             count = sum(plans.compute_candidates(con, day) for day in days)
             excluded = pd.concat([plans.excluded_offers(con, day) for day in days] or [pd.DataFrame()])
@@ -162,7 +162,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
     ) -> dg.MaterializeResult:
         requested = partition_days(context)
-        with warehouse.writer() as con:
+        with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
             count = sum(plans.compute_cheapest_plans(con, day) for day in days)
             frame = plans.plans_for_date(con, days[-1]) if days else pd.DataFrame()
@@ -195,7 +195,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
     )
     def plan_changes(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
         requested = partition_days(context)
-        with warehouse.writer() as con:
+        with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
             count = plans.compute_plan_changes_for_days(con, days, warehouse.price_move_pct)
             if not days:

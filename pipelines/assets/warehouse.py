@@ -77,7 +77,7 @@ def build_warehouse_assets(
     def fx_rates(
         context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
     ) -> dg.MaterializeResult:
-        with warehouse.writer() as con:
+        with warehouse.writer(context) as con:
             added = fx.ensure_rates(con)
             if not crawler.offline:
                 try:
@@ -108,8 +108,8 @@ def build_warehouse_assets(
             "node, mirrored into the `gpus` table for SQL users and the plans."
         ),
     )
-    def gpu_catalog(warehouse: WarehouseResource) -> dg.MaterializeResult:
-        with warehouse.writer() as con:
+    def gpu_catalog(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        with warehouse.writer(context) as con:
             rows = gpus.sync_catalog(con)
         return dg.MaterializeResult(metadata={"dagster/row_count": rows})
 
@@ -134,7 +134,7 @@ def build_warehouse_assets(
     ) -> dg.MaterializeResult:
         days = partition_days(context)
         frames = []
-        with warehouse.writer() as con:
+        with warehouse.writer(context) as con:
             for day in days:
                 _record_day(
                     context, con, warehouse, day, partitions.timezone, crawler.offline, crawler.timeout_s

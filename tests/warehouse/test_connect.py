@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,7 @@ import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
 from gpuplan.settings import Settings
-from warehouse import connect
+from warehouse import connect, integrity
 from warehouse.loading import load_crawl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,7 @@ READER = """
 import sys, time
 from pathlib import Path
 from gpuplan.settings import Settings
-from warehouse import connect
+from warehouse import connect, integrity
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
 with connect.reader(settings.warehouse) as con:
     first = con.execute("SELECT count(*), sum(price_amount) FROM offers").fetchall()
@@ -50,7 +51,7 @@ WRITER = """
 import sys, time
 from pathlib import Path
 from gpuplan.settings import Settings
-from warehouse import connect
+from warehouse import connect, integrity
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
 with connect.writer(settings.warehouse) as con:
     print("ready", flush=True)
@@ -152,8 +153,9 @@ def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> 
     )
     try:
         assert holder.stdout and holder.stdout.readline().startswith("ready")
-        busy = pytest.raises(connect.WriterBusyError, match="Only gpuplan's writer may open it")
-        with busy, connect.writer(settings.warehouse):
+        # waited for like the lock (a writer whose lock file was deleted holds it the same way)
+        busy = pytest.raises(connect.WriterBusyError, match=r"gave up after 0\.5 s\. Only gpuplan.s writer")
+        with busy, connect.writer(settings.warehouse, lock_timeout_s=0.5):
             pass
     finally:
         holder.communicate("", timeout=30)
@@ -219,3 +221,98 @@ def test_a_reader_on_a_snapshot_from_an_older_gpuplan_says_what_to_do(settings: 
         )
     with pytest.raises(connect.OutdatedWarehouseError, match="run `gpuplan refresh`"):
         connect.reader(settings.warehouse)
+
+
+def test_each_publish_keeps_the_snapshot_it_replaces(settings: Settings, write_crawl: WriteCrawl) -> None:
+    _load(settings, write_crawl, "day1", 3, "2026-10-01")
+    assert not connect.previous_path(settings.warehouse).exists()
+    _load(settings, write_crawl, "day2", 5, "2026-10-02")
+    with duckdb.connect(str(connect.previous_path(settings.warehouse)), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
+    with connect.reader(settings.warehouse) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(8,)]
+
+
+def test_sessions_count_in_the_stamp_and_only_publishing_ones_publish(settings: Settings) -> None:
+    with connect.writer(settings.warehouse):
+        pass
+    published = settings.warehouse.stat().st_ino
+    with connect.writer(settings.warehouse, publish=False) as con:
+        con.execute("CREATE TABLE synthetic_unpublished AS SELECT 1 AS x")
+    assert settings.warehouse.stat().st_ino == published  # committed to the writer file only
+    with connect.writer(settings.warehouse) as con:
+        [(writer_generation,)] = con.execute("SELECT generation FROM warehouse_stamp").fetchall()
+    with connect.reader(settings.warehouse) as con:
+        assert con.execute("SELECT generation FROM warehouse_stamp").fetchall() == [(writer_generation,)]
+        assert con.execute("SELECT count(*) FROM synthetic_unpublished").fetchall() == [(1,)]
+    assert writer_generation == 3
+
+
+def test_a_writer_of_this_code_skips_migrations_and_fx(settings: Settings, monkeypatch) -> None:
+    with connect.writer(settings.warehouse):
+        pass
+    from warehouse import fx
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("migrated again")
+
+    monkeypatch.setattr(connect, "migrate", refuse)
+    monkeypatch.setattr(fx, "ensure_rates", refuse)
+    with connect.writer(settings.warehouse) as con:  # prepared for this code already: no work
+        assert con.execute("SELECT count(*) FROM fx_rates").fetchall()[0][0] > 0
+
+
+@pytest.mark.parametrize("damage", ["data block", "header", "cut short"])
+def test_the_block_check_agrees_with_duckdb(settings: Settings, write_crawl: WriteCrawl, damage: str) -> None:
+    _load(settings, write_crawl, "day1", 2000, "2026-10-01")
+    copy = settings.warehouse.with_name("copy.duckdb")
+    copy.write_bytes(settings.warehouse.read_bytes())
+    assert integrity.check_file(copy).good
+    with duckdb.connect(str(copy), read_only=True) as con:
+        [(block,)] = con.execute(
+            "SELECT min(block_id) FROM pragma_storage_info('offers') WHERE block_id >= 0"
+        ).fetchall()
+    with copy.open("r+b") as handle:
+        if damage == "cut short":
+            handle.truncate(integrity.HEADER_BYTES + block * 262144 + 100)
+        else:
+            # noise: a repeated pattern over zeros cancels out of DuckDB's xor checksum
+            handle.seek(100 if damage == "header" else integrity.HEADER_BYTES + block * 262144 + 512)
+            handle.write(random.Random(damage).randbytes(64))
+    check = integrity.check_file(copy)
+    assert not check.good and check.problem
+    with pytest.raises(duckdb.Error), duckdb.connect(str(copy), read_only=True) as con:
+        con.execute("SELECT bit_xor(hash(COLUMNS(*))) FROM offers").fetchall()
+
+
+def test_a_storage_format_the_block_check_does_not_know_falls_back_to_duckdb(
+    settings: Settings, write_crawl: WriteCrawl, monkeypatch
+) -> None:
+    _load(settings, write_crawl, "day1", 50, "2026-10-01")
+    monkeypatch.setattr(integrity, "_layout", lambda: integrity._Layout(b"DUCK-other-", 262144))
+    check = integrity.check_file(settings.warehouse)
+    assert check.good and check.generation is not None
+
+
+def test_publishing_writes_over_the_unused_previous_snapshot_in_place(
+    settings: Settings, write_crawl: WriteCrawl, tmp_path: Path
+) -> None:
+    for day, count in (("2026-10-01", 3), ("2026-10-02", 5)):
+        _load(settings, write_crawl, f"day-{day}", count, day)
+    previous = connect.previous_path(settings.warehouse)
+    recycled = previous.stat().st_ino
+    _load(settings, write_crawl, "day3", 7, "2026-10-03")  # nothing holds the previous: written over
+    assert settings.warehouse.stat().st_ino == recycled
+    assert integrity.check_file(settings.warehouse).good
+    with connect.reader(settings.warehouse) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(15,)]
+    with duckdb.connect(str(previous), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM offers").fetchall() == [(8,)]
+    with _process(READER, settings, tmp_path) as held:  # holds the snapshot of 15
+        _load(settings, write_crawl, "day4", 1, "2026-10-04")
+        held_inode = connect.previous_path(settings.warehouse).stat().st_ino
+        _load(settings, write_crawl, "day5", 1, "2026-10-05")  # the held file is not written over
+        assert settings.warehouse.stat().st_ino != held_inode
+    out, err = held.communicate()
+    assert held.returncode == 0, err
+    assert out.split()[-1] == "15"

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.migrate import MigrationError, available, migrate
+from warehouse.migrate import MigrationError, available, fingerprint, migrate
 
 
 def test_migrations_apply_once_and_are_recorded(tmp_path: Path) -> None:
@@ -95,3 +95,17 @@ def test_a_comment_mentioning_a_drop_is_not_a_drop(tmp_path: Path) -> None:
 def test_badly_named_migrations_are_refused(tmp_path: Path, files: dict[str, str], message: str) -> None:
     with pytest.raises(MigrationError, match=message):
         available(_folder(tmp_path, files))
+
+
+def test_an_edited_applied_migration_is_refused_and_the_fingerprint_moves(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {"001_a.sql": "CREATE TABLE a (x INTEGER);"})
+    before = fingerprint(folder)
+    with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
+        migrate(con, folder)
+        (folder / "001_a.sql").write_text("CREATE TABLE a (x INTEGER, y INTEGER);", "utf-8")
+        assert fingerprint(folder) != before
+        with pytest.raises(MigrationError, match=r"001_a\.sql was changed after this warehouse applied it"):
+            migrate(con, folder)
+        (folder / "001_a.sql").write_text("CREATE TABLE a (x INTEGER);", "utf-8")  # put back: fine again
+        assert migrate(con, folder) == []
+        assert fingerprint(folder) == before

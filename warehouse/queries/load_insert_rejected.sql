@@ -1,5 +1,5 @@
--- Keep every rejected record of one crawl or one history import with the reason (temp view
--- load_priced), under its run. `raw` is the
+-- Keep every rejected record of one crawl or one history import with the reason (temp table
+-- load_rejected, load_price_staged.sql), under its run. `raw` is the
 -- record's fields as read (text) when it failed validation, else the typed record as JSON;
 -- unparsed lines come verbatim from load_unparsed_lines.
 INSERT INTO rejected_offers (crawl_id, platform, raw, reason, rejected_at)
@@ -13,5 +13,4 @@ SELECT
     )))),
     reason,
     $rejected_at
-FROM load_priced
-WHERE reason IS NOT NULL AND NOT unparsed
+FROM load_rejected

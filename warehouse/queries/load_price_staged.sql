@@ -41,7 +41,8 @@ WHERE gpu_model IN (SELECT gpu_model FROM load_staged WHERE reason IS NULL);
 -- FX: fx_day_rates, built first by the shared step fx_day_rates.sql on the staged (day, currency)
 -- pairs (the view fx_days).
 
--- Read twice (offers, then rejected_offers; imports count it for their runs too); every join has a small build side.
+-- Read once for offers, once for the rejected records (load_rejected, below; imports count it for
+-- their runs too); every join has a small build side.
 CREATE OR REPLACE TEMP VIEW load_priced AS
 WITH known_currencies AS (
     SELECT DISTINCT currency FROM fx_rates
@@ -80,3 +81,9 @@ SELECT
             history_price_problem(price_usd_per_gpu_hour, reference_usd_per_gpu_hour, reference_source))
     END AS reason
 FROM priced;
+
+-- The rejected records, priced once for both their insert (load_insert_rejected.sql) and the kinds
+-- of rejection the crawl's error names (load_rejection_kinds.sql): a few rows, so the full view is
+-- not evaluated again for each.
+CREATE OR REPLACE TEMP TABLE load_rejected AS
+SELECT * FROM load_priced WHERE reason IS NOT NULL AND NOT unparsed;

@@ -1,0 +1,360 @@
+"""Publishing the writer's file as the read snapshot, so that publishing can never destroy history.
+
+Public API (stable; `warehouse.connect` calls it, `gpuplan doctor` too):
+    publish(warehouse, generation, keep_previous=True)   copy, verify, keep the previous, replace
+    seed_writer(warehouse), replace_older_writer(warehouse, writer_generation, published)
+        before a writer session: a writer file exists and is never older than the published snapshot
+    published_generation(warehouse) -> int | None
+    restore(source, warehouse)          make `source` (a good file) the published and the writer file
+    previous_path(warehouse), set_aside(path, why) -> Path
+    PublishError, WarehouseDamagedError
+
+The rules (issue 14):
+- The copy is verified before it replaces anything: every block checked and the catalog read
+  (`warehouse.integrity.check_file`), and it must carry the generation of the session that wrote
+  it. A damaged writer file is never published; the published file stays as it was and the error
+  says to run `gpuplan doctor`.
+- The snapshot it replaces is kept as `<warehouse>.prev` (a hard link: no copy), unless that
+  snapshot is itself damaged, in which case the last good previous one stays.
+- Publishing does not copy the whole file when it need not (issue 16): the snapshot kept as
+  `.prev` two publishes ago is, when no reader has it open (an OFD lock proves it), brought up to
+  date in place by writing only the blocks that differ from the writer file, then renamed into
+  place. Otherwise (a reader holds it, it has another name, the first publishes) the writer file
+  is copied whole. Either way the result is byte for byte the writer file, verified.
+- A writer file older than the published snapshot (a smaller generation: the writer restored from
+  a backup, or the published file replaced by a newer copy) is never published over it: the writer
+  session first sets the old writer file aside and starts from the snapshot (`replace_older_writer`).
+  Nothing is deleted: files set aside keep their name plus why and when.
+Files beside `warehouse.duckdb`: `warehouse.duckdb.prev`, `warehouse.writer.duckdb.published`
+(what was last published: inode, size, mtime, generation; so a session need not open the
+snapshot to know it is the one it published).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import logging
+import os
+import shutil
+import struct
+from pathlib import Path
+
+import duckdb
+
+from warehouse import integrity
+
+log = logging.getLogger(__name__)
+# Largest single write when publishing in place: adjacent changed blocks go out together up to this.
+_WRITE_BYTES = 16 * 1024 * 1024
+
+
+class PublishError(RuntimeError):
+    """The snapshot could not be written next to the warehouse (disk full, not writable...)."""
+
+
+class WarehouseDamagedError(PublishError):
+    """A warehouse file failed verification: it is not published, nothing good is replaced."""
+
+
+def writer_path(warehouse: Path) -> Path:
+    """The writer's private DuckDB file beside the published `warehouse`; only the single writer opens it."""
+    return warehouse.with_name(warehouse.stem + ".writer" + warehouse.suffix)
+
+
+def previous_path(warehouse: Path) -> Path:
+    """The snapshot published before the current one (`gpuplan doctor --restore` brings it back)."""
+    return warehouse.with_name(warehouse.name + ".prev")
+
+
+def _record_path(warehouse: Path) -> Path:
+    return writer_path(warehouse).with_name(writer_path(warehouse).name + ".published")
+
+
+def _identity(path: Path) -> dict[str, int]:
+    stat = path.stat()
+    return {"inode": stat.st_ino, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _recorded(warehouse: Path) -> dict[str, int] | None:
+    """What this writer last published, if the published file is still exactly that file."""
+    try:
+        record = json.loads(_record_path(warehouse).read_text("utf-8"))
+        unchanged = {key: record[key] for key in ("inode", "size", "mtime_ns")} == _identity(warehouse)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return record if unchanged else None
+
+
+def published_generation(warehouse: Path) -> int | None:
+    """The generation of the published snapshot; None if there is none, or it has no stamp or
+    cannot be read (then it cannot be newer than anything)."""
+    if not warehouse.exists():
+        return None
+    record = _recorded(warehouse)
+    if record is not None:
+        return int(record["generation"])
+    if integrity.describe(warehouse) != "a DuckDB file":
+        return None
+    try:
+        with duckdb.connect(str(warehouse), read_only=True, config=integrity.SAFE_CONFIG) as con:
+            stamp = integrity.read_stamp(con)
+    except duckdb.Error:
+        return None
+    return stamp.generation if stamp else None
+
+
+def set_aside(path: Path, why: str, *, keep: bool = False) -> Path:
+    """Rename `path` to `<path>.<why>-<UTC time>` (never overwriting) and return the new name;
+    `keep`: hard-link it there instead, so `path` stays in place until it is replaced."""
+    now = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = path.with_name(f"{path.name}.{why}-{now}")
+    suffix = 1
+    while target.exists():
+        suffix += 1
+        target = path.with_name(f"{path.name}.{why}-{now}-{suffix}")
+    if keep:
+        os.link(path, target)
+    else:
+        os.rename(path, target)
+    return target
+
+
+def _copy_durably(source: Path, target: Path) -> None:
+    shutil.copyfile(source, target)  # a kernel-side copy (sendfile) on Linux
+    with target.open("rb+") as copied:
+        os.fsync(copied.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def seed_writer(warehouse: Path) -> None:
+    """A missing writer file starts as a copy of the published snapshot (else the previous one),
+    so no history is lost (first run after the writer file was deleted or set aside)."""
+    private = writer_path(warehouse)
+    if private.exists():
+        return
+    source = _good_source(warehouse)
+    if source is not None:
+        temp = private.with_name(private.name + ".seed.tmp")
+        _copy_durably(source, temp)
+        os.replace(temp, private)
+
+
+def replace_older_writer(warehouse: Path, writer_generation: int, published: int) -> Path:
+    """The writer file is older than the snapshot: set it aside and start again from the snapshot.
+
+    Call it holding the writer lock, with the writer file closed. Returns where the old file went.
+    """
+    aside = set_aside(writer_path(warehouse), f"older-gen{writer_generation}")
+    log.warning(
+        "the writer file (generation %s) was older than the published warehouse %s (generation %s): "
+        "kept as %s, and the writer starts again from the published one",
+        writer_generation,
+        warehouse,
+        published,
+        aside,
+    )
+    seed_writer(warehouse)
+    return aside
+
+
+def _good_source(warehouse: Path) -> Path | None:
+    """The file a missing writer file starts from: the published snapshot, else the previous one.
+
+    None when neither exists (a new warehouse). Raises WarehouseDamagedError when they exist but
+    neither is good: starting afresh would hide the history they hold.
+    """
+    candidates = [path for path in (warehouse, previous_path(warehouse)) if path.exists()]
+    problems: list[str] = []
+    for path in candidates:
+        check = integrity.check_file(path)
+        if check.good:
+            if path != warehouse:
+                log.warning(
+                    "the published warehouse is damaged (%s): the writer starts from %s", problems, path
+                )
+            return path
+        problems.append(f"{path}: {check.problem}")
+    if problems:
+        raise WarehouseDamagedError(
+            f"no good copy of the warehouse to start the writer from ({'; '.join(problems)}): "
+            "run `gpuplan doctor`"
+        )
+    return None
+
+
+def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> None:
+    """Copy the (closed, checkpointed) writer file over the published one: verified, atomically,
+    keeping the replaced snapshot as `<warehouse>.prev` (unless `keep_previous` is False: the
+    caller knows it is damaged). Call it holding the writer lock.
+
+    A reader sees the old file or the new one, never a half-written one, even across a crash:
+    make a temp file in the same folder equal to the writer file (the unused `.prev` brought up to
+    date in place, else a whole copy), fsync, verify, os.replace, fsync the folder.
+    """
+    private = writer_path(warehouse)
+    published = published_generation(warehouse)
+    if published is not None and published > generation:
+        raise PublishError(
+            f"the published warehouse {warehouse} (generation {published}) is newer than the writer "
+            f"file {private} (generation {generation}): not published over it. Run `gpuplan doctor`"
+        )
+    for stale in warehouse.parent.glob(f".{warehouse.name}.publish-*.tmp"):
+        stale.unlink()  # left by a publisher that died; we hold the writer lock, so none is running
+    temp = warehouse.with_name(f".{warehouse.name}.publish-{os.getpid()}.tmp")
+    try:
+        in_place = keep_previous and _recorded(warehouse) is not None
+        if not (in_place and _write_over_previous(warehouse, temp, generation)):
+            _copy_durably(private, temp)
+            _require_good(integrity.check_file(temp), warehouse, generation)
+        if keep_previous:
+            _keep_previous(warehouse)
+        os.replace(temp, warehouse)
+        _fsync_dir(warehouse.parent)
+    except OSError as exc:
+        raise PublishError(
+            f"could not publish the warehouse to {warehouse}: {exc.strerror or exc}; "
+            f"the data is safe in {private} and is published on the next successful run"
+        ) from exc
+    finally:
+        temp.unlink(missing_ok=True)
+    _record_path(warehouse).write_text(
+        json.dumps({**_identity(warehouse), "generation": generation}), encoding="utf-8"
+    )
+
+
+def _require_good(check: integrity.FileCheck, warehouse: Path, generation: int) -> None:
+    """Raise WarehouseDamagedError unless `check` is of a good file holding `generation`."""
+    if not check.good or check.generation != generation:
+        problem = check.problem or f"it holds generation {check.generation}, not {generation}"
+        raise WarehouseDamagedError(
+            f"the writer file {writer_path(warehouse)} is damaged ({problem}): not published, and the "
+            f"published warehouse {warehouse} is left as it was. Run `gpuplan doctor`"
+        )
+
+
+def _unused(fd: int) -> bool:
+    """Take an open-file-description write lock on the whole file, if no one holds a lock on it.
+
+    A DuckDB connection holds an fcntl lock on its file for as long as it is open, and OFD locks
+    conflict with those even within this process: so True means no DuckDB anywhere has it open.
+    """
+    if not hasattr(fcntl, "F_OFD_SETLK"):
+        return False  # not Linux: always copy
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+    except OSError:
+        return False
+    return True
+
+
+def _write_over_previous(warehouse: Path, temp: Path, generation: int) -> bool:
+    """Publish without copying the whole file: make the previous snapshot's file (two publishes
+    old, opened by no one) equal to the writer file by writing only the blocks that differ, under
+    the temp name. False (nothing changed) when that is not possible: then the caller copies.
+
+    The writer file is checked block by block in the same pass that compares it (verified before
+    anything is written); the header pages and every differing block are written, the file is cut
+    to the writer's size, fsynced and opened once more. A file with other names (a kept copy) or
+    held open by any reader is never written over.
+    """
+    previous, private = previous_path(warehouse), writer_path(warehouse)
+    try:
+        stat = previous.stat()
+    except FileNotFoundError:
+        return False
+    if stat.st_nlink != 1 or stat.st_ino == warehouse.stat().st_ino:
+        return False
+    fd = os.open(previous, os.O_RDWR)
+    try:
+        if not _unused(fd):
+            return False
+        check = integrity.check_file(private, compare_with=previous)
+        _require_good(check, warehouse, generation)
+        if check.differing is None:
+            return False
+        os.rename(previous, temp)  # it is about to change: it is no longer the previous snapshot
+        _write_blocks(private, fd, check.differing)
+        os.fsync(fd)
+        log.info(
+            "publishing %s in place: %d of %d blocks differed from the previous snapshot",
+            warehouse,
+            len(check.differing),
+            check.blocks,
+        )
+    finally:
+        os.close(fd)  # releases the OFD lock: the check below opens the file with DuckDB
+    stamp, problem = integrity.open_check(temp)
+    _require_good(
+        integrity.FileCheck(temp, True, problem is None, problem, stamp, 0, 0), warehouse, generation
+    )
+    return True
+
+
+def _write_blocks(source: Path, fd: int, blocks: tuple[int, ...]) -> None:
+    """Write `source`'s header pages and `blocks` at the same offsets into `fd`; cut it to size."""
+    size = source.stat().st_size
+    block = integrity.block_bytes()
+    with source.open("rb") as handle:
+        runs = [(0, integrity.HEADER_BYTES)]
+        for index in blocks:
+            start = integrity.HEADER_BYTES + index * block
+            if runs[-1][0] + runs[-1][1] == start and runs[-1][1] < _WRITE_BYTES:
+                runs[-1] = (runs[-1][0], runs[-1][1] + block)  # adjacent: one larger write
+            else:
+                runs.append((start, block))
+        for start, length in runs:
+            data = os.pread(handle.fileno(), length, start)
+            os.pwrite(fd, data, start)
+    os.ftruncate(fd, size)
+
+
+def _keep_previous(warehouse: Path) -> None:
+    """Link the snapshot about to be replaced as `<warehouse>.prev`, if it is a good one."""
+    if not warehouse.is_file():
+        return
+    if _recorded(warehouse) is None:  # not the file this writer published: look before keeping it
+        check = integrity.check_file(warehouse)
+        if not check.good:
+            log.warning(
+                "the published warehouse %s is damaged (%s): replaced; %s keeps the last good snapshot",
+                warehouse,
+                check.problem,
+                previous_path(warehouse),
+            )
+            return
+    link = warehouse.with_name(f".{warehouse.name}.prev-{os.getpid()}.tmp")
+    link.unlink(missing_ok=True)
+    os.link(warehouse, link)
+    os.replace(link, previous_path(warehouse))
+
+
+def restore(source: Path, warehouse: Path) -> None:
+    """Make the good file `source` both the published snapshot and the writer file.
+
+    The files it replaces are set aside (`*.replaced-<time>`), never deleted. Call it holding the
+    writer lock. Raises WarehouseDamagedError if `source` does not verify.
+    """
+    check = integrity.check_file(source)
+    if not check.good:
+        raise WarehouseDamagedError(f"{source} cannot be restored: {check.problem}")
+    private = writer_path(warehouse)
+    for target in (private, warehouse):
+        temp = target.with_name(f".{target.name}.restore-{os.getpid()}.tmp")
+        _copy_durably(source, temp)
+        if target.exists() and target != source:
+            set_aside(target, "replaced", keep=True)
+        os.replace(temp, target)
+    _fsync_dir(warehouse.parent)
+    generation = check.generation or 0
+    _record_path(warehouse).write_text(
+        json.dumps({**_identity(warehouse), "generation": generation}), encoding="utf-8"
+    )
