@@ -58,7 +58,7 @@ def build_defs(settings: Settings, offline: bool = False) -> dg.Definitions:
             schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
             resources={
                 "warehouse": WarehouseResource.from_settings(settings),
-                "crawler": CrawlerResource(offline=offline),
+                "crawler": CrawlerResource(offline=offline, contact=settings.crawler_contact),
                 "mailer": MailerResource.from_settings(settings),
             },
         )

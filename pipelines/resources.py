@@ -19,6 +19,7 @@ from pydantic import Field
 
 from digest.sending import SendOptions
 from gpuplan.settings import Settings
+from scrapers.middlewares import CONTACT_SETTING
 from scrapers.runner import run_crawls
 from scrapers.summary import CrawlSummary
 from warehouse import connect
@@ -76,10 +77,13 @@ class CrawlerResource(dg.ConfigurableResource):
     offline: bool = Field(
         default=False, description="Replay each spider's bundled snapshot instead of the network."
     )
+    contact: str | None = Field(default=None, description="The crawler's contact in its User-Agent.")
 
     def crawl(self, platforms: list[str], out_dir: Path) -> list[CrawlSummary]:
         """Crawl `platforms` into `out_dir`; a failed platform is a 'failed' summary, never raised."""
-        return run_crawls(platforms, out_dir, offline=self.offline)
+        return run_crawls(
+            platforms, out_dir, offline=self.offline, settings={CONTACT_SETTING: self.contact or ""}
+        )
 
 
 class MailerResource(dg.ConfigurableResource):

@@ -18,6 +18,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gpuplan.settings import Settings
+from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import UnknownPlatform, platforms
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlSummary, run_crawl
 
@@ -62,6 +63,14 @@ def crawl_command(
         Path | None,
         typer.Option("--record", help="Also record every response into this new folder as a snapshot."),
     ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            help="Replay this snapshot folder (one recorded with --record, yours or a bug report's) "
+            "instead of the network; the run is marked offline.",
+        ),
+    ] = None,
     timeout_s: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Seconds before one platform's crawl is stopped.")
     ] = DEFAULT_TIMEOUT_S,
@@ -69,8 +78,9 @@ def crawl_command(
     settings: Settings = ctx.obj
     if all_platforms == (platform is not None):
         raise typer.BadParameter("give one PLATFORM or --all")
-    if all_platforms and (output is not None or record is not None):
-        raise typer.BadParameter("--output and --record take one platform, not --all")
+    if all_platforms and (output is not None or record is not None or replay is not None):
+        raise typer.BadParameter("--output, --record and --replay take one platform, not --all")
+    offline = offline or replay is not None
     names = platforms() if all_platforms or platform is None else [platform]
     folder = output.parent if output is not None else out_dir or _default_dir(settings, offline)
     console = Console()
@@ -86,7 +96,14 @@ def crawl_command(
             task = progress.add_task(f"crawling {name}{' (offline)' if offline else ''}")
             try:
                 summary = run_crawl(
-                    name, folder, offline=offline, timeout_s=timeout_s, feed=output, record_dir=record
+                    name,
+                    folder,
+                    offline=offline,
+                    timeout_s=timeout_s,
+                    feed=output,
+                    record_dir=record,
+                    replay_dir=replay,
+                    settings={CONTACT_SETTING: settings.crawler_contact or ""},
                 )
             except UnknownPlatform as exc:
                 raise typer.BadParameter(str(exc), param_hint="PLATFORM") from None

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from crawl_helpers import read_jsonl
 from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
-from scrapers.registry import platforms
+from scrapers.registry import fixture_dir, platforms
 from scrapers.summary import CrawlSummary
 
 
@@ -21,7 +23,7 @@ def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
 def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     result = _invoke("vastai", "--offline", "--out-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert "vastai: ok (22 offers)" in result.output
+    assert "vastai: ok (41 offers)" in result.output
     assert (tmp_path / "vastai.jsonl").is_file()
     assert CrawlSummary.read(tmp_path / "vastai.summary.json").status == "ok"
 
@@ -41,12 +43,34 @@ def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
     assert CrawlSummary.read(summary).offline
 
 
+def test_a_recorded_folder_replays_through_the_real_spider(tmp_path: Path) -> None:
+    # A folder recorded with --record (here: the bundled day before of Vast, copied).
+    recording = tmp_path / "bug-report"
+    shutil.copytree(fixture_dir("vastai") / "previous", recording)
+    result = _invoke("vastai", "--replay", str(recording), "--out-dir", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert "vastai: ok (39 offers)" in result.output
+    summary = CrawlSummary.read(tmp_path / "out" / "vastai.summary.json")
+    assert summary.offline and summary.status == "ok"
+    feed = read_jsonl(tmp_path / "out" / "vastai.jsonl")
+    prices = {o["offer_id"]: o["price_amount"] for o in feed if o["pricing_type"] == "on_demand"}
+    assert prices["28941031"] == 1.9344  # that day's price, not the latest day's
+
+
+def test_a_replay_folder_without_a_snapshot_fails_clearly(tmp_path: Path) -> None:
+    result = _invoke("vastai", "--replay", str(tmp_path / "empty"), "--out-dir", str(tmp_path / "out"))
+    summary = CrawlSummary.read(tmp_path / "out" / "vastai.summary.json")
+    assert summary.status == "failed" and "no snapshot of vastai to replay" in (summary.error or "")
+    assert result.exit_code == 1
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         ((), "give one PLATFORM or --all"),
         (("vastai", "--all"), "give one PLATFORM or --all"),
-        (("--all", "-o", "x.jsonl"), "--output and --record take one platform"),
+        (("--all", "-o", "x.jsonl"), "--output, --record and --replay take one platform"),
+        (("--all", "--replay", "x"), "--output, --record and --replay take one platform"),
         (("nope", "--offline"), "unknown platform 'nope'"),
     ],
 )
