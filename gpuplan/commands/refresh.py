@@ -17,7 +17,7 @@ from rich.console import Console
 
 from gpuplan.commands.plans import excluded_note, plans_table
 from gpuplan.settings import Settings
-from warehouse import connect, plans
+from warehouse import connect, drift, plans
 
 if TYPE_CHECKING:
     from dagster._utils.error import SerializableErrorInfo
@@ -87,11 +87,16 @@ def _print_day(console: Console, settings: Settings, day: dt.date) -> None:
         frame = plans.plans_for_date(con, day)
         changes = plans.changes_for_date(con, day)
         excluded = plans.excluded_offers(con, day)
+        drifted = drift.day_drift(con, day)
     for row in crawls.to_dict("records"):
         if row["status"] in ("failed", "partial", "skipped"):
             console.print(
                 f"[yellow]{row['platform']}: {row['status']}[/yellow]: {row['error']}", highlight=False
             )
+    for d in drifted:
+        console.print(
+            f"[yellow]{d.check_name} check failed[/yellow]: {'; '.join(d.problems)}", highlight=False
+        )
     if not frame.empty:
         console.print(plans_table(frame))
         if len(excluded):
