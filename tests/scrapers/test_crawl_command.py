@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from crawl_helpers import read_jsonl
+from crawl_helpers import crawl_env, loopback_settings, read_jsonl
+from loopback_server import serving
 from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
 from scrapers.registry import fixture_dir, platforms
+from scrapers.replay import Snapshot
+from scrapers.runner import run_crawl
 from scrapers.summary import CrawlSummary
 
 
@@ -43,10 +45,19 @@ def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
     assert CrawlSummary.read(summary).offline
 
 
-def test_a_recorded_folder_replays_through_the_real_spider(tmp_path: Path) -> None:
-    # A folder recorded with --record (here: the bundled day before of Vast, copied).
+def test_a_folder_recorded_with_record_replays_with_replay(tmp_path: Path) -> None:
+    # Record the day before of Vast as a live crawl would (through a loopback server), then replay
+    # the recorded folder as a user or a bug report would hand it over.
     recording = tmp_path / "bug-report"
-    shutil.copytree(fixture_dir("vastai") / "previous", recording)
+    with serving(Snapshot.load(fixture_dir("vastai") / "previous")) as server:
+        recorded = run_crawl(
+            "vastai",
+            tmp_path / "live",
+            env=crawl_env(),
+            settings=loopback_settings(server.url),
+            record_dir=recording,
+        )
+    assert recorded.status == "ok" and (recording / "snapshot.json").is_file()
     result = _invoke("vastai", "--replay", str(recording), "--out-dir", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
     assert "vastai: ok (39 offers)" in result.output
