@@ -80,18 +80,14 @@ def crawl_drift(con: duckdb.DuckDBPyConnection, platform: str, plan_date: date) 
     moves: tuple[tuple[str, float, float], ...] = ()
     problems: list[str] = []
     if history and values["today_offers"] is not None:
-        prices = queries.frame(
-            con,
-            "crawl_drift_prices",
-            platform=platform,
-            plan_date=plan_date,
-            history=HISTORY_CRAWLS,
-            factor=PRICE_FACTOR,
-        )
-        moves = tuple(
-            (str(r.gpu_model), float(r.today_usd_per_gpu_hour), float(r.usual_usd_per_gpu_hour))
-            for r in prices.itertuples()
-        )
+        params = {
+            "platform": platform,
+            "plan_date": plan_date,
+            "history": HISTORY_CRAWLS,
+            "factor": PRICE_FACTOR,
+        }
+        prices = con.execute(queries.sql("crawl_drift_prices"), params).fetchall()
+        moves = tuple((str(model), float(now), float(usual)) for model, now, usual, _ in prices)
         problems = _problems(values, moves)
     return CrawlDrift(
         platform=platform,
