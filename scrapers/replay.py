@@ -15,7 +15,10 @@ Requests match on method, URL path with query, and body; the host is not compare
 snapshot recorded through an overridden origin replays against the platform's URLs. Nothing
 depends on order: query parameters and form fields are compared sorted, JSON bodies after
 parsing, and headers not at all, so a recording made by another client version (or attached
-to a bug report) replays. Form bodies of signed APIs (UCloud's, compshare) carry the key and a
+to a bug report) replays. A spider with a keyless and a token path (Lambda, RunPod, compshare)
+keeps both paths' exchanges in one snapshot; a request entry only one path asks may say which
+(`"crawl_path": "token"` or `"keyless"`): replay ignores it, fault tests serve one path's answers.
+Form bodies of signed APIs (UCloud's, compshare) carry the key and a
 signature: those fields (`CREDENTIAL_FIELDS`) are neither recorded nor compared.
 
 `SnapshotStorage` is a Scrapy HTTP-cache storage. Offline crawls run with
@@ -57,6 +60,7 @@ class Exchange:
     status: int
     headers: dict[str, str]
     body: bytes
+    crawl_path: str | None = None  # "token" / "keyless": asked on that path only; None: on every path
 
 
 def request_key(method: str, url: str, body: bytes | str | None) -> tuple[str, str, str]:
@@ -121,6 +125,7 @@ class Snapshot:
                     status=int(response.get("status", 200)),
                     headers=dict(response.get("headers", {})),
                     body=(folder / response["body_file"]).read_bytes(),
+                    crawl_path=request.get("crawl_path"),
                 )
             )
         return cls(folder, meta, exchanges)

@@ -83,8 +83,9 @@ class RunpodSpider(PlatformSpider):
         key = self.token_value()
         if key:
             self._catalog_headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
-            for cloud in CLOUDS:
-                yield self._catalog_request(cloud, 1)
+            # One first request, as every spider starts (a 429 or a refused key is met once); the
+            # community cloud's single GPUs are asked once the secure cloud's have answered.
+            yield self._catalog_request(CLOUDS[0], 1)
         else:
             yield self.request(GRAPHQL_URL, self.parse_types, json_body={"query": TYPES_QUERY})
 
@@ -193,6 +194,9 @@ class RunpodSpider(PlatformSpider):
             offered = [_catalog_max_count(entry, cloud) for entry in complete if entry.get(cloud)]
             for size in self.pod_sizes(cloud, offered)[1:]:
                 yield self._catalog_request(cloud, size)
+            following = CLOUDS[CLOUDS.index(cloud) + 1 :]
+            if following:
+                yield self._catalog_request(following[0], 1)
 
     def catalog_offer(
         self, response: Response, entry: Mapping[str, Any], cloud: str, gpu_count: int

@@ -8,17 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scrapers.platform import ORIGIN_OVERRIDE_SETTING, Token
-from scrapers.registry import fixture_dir, platforms, spider_class
-
-
-def spider_tokens(platform: str) -> list[Token]:
-    """Every credential a spider declares: its `token`, and a companion one (compshare's private
-    key) declared beside it."""
-    spider = spider_class(platform)
-    found = [getattr(spider, name) for name in dir(spider) if not name.startswith("_")]
-    return [value for value in found if isinstance(value, Token)]
-
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING
+from scrapers.registry import fixture_dir, platforms, spider_class, spider_tokens
 
 TOKEN_VARIABLES = tuple(sorted({token.env for name in platforms() for token in spider_tokens(name)}))
 

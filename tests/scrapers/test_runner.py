@@ -102,6 +102,13 @@ def test_an_unknown_platform_is_a_usage_error(tmp_path: Path) -> None:
         run_crawl("nope", tmp_path)
 
 
+def test_every_declared_credential_is_a_secret_to_redact() -> None:
+    """A companion key declared beside the token (compshare's private key, which only signs) is
+    redacted like the token."""
+    env = {"COMPSHARE_PUBLIC_KEY": "public-1", "COMPSHARE_PRIVATE_KEY": "private-2", "OTHER": "x"}
+    assert set(registry.token_secrets(env)) == {"public-1", "private-2"}
+
+
 def test_a_missing_required_token_skips_without_starting_a_crawl(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

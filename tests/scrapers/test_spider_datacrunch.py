@@ -55,9 +55,17 @@ def test_when_the_verda_host_fails_the_old_host_is_asked() -> None:
 
 
 def test_when_both_hosts_fail_the_crawl_fails_naming_the_old_one() -> None:
-    outcome = drive("datacrunch", _verda_failing(503, old_host_answers=False))
+    outcome = drive("datacrunch", _verda_failing(404, old_host_answers=False))
     assert outcome.status == "failed"
     assert "https://api.datacrunch.io/v1/instance-types" in outcome.error
+
+
+def test_a_server_error_of_the_verda_host_is_no_reason_to_ask_the_old_one() -> None:
+    """HTTP 5xx: the host serves the list and is in trouble; a second host would double the load."""
+    outcome = drive("datacrunch", _verda_failing(503, old_host_answers=True))
+    assert outcome.status == "failed"
+    assert [r.meta["source_url"] for r in outcome.requests] == ["https://api.verda.com/v1/instance-types"]
+    assert "https://api.verda.com/v1/instance-types" in outcome.error
 
 
 def test_on_demand_and_spot_per_instance() -> None:
