@@ -16,7 +16,7 @@ import duckdb
 
 from digest.changes import ChangedPlan, changed_plans
 from digest.watches import NO_WATCHES, WatchList, WatchResult, evaluate_watches
-from warehouse import queries
+from warehouse import drift, queries
 
 # The chart covers the "last 30 days", the digest day included.
 CHART_DAYS = 30
@@ -198,7 +198,11 @@ def build_digest(
         plan_changes=changed_plans(con, digest_date),
         stock_changes=_rows(con, "digest_stock_changes", StockChange, **days),
         price_moves=_rows(con, "digest_price_moves", PriceMove, **days, min_abs_pct=price_move_pct),
-        failed_crawls=_rows(con, "digest_failed_crawls", CrawlFailure, day=digest_date),
+        failed_crawls=_rows(con, "digest_failed_crawls", CrawlFailure, day=digest_date)
+        + tuple(
+            CrawlFailure(d.platform, "drift", f"{d.check_name}: {'; '.join(d.problems)}", None)
+            for d in drift.day_drift(con, digest_date)
+        ),
         price_history=_rows(
             con,
             "digest_price_history",

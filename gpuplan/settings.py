@@ -166,6 +166,7 @@ class Settings:
     )
     digest_lang: str = "en"  # en | zh: the digest's catalogue (checked where it is used)
     watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (digest/watches.py)
+    crawler_contact: str | None = None  # a URL or e-mail platforms can reach the operator at (User-Agent)
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -205,6 +206,7 @@ class Settings:
             sql_memory_limit=read.size("GPUPLAN_SQL_MEMORY_LIMIT"),
             digest_lang=(env.get("GPUPLAN_DIGEST_LANG") or "en").strip().lower(),
             watches_file=Path(watches).expanduser() if (watches := env.get("GPUPLAN_WATCHES")) else None,
+            crawler_contact=read.text("GPUPLAN_CRAWLER_CONTACT"),
         )
         if read.problems:
             raise SettingsError("; ".join(read.problems))

@@ -19,6 +19,7 @@ from pipelines.assets.digest import build_digest_asset
 from pipelines.assets.plans import build_plan_assets
 from pipelines.assets.warehouse import build_warehouse_assets
 from pipelines.checks import build_checks
+from pipelines.drift_checks import build_drift_checks
 from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
@@ -56,12 +57,14 @@ def build_defs(settings: Settings, offline: bool = False, snapshot: str = "") ->
                 *build_plan_assets(partitions),
                 build_digest_asset(partitions),
             ],
-            asset_checks=[*build_checks(slugs), watches],
+            asset_checks=[*build_checks(slugs), watches, *build_drift_checks(slugs)],
             jobs=[daily_refresh, backfill_plans],
             schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
             resources={
                 "warehouse": WarehouseResource.from_settings(settings),
-                "crawler": CrawlerResource(offline=offline, snapshot=snapshot),
+                "crawler": CrawlerResource(
+                    offline=offline, snapshot=snapshot, contact=settings.crawler_contact
+                ),
                 "mailer": MailerResource.from_settings(settings),
             },
         )

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from digest.sending import SendOptions
 from gpuplan.settings import Settings
+from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import fixture_dir
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
 from scrapers.summary import CrawlSummary
@@ -111,6 +112,7 @@ class CrawlerResource(dg.ConfigurableResource):
         description="Offline, which recorded day to replay: '' the latest (scrapers/fixtures/<slug>/), "
         "or the name of a folder in it holding another (e.g. 'previous', the day before).",
     )
+    contact: str | None = Field(default=None, description="The crawler's contact in its User-Agent.")
 
     def crawl_progress(self, platforms: Sequence[str], out_dir: Path) -> Iterator[Progress]:
         """Crawl `platforms` into `out_dir`, all at once: each platform's progress as it happens,
@@ -119,7 +121,13 @@ class CrawlerResource(dg.ConfigurableResource):
             CrawlJob(platform, replay_dir=fixture_dir(platform) / self.snapshot if self.snapshot else None)
             for platform in platforms
         ]
-        return iter_crawls(jobs, out_dir, offline=self.offline, timeout_s=self.timeout_s)
+        return iter_crawls(
+            jobs,
+            out_dir,
+            offline=self.offline,
+            timeout_s=self.timeout_s,
+            settings={CONTACT_SETTING: self.contact or ""},
+        )
 
     def crawl(self, platforms: Sequence[str], out_dir: Path) -> list[CrawlSummary]:
         """Crawl `platforms` into `out_dir`; their summaries, in order."""

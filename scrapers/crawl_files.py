@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scrapers import pipelines
-from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED
+from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED, STAT_UNVERIFIED
 from scrapers.redaction import redact
 from scrapers.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
 
@@ -40,12 +40,13 @@ def summarize(
         "rejected_reasons": reasons,
         "stock_known": stats.get(pipelines.STAT_STOCK_KNOWN, 0),
         "stock_unknown": stats.get(pipelines.STAT_STOCK_UNKNOWN, 0),
-        "unknown_gpus": stats.get(pipelines.STAT_UNKNOWN_GPUS, []),
+        "unknown_gpus": stats.get(pipelines.STAT_UNKNOWN_GPUS, {}),
         "requests": stats.get("downloader/request_count", 0),
         "retries": stats.get("retry/count", 0),
         "failures": stats.get(STAT_FAILURES, 0),
         "errors": errors,
         "partial": stats.get(STAT_PARTIAL),
+        "unverified": stats.get(STAT_UNVERIFIED),
         "finish_reason": finish_reason,
     }
     skipped = stats.get(STAT_SKIPPED)

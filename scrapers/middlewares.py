@@ -7,13 +7,38 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
+from scrapy.downloadermiddlewares.useragent import UserAgentMiddleware
 from scrapy.http import Request, Response
 from scrapy.utils.response import response_status_message
 
 from scrapers import parsing
 from scrapers.platform import PlatformSpider
+
+# The Scrapy setting that carries the crawler's contact (scrapers/settings.py, GPUPLAN_CONTACT).
+CONTACT_SETTING = "GPUPLAN_CONTACT"
+
+
+def user_agent(base: str, contact: str | None) -> str:
+    """`base` ("name/version (what)") with the contact inside its comment: "(what; +contact)"."""
+    contact = (contact or "").strip()
+    if not contact:
+        return base
+    if base.endswith(")"):
+        return f"{base[:-1]}; +{contact})"
+    return f"{base} (+{contact})"
+
+
+class ContactUserAgentMiddleware(UserAgentMiddleware):
+    """Scrapy's User-Agent middleware, with the operator's contact from `GPUPLAN_CONTACT`."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ContactUserAgentMiddleware:
+        middleware = cls(user_agent(crawler.settings["USER_AGENT"], crawler.settings.get(CONTACT_SETTING)))
+        crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
+        return middleware
 
 
 class BackoffRetryMiddleware(RetryMiddleware):

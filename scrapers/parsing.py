@@ -151,6 +151,28 @@ def stock_from_text(text: Any) -> int | None:
     return None
 
 
+# --- names ---------------------------------------------------------------------
+
+# A memory size written into a name: "vGPU-32GB", "4090 48G（南）", "XS16-4080S32G-8".
+_MEMORY_IN_NAME = re.compile(r"(?<![\d.])(\d{1,4})\s*G(?:B|IB)?(?![A-Z0-9])", re.IGNORECASE)
+# Sizes a GPU comes in; a figure outside is a count or an id ("1g" of a MIG profile).
+_GPU_MEMORY_GB_RANGE = (4.0, 1024.0)
+
+
+def memory_in_name(text: str) -> float | None:
+    """The GPU memory (GB) a platform writes into a card or machine name, or None.
+
+    For names that are the only place a platform states it: AutoDL's volume cards
+    (`vGPU-32GB`), 恒源云's machine names (`4090 48G（南）`, the only sign of a 48 GB 4090).
+    """
+    low, high = _GPU_MEMORY_GB_RANGE
+    for match in _MEMORY_IN_NAME.finditer(text):
+        size = float(match.group(1))
+        if low <= size <= high:
+            return size
+    return None
+
+
 # --- time --------------------------------------------------------------------
 
 

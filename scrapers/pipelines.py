@@ -23,8 +23,10 @@ STAT_REJECTED = "gpuplan/rejected"
 STAT_REJECTED_BY_REASON = "gpuplan/rejected/"  # + reason code
 STAT_STOCK_KNOWN = "gpuplan/stock_known"
 STAT_STOCK_UNKNOWN = "gpuplan/stock_unknown"
-STAT_UNKNOWN_GPUS = "gpuplan/unknown_gpus"  # distinct raw names that mapped to no canonical model
-MAX_UNKNOWN_NAMES_KEPT = 50  # a summary lists them so someone can add a mapping; not a log
+# Raw names that mapped to no canonical model -> how many offers carried each, most first. Every
+# name is kept: a real Vast answer holds about fifty, so a bounded list would fill at once and
+# hide which names matter; the counts say which card to add to the catalog first.
+STAT_UNKNOWN_GPUS = "gpuplan/unknown_gpus"
 
 
 def offer_problem(offer: OfferItem) -> str | None:
@@ -45,7 +47,7 @@ class OfferChecks:
     def __init__(self, crawler: Crawler) -> None:
         self.stats = crawler.stats
         self.counts: Counter[str] = Counter()
-        self.unknown_names: dict[str, None] = {}  # insertion-ordered set
+        self.unknown_names: Counter[str] = Counter()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> OfferChecks:
@@ -68,10 +70,10 @@ class OfferChecks:
         for key, count in self.counts.items():
             self.stats.inc_value(key, count)
         if self.unknown_names:
-            self.stats.set_value(STAT_UNKNOWN_GPUS, list(self.unknown_names)[:MAX_UNKNOWN_NAMES_KEPT])
+            self.stats.set_value(STAT_UNKNOWN_GPUS, dict(self.unknown_names.most_common()))
 
     def _count_offer(self, offer: OfferItem) -> None:
         self.counts[STAT_OFFERS] += 1
         self.counts[STAT_STOCK_UNKNOWN if offer.available_gpus is None else STAT_STOCK_KNOWN] += 1
         if offer.gpu_model is None:
-            self.unknown_names[offer.gpu_name_raw] = None
+            self.unknown_names[offer.gpu_name_raw] += 1

@@ -15,7 +15,7 @@ import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import scrapy
 from scrapy.http import Request, Response
@@ -33,6 +33,7 @@ STAT_SKIPPED = "gpuplan/skipped"
 STAT_ERRORS = "gpuplan/errors"  # list of messages, the first MAX_ERRORS_KEPT
 STAT_FAILURES = "gpuplan/failures"  # count of failed requests and unusable responses
 STAT_PARTIAL = "gpuplan/partial"  # why the result is known to be incomplete
+STAT_UNVERIFIED = "gpuplan/unverified"  # why the source read is not known to match the platform
 MAX_ERRORS_KEPT = 10  # enough to diagnose; a summary is not a log
 
 # A setting, for tests and recording proxies: send every request to this origin
@@ -99,10 +100,12 @@ class PlatformSpider(scrapy.Spider):
         callback: Any,
         *,
         json_body: Any = None,
+        form_body: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Request:
-        """A request to `url` (POST with a JSON body when `json_body` is given), failures recorded.
+        """A request to `url` (POST with a JSON body when `json_body` is given, a form body when
+        `form_body` is: signed APIs like UCloud's), failures recorded.
 
         The platform URL travels in `meta["source_url"]`: items cite it even when
         the request itself went to an overridden origin.
@@ -113,6 +116,9 @@ class PlatformSpider(scrapy.Spider):
         if json_body is not None:
             all_headers["Content-Type"] = "application/json"
             body = json.dumps(json_body, sort_keys=True, separators=(",", ":"))
+        elif form_body is not None:
+            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+            body = urlencode(sorted(form_body.items()))
         return Request(
             self._routed(url),
             method="POST" if body is not None else "GET",
@@ -150,6 +156,11 @@ class PlatformSpider(scrapy.Spider):
         if len(errors) < MAX_ERRORS_KEPT:
             stats.set_value(STAT_ERRORS, [*errors, message])
         self.logger.error(message)
+
+    def mark_unverified(self, reason: str) -> None:
+        """The answer was read from a source no real recording or public client confirms."""
+        self.crawler.stats.set_value(STAT_UNVERIFIED, reason)
+        self.logger.warning(reason)
 
     def mark_partial(self, reason: str) -> None:
         """The result is known to be incomplete (e.g. a result limit was hit)."""

@@ -51,9 +51,19 @@ def platform_tokens() -> dict[str, Token]:
     return {name: token for name in platforms() if (token := spider_class(name).token) is not None}
 
 
+def spider_tokens(name: str) -> list[Token]:
+    """Every credential the platform's spider declares: its `token`, and any companion `Token`
+    declared beside it (compshare's private key, which signs and is never sent)."""
+    spider = spider_class(name)
+    found = [getattr(spider, attr) for attr in dir(spider) if not attr.startswith("_")]
+    return [value for value in found if isinstance(value, Token)]
+
+
 def token_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
-    """Every platform token set in `env`: what no summary, log or table may ever show."""
-    return tuple(value for token in platform_tokens().values() if (value := token.value(env)))
+    """Every credential set in `env` that a spider declares: what no summary, log or table may
+    ever show."""
+    tokens = [token for name in platforms() for token in spider_tokens(name)]
+    return tuple(value for token in tokens if (value := token.value(env)))
 
 
 def fixture_dir(name: str) -> Path:

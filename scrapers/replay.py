@@ -7,13 +7,19 @@ and one file per response body:
      "synthetic": false,            # true: built by hand from documented fields
      "follows": "...",              # for synthetic ones: which documentation
      "exchanges": [
-       {"request":  {"method": "POST", "url": "https://...", "json": {...}},
+       {"request":  {"method": "POST", "url": "https://...", "json": {...}},   # or "form": {...}
         "response": {"status": 200, "headers": {"Content-Type": "...", "Date": "..."},
                      "body_file": "bundles.json"}}]}
 
-Requests match on method, URL path with query, and body (JSON compared after
-parsing); the host is not compared, so a snapshot recorded through an
-overridden origin replays against the platform's URLs.
+Requests match on method, URL path with query, and body; the host is not compared, so a
+snapshot recorded through an overridden origin replays against the platform's URLs. Nothing
+depends on order: query parameters and form fields are compared sorted, JSON bodies after
+parsing, and headers not at all, so a recording made by another client version (or attached
+to a bug report) replays. A spider with a keyless and a token path (Lambda, RunPod, compshare)
+keeps both paths' exchanges in one snapshot; a request entry only one path asks may say which
+(`"crawl_path": "token"` or `"keyless"`): replay ignores it, fault tests serve one path's answers.
+Form bodies of signed APIs (UCloud's, compshare) carry the key and a
+signature: those fields (`CREDENTIAL_FIELDS`) are neither recorded nor compared.
 
 `SnapshotStorage` is a Scrapy HTTP-cache storage. Offline crawls run with
 `HTTPCACHE_IGNORE_MISSING`: a request the snapshot lacks is dropped (and the
@@ -29,7 +35,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from scrapy import Spider
 from scrapy.http import Headers, Request, Response
@@ -41,6 +47,9 @@ from scrapers.parsing import http_date, utc_iso
 SNAPSHOT_FILE = "snapshot.json"
 RECORD_SETTING = "GPUPLAN_RECORD"
 KEPT_HEADERS = ("Content-Type", "Content-Encoding", "Date")
+# A signed form body's credentials: the caller's key and a signature that changes with it.
+CREDENTIAL_FIELDS = frozenset({"PublicKey", "Signature"})
+_FORM = "form:"  # marks a canonical form body apart from a JSON one
 
 
 @dataclass(frozen=True)
@@ -51,23 +60,39 @@ class Exchange:
     status: int
     headers: dict[str, str]
     body: bytes
+    crawl_path: str | None = None  # "token" / "keyless": asked on that path only; None: on every path
 
 
 def request_key(method: str, url: str, body: bytes | str | None) -> tuple[str, str, str]:
-    """How requests are matched: method, path?query, canonical body (JSON re-serialised sorted)."""
+    """How requests are matched: method, path?query (parameters sorted), canonical body."""
     parts = urlsplit(url)
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    path = parts.path + (f"?{query}" if query else "")
     return method.upper(), path, _canonical_body(body)
 
 
 def _canonical_body(body: bytes | str | None) -> str:
+    """JSON re-serialised with sorted keys; a form body's fields sorted, credentials left out."""
     if not body:
         return ""
     text = body.decode("utf-8") if isinstance(body, bytes) else body
+    if text.startswith(_FORM):
+        return text
     try:
         return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     except json.JSONDecodeError:
-        return text
+        pass
+    fields = form_fields(text)
+    return text if fields is None else _FORM + urlencode(sorted(fields.items()))
+
+
+def form_fields(text: str) -> dict[str, str] | None:
+    """A form-encoded body's fields without `CREDENTIAL_FIELDS`, or None when it is no form."""
+    try:
+        pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        return None
+    return {key: value for key, value in pairs if key not in CREDENTIAL_FIELDS} or None
 
 
 class Snapshot:
@@ -86,7 +111,12 @@ class Snapshot:
         for entry in meta["exchanges"]:
             request, response = entry["request"], entry["response"]
             body = request.get("json")
-            body_key = _canonical_body(json.dumps(body) if body is not None else request.get("body"))
+            if body is not None:
+                body_key = _canonical_body(json.dumps(body))
+            elif request.get("form") is not None:
+                body_key = _canonical_body(urlencode(sorted(request["form"].items())))
+            else:
+                body_key = _canonical_body(request.get("body"))
             exchanges.append(
                 Exchange(
                     method=request.get("method", "GET").upper(),
@@ -95,6 +125,7 @@ class Snapshot:
                     status=int(response.get("status", 200)),
                     headers=dict(response.get("headers", {})),
                     body=(folder / response["body_file"]).read_bytes(),
+                    crawl_path=request.get("crawl_path"),
                 )
             )
         return cls(folder, meta, exchanges)
@@ -147,10 +178,12 @@ class SnapshotStorage:
         (self.folder / body_file).write_bytes(response.body)
         request_entry: dict[str, Any] = {"method": request.method, "url": url}
         if request.body:
+            text = request.body.decode("utf-8", errors="replace")
             try:
-                request_entry["json"] = json.loads(request.body)
+                request_entry["json"] = json.loads(text)
             except json.JSONDecodeError:
-                request_entry["body"] = request.body.decode("utf-8", errors="replace")
+                fields = form_fields(text)
+                request_entry.update({"form": fields} if fields is not None else {"body": text})
         headers = {
             name: (response.headers.get(name) or b"").decode("latin-1")
             for name in KEPT_HEADERS

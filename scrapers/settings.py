@@ -8,9 +8,13 @@ BOT_NAME = "gpuplan"
 SPIDER_MODULES = ["scrapers.spiders"]
 NEWSPIDER_MODULE = "scrapers.spiders"
 
-# Honest: who we are and where to complain. The URL is a placeholder until the
-# project has a public home; replace it before crawling at any volume.
-USER_AGENT = "gpuplan/0.1 (GPU rental price tracker; +https://example.org/gpuplan/contact)"
+# Honest: who we are. We never pose as a browser; a platform that refuses this agent fails the
+# crawl with its HTTP status (see scrapers/README.md for the ones whose public clients send one).
+USER_AGENT = "gpuplan/0.1 (GPU rental price tracker)"
+# Where a platform can reach whoever runs this crawler (a URL or an e-mail address):
+# `scrapers.middlewares.ContactUserAgentMiddleware` appends it to USER_AGENT ("; +<contact>").
+# gpuplan sets it from GPUPLAN_CRAWLER_CONTACT; with plain Scrapy, `-s GPUPLAN_CONTACT=...`.
+GPUPLAN_CONTACT = ""
 
 # Spiders call documented APIs, once a day, a handful of requests each; robots.txt
 # governs crawling web pages. Spiders that read a web page opt in themselves.
@@ -36,6 +40,8 @@ RETRY_BACKOFF_MAX_S = 30.0
 RETRY_AFTER_MAX_S = 120.0  # a server asking for a longer pause fails the crawl now, with that reason
 
 DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
+    "scrapers.middlewares.ContactUserAgentMiddleware": 500,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "scrapers.middlewares.BackoffRetryMiddleware": 550,
 }

@@ -148,6 +148,9 @@ _FORM_WORDS = {
     "SXM6": "SXM",
     "PCIE": "PCIe",
     "NVL": "NVL",
+    # AutoDL: "A800-80GB-NVLink", "H20-NVLink": boards on NVLink are SXM boards (PCIe cards take
+    # at most a bridge between pairs, and no platform names a bridged pair NVLink).
+    "NVLINK": "SXM",
 }
 _COUNT = re.compile(r"^\d+X$")  # "1x", "8x" in "gpu_1x_h100_sxm5", "8x A100"
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?) ?(?:GB|G|GIB)$")

@@ -22,6 +22,7 @@ from rich.text import Text
 from gpuplan import display
 from gpuplan.crawl_display import STATUS_STYLE, CrawlBoard
 from gpuplan.settings import Settings
+from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import UnknownPlatform, platform_tokens, platforms
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
 
@@ -65,6 +66,14 @@ def crawl_command(
         Path | None,
         typer.Option("--record", help="Also record every response into this new folder as a snapshot."),
     ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            help="Replay this snapshot folder (one recorded with --record, yours or a bug report's) "
+            "instead of the network; the run is marked offline.",
+        ),
+    ] = None,
     timeout_s: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Seconds before one platform's crawl is stopped.")
     ] = DEFAULT_TIMEOUT_S,
@@ -73,17 +82,25 @@ def crawl_command(
     settings: Settings = ctx.obj
     if all_platforms == (platform is not None):
         raise typer.BadParameter("give one PLATFORM or --all")
-    if all_platforms and (output is not None or record is not None):
-        raise typer.BadParameter("--output and --record take one platform, not --all")
+    if all_platforms and (output is not None or record is not None or replay is not None):
+        raise typer.BadParameter("--output, --record and --replay take one platform, not --all")
+    offline = offline or replay is not None
     names = platforms() if all_platforms or platform is None else [platform]
     folder = output.parent if output is not None else out_dir or _default_dir(settings, offline)
     out = display.console()
     # Every platform at once, in one crawl process; each platform's line as it ends (with the
     # reason and, for a refused token, the variable to set), then the table.
-    jobs = [CrawlJob(name, feed=output, record_dir=record) for name in names]
+    jobs = [CrawlJob(name, feed=output, record_dir=record, replay_dir=replay) for name in names]
     with CrawlBoard(out, names, platform_tokens(), offline=offline) as board:
         try:
-            summaries = crawl(jobs, folder, offline=offline, timeout_s=timeout_s, on_progress=board.update)
+            summaries = crawl(
+                jobs,
+                folder,
+                offline=offline,
+                timeout_s=timeout_s,
+                settings={CONTACT_SETTING: settings.crawler_contact or ""},
+                on_progress=board.update,
+            )
         except UnknownPlatform as exc:
             raise typer.BadParameter(str(exc), param_hint="PLATFORM") from None
     display.print_table(out, SUMMARY_COLUMNS, [_row(s) for s in summaries], wide=wide, title="crawl summary")

@@ -24,7 +24,7 @@ from gpuplan.commands.plans import excluded_note, plans_table
 from gpuplan.crawl_display import CrawlBoard, outcome_line
 from gpuplan.settings import Settings
 from scrapers.registry import platform_tokens
-from warehouse import connect, plans, queries
+from warehouse import connect, drift, plans, queries
 
 # Long enough for another run's crawls (one crawl's timeout) and its writing steps to finish.
 WAIT_S = 600.0
@@ -114,6 +114,7 @@ def _print_day(
         changes = plans.changes_for_date(con, day)
         excluded = plans.excluded_offers(con, day)
         sends = queries.frame(con, "digest_send_state", digest_date=day)
+        drifted = drift.day_drift(con, day)
     tokens = platform_tokens()
     for row in crawls.to_dict("records"):
         if row["platform"] not in shown:
@@ -145,6 +146,8 @@ def _print_day(
         except SmtpConfigError as exc:
             digest = f"not sent: {exc}"
     out.print(f"digest: {digest}", highlight=False)
+    for d in drifted:
+        out.print(f"[yellow]{d.check_name} check failed[/yellow]: {'; '.join(d.problems)}", highlight=False)
     if not frame.empty:
         out.print(plans_table(frame))
         if len(excluded):

@@ -9,8 +9,12 @@ Sources (price-sources.md §4.1), envelope `{"code": "Success" | "OK" | <error>,
 - market list `POST https://www.autodl.com/api/v1/user/machine/list` with the body the web
   UI sends (pay-as-you-go, machines with at least one idle GPU, every region and GPU type),
   pages `page_index` 1..`data.max_page`. One offer per machine, rented by the card:
-  `payg_price` in 厘 (1/1000 CNY) per GPU-hour, `gpu_idle_num` idle GPUs as stock (0 when
-  `gpu_order_num` is 0: the machine takes no orders), `region_name` ("西北B区") as region.
+  `payg_price` in 厘 (1/1000 CNY) per GPU-hour, `region_name` ("西北B区") as region.
+  Stock: the GPUs one order can take now, `min(gpu_idle_num, gpu_order_num)` (see `orderable`).
+  GPU names are AutoDL's own: "A800-80GB-NVLink" (NVLink: the SXM board), "A100-80G" (the form
+  not stated: kept unknown, the catalog has no form-less A100), "H20-NVLink" (96 or 141 GB not
+  stated: unknown), "V100-32GB", "RTX PRO 6000", and the volume cards "vGPU-32GB" / "vGPU-48GB"
+  (no catalog card: unknown, with the memory the name states).
   CPU-only machines (`chip_corp` "cpu") are not GPU offers and are left out.
 - region stock `POST https://www.autodl.com/api/v1/machine/region/gpu_type` with
   `{"region_sign_list": [sign]}` -> `data: [{"RTX 4090": {"idle_gpu_num", "total_gpu_num"}}, ...]`,
@@ -137,11 +141,9 @@ class AutodlSpider(PlatformSpider):
         if price is None:
             return self.reject(response, "price_missing", row)
         try:
-            idle = parsing.stock_from_count(row.get("gpu_idle_num"))
+            available = orderable(row.get("gpu_idle_num"), row.get("gpu_order_num"))
         except parsing.LayoutChanged:
             return self.reject(response, "stock_invalid", row)
-        if parsing.number(row.get("gpu_order_num")) == 0:
-            idle = 0
         ram_bytes = parsing.number(row.get("mem_per_gpu"))
         extra = {
             "machine_alias": row.get("machine_alias"),
@@ -154,7 +156,7 @@ class AutodlSpider(PlatformSpider):
         }
         return self.offer(
             response,
-            gpu_names.identify(str(row["gpu_name"])),
+            gpu_names.identify(str(row["gpu_name"]), parsing.memory_in_name(str(row["gpu_name"]))),
             offer_id=str(row["machine_id"]),
             gpu_name_raw=str(row["gpu_name"]),
             gpu_count=1,
@@ -164,7 +166,7 @@ class AutodlSpider(PlatformSpider):
             billing_period="hour",
             pricing_type="on_demand",
             region=str(row.get("region_name") or "").strip() or None,
-            available_gpus=idle,
+            available_gpus=available,
             extra=parsing.kept(extra),
         )
 
@@ -206,6 +208,22 @@ class AutodlSpider(PlatformSpider):
         region.figures = figures
         waiting, region.waiting = region.waiting, []
         return [_with_region_figures(offer, figures) for offer in waiting]
+
+
+def orderable(idle: Any, order_num: Any) -> int | None:
+    """GPUs one can rent on a machine now: its idle GPUs, as far as one order may take them.
+
+    The public clients read `gpu_order_num` two ways: mfznttkx/autodl-gpuhunter as the most GPUs
+    one order can take (`gpu_order_num >= wanted`; its example listing shows 0 for a machine that
+    takes no orders), Bit0r/crawlers as an order granularity (`wanted % gpu_order_num == 0`). We
+    read the first: a listed machine with 0 cannot be a granularity, and as a ceiling the stock
+    errs low (a granularity of 1 on a machine with 5 idle GPUs would read as 1 available).
+    """
+    free = parsing.stock_from_count(idle)
+    ceiling = parsing.stock_from_count(order_num)
+    if free is None or ceiling is None:
+        return free
+    return min(free, ceiling)
 
 
 def _figures_by_gpu(entries: list[Any]) -> dict[str, Mapping[str, Any]]:

@@ -1,9 +1,23 @@
-"""优云智算 compshare.cn (UCloud): the public price list, no account.
+"""优云智算 compshare.cn (UCloud): the signed API with keys; the public price list without.
 
-Source: `https://www.compshare.cn/price-list` (price-sources.md §4.5), an HTML page of
-whole-machine prices: GPU plus the CPU and memory that come with it, per machine, for each
-way of paying (按时 hourly, 按天 daily, 按月 monthly, 抢占式 preemptible). The platform's API
-gives stock but no prices and needs a signed key, so this page is the keyless source.
+With `COMPSHARE_PUBLIC_KEY` and `COMPSHARE_PRIVATE_KEY`: the signed API the official client
+calls (compshare-cn/compshare-cli: base URL `https://api.compshare.cn`, `commands/instance.py`):
+`DescribeCompShareSupportZone` lists the zones; per zone `DescribeAvailableCompShareInstanceTypes`
+(`InstanceType` uhost) the GPU types, each with its memory (`GraphicsMemory.Value`, GB), its
+`Status` (Normal | Beta | Soldout | Hidden) and its machine sizes (`MachineSizes[].{Gpu,
+Collection[].{Cpu, Memory[] GiB}}`); per (zone, type, size) `GetCompShareInstancePrice` for
+pay-as-you-go (`ChargeType` Postpay, a 100 GiB CLOUD_SSD boot disk as the client sends it), whose
+`PriceDetails[].Instance` is the machine's CNY per hour (GPU, CPU and memory; disks apart, kept in
+`extra`). One offer per (zone, type, size), priced per instance; stock 0 for a Soldout type,
+otherwise unknown (the API says sellable, not how many). Requests are UCloud's: a form POST,
+nested keys flattened (`Disks.0.IsBoot`), booleans `true`/`false`, signed with SHA1 over the
+sorted `keyvalue` pairs and the private key (UCloudDoc-Team/api `summary/signature.md`,
+ucloud/ucloud-sdk-python3 `core/auth/_cfg.py`, `typesystem/encoder.py`). Envelope `RetCode` 0.
+
+Without both keys: `https://www.compshare.cn/price-list` (price-sources.md §4.5), an HTML page of
+whole-machine prices: GPU plus the CPU and memory that come with it, per machine, for each way of
+paying (按时 hourly, 按天 daily, 按月 monthly, 抢占式 preemptible). No public copy of that page
+exists, so its reading is a guess and the crawl says so: its summary is marked `unverified`.
 
 The page is read by its table headers, not by column position: a price table has a GPU
 model column (a header with "GPU" and 型号) and price columns whose header names a unit
@@ -17,8 +31,9 @@ The page says nothing about stock.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,11 +42,22 @@ from scrapy.http import Request, Response
 
 from scrapers import parsing
 from scrapers.items import BillingPeriod, OfferItem, PricingType
-from scrapers.platform import PlatformSpider
+from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
 from sizing import gpu_names
 
 PRICE_LIST_URL = "https://www.compshare.cn/price-list"
+API_URL = "https://api.compshare.cn/"
+OK_CODES = (0,)
+# What a price is asked with, as compshare-cli's `instance price` sends it by default.
+CHARGE_TYPE = "Postpay"  # pay-as-you-go, billed by the hour
+BOOT_DISK = {"IsBoot": True, "Type": "CLOUD_SSD", "Size": 100}  # GiB
+SOLD_OUT, HIDDEN = "Soldout", "Hidden"
+MIB_PER_GIB = 1024
+UNVERIFIED_PAGE = (
+    "read from compshare's price-list page, of which no public copy exists: the layout is a guess; "
+    "set COMPSHARE_PUBLIC_KEY and COMPSHARE_PRIVATE_KEY to read the signed API"
+)
 # A header's price unit -> the billing period it names.
 PERIOD_UNITS: tuple[tuple[str, BillingPeriod], ...] = (
     ("元/小时", "hour"),
@@ -97,13 +123,162 @@ def _cell_text(cell: Selector) -> str:
     return " ".join(" ".join(cell.css("::text").getall()).split())
 
 
+def ucloud_params(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """UCloud's request encoding: nested keys flattened (`Disks.0.IsBoot`), `true`/`false`."""
+    flat: dict[str, str] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(ucloud_params(value, f"{name}."))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                nested = item if isinstance(item, Mapping) else {"": item}
+                flat.update({k.rstrip("."): v for k, v in ucloud_params(nested, f"{name}.{index}.").items()})
+        elif isinstance(value, bool):
+            flat[name] = "true" if value else "false"
+        elif isinstance(value, float) and value.is_integer():
+            flat[name] = str(int(value))
+        else:
+            flat[name] = str(value)
+    return flat
+
+
+def signed(params: Mapping[str, str], public_key: str, private_key: str) -> dict[str, str]:
+    """`params` with `PublicKey` and their `Signature`: SHA1 of the sorted key+value pairs and the
+    private key (UCloud's signature algorithm)."""
+    form = {**params, "PublicKey": public_key}
+    text = "".join(f"{key}{form[key]}" for key in sorted(form)) + private_key
+    return {**form, "Signature": hashlib.sha1(text.encode("utf-8")).hexdigest()}
+
+
 class CompshareSpider(PlatformSpider):
     name = "compshare"
-    # A web page, not an API: ask its robots.txt first.
+    token = Token(
+        env="COMPSHARE_PUBLIC_KEY",
+        required=False,
+        description="compshare (UCloud) API public key, with COMPSHARE_PRIVATE_KEY: the signed API; "
+        "without them the unverified public price page is read",
+    )
+    private_key = Token(
+        env="COMPSHARE_PRIVATE_KEY", required=False, description="compshare API private key (signs requests)"
+    )
+    # The keyless path reads a web page: ask its robots.txt first.
     custom_settings: dict[str, Any] | None = {"ROBOTSTXT_OBEY": True}  # noqa: RUF012 - Scrapy reads the class attribute
 
     def first_requests(self) -> Iterable[Request]:
+        public, private = self.token_value(), self.private_key.value()
+        if public and private:
+            self._keys = (public, private)
+            yield self.api_request({"Action": "DescribeCompShareSupportZone"}, self.parse_zones)
+            return
+        if public or private:
+            self.logger.warning("compshare's API needs both COMPSHARE_PUBLIC_KEY and COMPSHARE_PRIVATE_KEY")
+        self.mark_unverified(UNVERIFIED_PAGE)
         yield self.request(PRICE_LIST_URL, self.parse_price_list)
+
+    # --- the signed API -----------------------------------------------------------
+
+    def api_request(
+        self, params: Mapping[str, Any], callback: Any, meta: Mapping[str, Any] | None = None
+    ) -> Request:
+        return self.request(
+            API_URL,
+            callback,
+            form_body=signed(ucloud_params(params), *self._keys),
+            headers={"Accept": "application/json"},
+            # An API for key holders, not a page: robots.txt is not its contract.
+            meta={**(meta or {}), "dont_obey_robotstxt": True},
+        )
+
+    def api_payload(self, response: Response) -> Mapping[str, Any]:
+        payload = self.json_payload(response)
+        parsing.check_code(payload, ok_codes=OK_CODES, code_key="RetCode", message_keys=("Message",))
+        return payload
+
+    def parse_zones(self, response: Response) -> Iterator[Request]:
+        zones = parsing.dig(self.api_payload(response), "ZoneInfo")
+        complete, _ = parsing.split_complete(zones, ("Region", "Zone"), "zones")
+        for zone in complete:
+            params = {
+                "Action": "DescribeAvailableCompShareInstanceTypes",
+                "Region": zone["Region"],
+                "Zone": zone["Zone"],
+                "InstanceType": "uhost",
+            }
+            yield self.api_request(params, self.parse_types, meta={"zone": dict(zone)})
+
+    def parse_types(self, response: Response) -> Iterator[Request]:
+        zone = response.meta["zone"]
+        types = parsing.dig(self.api_payload(response), "AvailableInstanceTypes")
+        if not types:
+            return  # a zone may sell no GPU machine today; other zones still do
+        complete, _ = parsing.split_complete(types, ("Name", "MachineSizes"), "GPU types")
+        for kind in complete:
+            if kind.get("Status") == HIDDEN:
+                continue
+            for size in kind["MachineSizes"] if isinstance(kind["MachineSizes"], list) else []:
+                collection = (size.get("Collection") or [{}])[0] if isinstance(size, Mapping) else {}
+                memory = (collection.get("Memory") or [None])[0]
+                if not (isinstance(size, Mapping) and size.get("Gpu") and collection.get("Cpu") and memory):
+                    continue
+                params = {
+                    "Action": "GetCompShareInstancePrice",
+                    "Region": zone["Region"],
+                    "Zone": zone["Zone"],
+                    "GpuType": kind["Name"],
+                    "Gpu": size["Gpu"],
+                    "Cpu": collection["Cpu"],
+                    "Memory": int(memory) * MIB_PER_GIB,
+                    "ChargeType": CHARGE_TYPE,
+                    "Quantity": 1,
+                    "Disks": [BOOT_DISK],
+                }
+                meta = {
+                    "zone": zone,
+                    "kind": dict(kind),
+                    "gpus": int(size["Gpu"]),
+                    "cpu": collection["Cpu"],
+                    "memory_gib": memory,
+                }
+                yield self.api_request(params, self.parse_price, meta=meta)
+
+    def parse_price(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
+        zone, kind, gpus = response.meta["zone"], response.meta["kind"], response.meta["gpus"]
+        details = parsing.dig(self.api_payload(response), "PriceDetails")
+        detail = next(
+            (d for d in details if isinstance(d, Mapping) and d.get("ChargeType") == CHARGE_TYPE), None
+        )
+        price = parsing.number(detail.get("Instance")) if detail else None
+        raw = {"zone": zone, "type": kind, "gpus": gpus, "price": detail}
+        if price is None:
+            yield self.reject(response, "price_missing", raw)
+            return
+        memory = parsing.number((kind.get("GraphicsMemory") or {}).get("Value"))
+        yield self.offer(
+            response,
+            gpu_names.identify(str(kind["Name"]), memory),
+            offer_id=f"{zone['Zone']}/{kind['Name']}/{gpus}x",
+            gpu_name_raw=str(kind["Name"]),
+            gpu_count=gpus,
+            price_amount=price,
+            price_currency="CNY",
+            price_per="instance",
+            billing_period="hour",
+            pricing_type="on_demand",
+            region=str(zone.get("Describe") or zone["Zone"]),
+            available_gpus=0 if kind.get("Status") == SOLD_OUT else None,
+            extra=parsing.kept(
+                {
+                    "zone": zone["Zone"],
+                    "status": kind.get("Status"),
+                    "cpu": response.meta["cpu"],
+                    "memory_gib": response.meta["memory_gib"],
+                    "system_disk_cny_per_hour": detail.get("SystemDisks") if detail else None,
+                }
+            ),
+        )
+
+    # --- the price-list page ----------------------------------------------------
 
     def parse_price_list(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         found = False

@@ -1,12 +1,20 @@
 """DataCrunch (now Verda): the public instance-types list, on-demand and spot prices per instance.
 
-Source: `GET https://api.datacrunch.io/v1/instance-types?currency=usd` (no key;
-toolshedlabs' methodology, the DataCrunch Python SDK's InstanceType fields). A
-JSON list; per type `price_per_hour` and `spot_price` (USD per instance per
-hour, as strings), `gpu.number_of_gpus`, and `gpu_memory.size_in_gigabytes`
-for the whole instance. A `spot_price` of 0 or none means no spot quote (our
-reading: no instance can be rented for free) and yields no spot offer. The
-list says nothing about stock or location.
+Source: `GET https://api.verda.com/v1/instance-types` (no key), as the SDK asks it:
+DataCrunch-io/datacrunch-python, now `verda` (CHANGELOG 1.17.0: "Default API base URL is now
+https://api.verda.com/v1"; `verda/instance_types/_instance_types.py` sends no currency
+parameter, and no public client does). When that host does not serve the list (its name
+does not resolve, it refuses the connection, or answers HTTP 401, 403, 404 or 410), the old one,
+`https://api.datacrunch.io/v1/instance-types`, is asked instead; the offers then cite it. A
+failure of a host that does serve it (HTTP 5xx, a timeout, a cut answer) is the crawl's failure:
+asking a second host then would double the load on a platform already in trouble.
+
+A JSON list; per type (the record gpuhunt's `test_verda.py` pins)
+`price_per_hour` and `spot_price` (per instance per hour, as strings, in `currency`, "usd"),
+`gpu.number_of_gpus`, `gpu_memory.size_in_gigabytes` for the whole instance, and the names
+`name` ("H100 SXM5 80GB"), `model`, `gpu.description` ("1x H100 SXM5 80GB"). A `spot_price`
+of 0 or none means no spot quote (our reading: no instance can be rented for free) and yields
+no spot offer. The list says nothing about stock or location.
 """
 
 from __future__ import annotations
@@ -15,14 +23,21 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from scrapy.http import Request, Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError
+from twisted.python.failure import Failure
 
 from scrapers import parsing
 from scrapers.items import OfferItem
-from scrapers.platform import PlatformSpider
+from scrapers.platform import PlatformSpider, describe_failure
 from scrapers.rejects import RejectedOffer
 from sizing import gpu_names
 
-INSTANCE_TYPES_URL = "https://api.datacrunch.io/v1/instance-types?currency=usd"
+INSTANCE_TYPES_URL = "https://api.verda.com/v1/instance-types"
+FALLBACK_URL = "https://api.datacrunch.io/v1/instance-types"  # DataCrunch's host before it became Verda
+JSON_ACCEPT = {"Accept": "application/json"}
+# Answers meaning "this host does not serve the list" (moved, or the old host's name reused).
+NOT_SERVED_STATUSES = frozenset({401, 403, 404, 410})
 REQUIRED = ("instance_type", "price_per_hour", "gpu")
 KEPT = ("id", "description", "dynamic_price", "max_dynamic_price", "p2p", "deploy_warning")
 
@@ -31,9 +46,22 @@ class DatacrunchSpider(PlatformSpider):
     name = "datacrunch"
 
     def first_requests(self) -> Iterable[Request]:
-        yield self.request(
-            INSTANCE_TYPES_URL, self.parse_instance_types, headers={"Accept": "application/json"}
+        request = self.request(INSTANCE_TYPES_URL, self.parse_instance_types, headers=JSON_ACCEPT)
+        yield request.replace(errback=self.ask_the_old_host)
+
+    def ask_the_old_host(self, failure: Failure) -> Iterator[Request]:
+        """Verda's host does not serve the list: the old DataCrunch host answers the same list (its
+        errback records); any other failure is recorded as it is."""
+        error = failure.value
+        not_served = isinstance(error, DNSLookupError | ConnectionRefusedError) or (
+            isinstance(error, HttpError) and error.response.status in NOT_SERVED_STATUSES
         )
+        if not not_served:
+            self.on_request_failed(failure)
+            return
+        why = describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT"))
+        self.logger.warning("%s; asking %s", why, FALLBACK_URL)
+        yield self.request(FALLBACK_URL, self.parse_instance_types, headers=JSON_ACCEPT)
 
     def parse_instance_types(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         payload = parsing.json_body(response)

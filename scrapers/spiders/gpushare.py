@@ -7,15 +7,18 @@ skipped; an expired token is answered with HTTP 401, and the crawl fails saying 
 Source: `GET https://api.gpushare.com/app/api/market/machine/list?models=-1&gpuName=&priceOrder=asc&pn=N&ps=50`
 -> `data.{list, total}`; page 1 says the total, pages 2..ceil(total / ps) follow.
 Per machine (one offer, rented by the card):
-- price: the `skuList` entry with `skuName` "payg". ASSUMPTION (the docs say "verify"):
-  `price` is CNY per GPU-hour as a decimal, which is how the monitoring scripts print it
-  (¥/h) and how the store lists pay-as-you-go cards. Were it in 厘 (1/1000 CNY, AutoDL's
-  unit), prices would exceed 700 CNY per GPU-hour and OfferChecks would reject them as
-  absurd; in 分 (1/100) they would pass, so the first real crawl must be checked by eye.
-  The other SKUs (weekly, monthly) are kept in `extra.sku_prices`: their names and
-  units are undocumented.
+- price: the `skuList` entry with `skuName` "payg". UNVERIFIED UNIT: read as CNY per
+  GPU-hour, a decimal, which is how the public monitors print it (15683950475/gpu-monitor
+  `monitor2.py`: "¥{price}/h") and how the store lists pay-as-you-go cards; no public answer
+  shows the unit itself. Were it in 厘 (1/1000 CNY, AutoDL's unit), the warehouse would reject
+  the prices as absurd; in 分 (1/100) they would pass, so a first real crawl must be checked by
+  eye. The other SKUs (weekly, monthly) are kept in `extra.sku_prices`: names and units
+  undocumented.
 - stock: free GPUs = `gpuNum - gpuUsed`; 0 when `isOnline` is false.
-- GPU: `baseInfo.gpuName`.
+- GPU: `baseInfo.gpuName`, with the memory the host's `machineName` states: a 48 GB RTX 4090
+  shows only there ("4090 48G（南）", names recorded by 15683950475/gpu-monitor
+  `last_state2.json`), so "4090 48G" is the 48 GB card and "XS16-4080S32G-8" a 32 GB 4080
+  SUPER (no catalog card: unknown, memory kept).
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ class GpushareSpider(PlatformSpider):
             return self.reject(response, "record_incomplete", row)
         skus = row["skuList"] if isinstance(row["skuList"], list) else []
         prices = {str(sku.get("skuName")): sku.get("price") for sku in skus if isinstance(sku, Mapping)}
+        # UNVERIFIED unit: CNY per GPU-hour (module docstring).
         price = parsing.number(prices.get(PAY_AS_YOU_GO_SKU))
         if price is None:
             return self.reject(response, "price_missing", row)
@@ -114,7 +118,7 @@ class GpushareSpider(PlatformSpider):
         }
         return self.offer(
             response,
-            gpu_names.identify(raw_name),
+            gpu_names.identify(raw_name, parsing.memory_in_name(str(row.get("machineName") or ""))),
             offer_id=str(row["id"]),
             gpu_name_raw=raw_name,
             gpu_count=1,

@@ -1,19 +1,25 @@
 """Lambda: the public pricing page without a key; the instance-types API (with stock) with one.
 
-Without `LAMBDA_API_KEY`: `https://lambda.ai/service/gpu-cloud`. Its "Instances
-pricing" section has one tab per size ("8x", "4x", "2x", "1x"); each tab's
-table has rows `<tr data-plan="NVIDIA H100 SXM">` with cells
-`data-label="VRAM/GPU"` and `data-label="PRICE/GPU/HR*"` ($ per GPU per hour,
-before sales tax). Other tables on the page (1-Click Clusters, committed
-prices) are not in a size tab and are not read. Some versions of the page
-serve the table only as escaped markup inside a script; it is read from there
-when the rendered table is absent. The page says nothing about stock.
+Without `LAMBDA_API_KEY`: `https://lambda.ai/service/gpu-cloud`. Its "Instances pricing"
+section has one size tab per GPU count ("8x", "4x", "2x", "1x") and one table per tab, rows
+`<tr data-plan="NVIDIA H100 SXM">` with cells `data-label="VRAM/GPU"` and
+`data-label="PRICE/GPU/HR*"` ($ per GPU per hour, before sales tax). How the live page is read
+follows the public parsers that work on it: toolshedlabs-hash/gpu-price-feed
+`providers/lambdalabs.py` (@ aad9b32) finds the tabs by their CSS-module class
+(`<button class="_tabButton…">8x</button>`) and pairs them with the pricing tables in document
+order, refusing to guess when the counts differ; cherielilili/gpu-pricing-tracker
+`scripts/lambda_fetcher.py` (@ ecc9327) reads the escaped copy of the same markup in the page's
+hydration data (`data-label=\"PRICE\u002fGPU\u002fHR*\"\u003e$X.XX`), which is all some versions
+of the page serve. Every one of these shapes is read, and tabs marked up as `role="tab"` with
+`aria-controls` too; only a page with none of them is a layout change. Tables without
+`data-plan` rows (1-Click Clusters) are not size tables. The page says nothing about stock.
 
-With `LAMBDA_API_KEY`: `GET https://cloud.lambda.ai/api/v1/instance-types`
-(Bearer token): `price_cents_per_hour` per instance, and
-`regions_with_capacity_available`, the stock signal: one offer per region with
-capacity (at least one instance, so `available_gpus` = its GPU count, a lower
-bound), or one offer with `available_gpus` 0 when the list is empty.
+With `LAMBDA_API_KEY`: `GET https://cloud.lambda.ai/api/v1/instance-types` (Bearer token):
+`price_cents_per_hour` per instance, and `regions_with_capacity_available`, the stock signal:
+one offer per region with capacity (at least one instance, so `available_gpus` = its GPU count,
+a lower bound), or one offer with `available_gpus` 0 when the list is empty. The GPU's memory is
+read from the description, `8x Tesla V100 (16 GB)` (the regex of dstackai/gpuhunt
+`providers/lambdalabs.py`), so a card the catalog does not know keeps it.
 """
 
 from __future__ import annotations
@@ -35,6 +41,12 @@ from sizing import gpu_names
 PRICING_PAGE_URL = "https://lambda.ai/service/gpu-cloud"
 INSTANCE_TYPES_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 SIZE_TAB = re.compile(r"^\s*(\d+)\s*x\s*$", re.IGNORECASE)
+PRICE_LABEL = "PRICE/GPU/HR"  # the cell's label, then "*" (a footnote: before sales tax)
+# A size tab in the live page's CSS modules: `class="_tabButton_1wn8q_12 ..."`.
+TAB_BUTTONS = '//*[contains(concat(" ", normalize-space(@class)), " _tabButton")]'
+PRICING_TABLES = "//table[.//tr[@data-plan]][.//*[starts-with(@data-label, $label)]]"
+# "8x Tesla V100 (16 GB)", "1x A10 (24 GB PCIe)": count, name, memory (gpuhunt's reading).
+API_DESCRIPTION = re.compile(r"^\s*(\d+)x\s+(?:Tesla\s+)?(.+?)\s*\((\d+)\s*GB", re.IGNORECASE)
 # A JSON/JS string literal in a script that carries table markup.
 ESCAPED_MARKUP = re.compile(r'"((?:[^"\\]|\\.)*data-plan(?:[^"\\]|\\.)*)"')
 API_REQUIRED = ("instance_type",)
@@ -66,11 +78,15 @@ class LambdaSpider(PlatformSpider):
     # --- the pricing page -----------------------------------------------------
 
     def parse_pricing_page(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
-        rows = list(_size_tab_rows(Selector(text=response.text)))
+        # The rendered tables first; the hydration copy when the page ships only that.
+        rows = list(_sized_rows(Selector(text=response.text)))
         if not rows:
-            rows = [row for fragment in _escaped_fragments(response.text) for row in _size_tab_rows(fragment)]
+            rows = [row for fragment in _escaped_fragments(response.text) for row in _sized_rows(fragment)]
         if not rows:
-            raise parsing.LayoutChanged("no size tabs (8x, 4x, ...) with data-plan rows on the pricing page")
+            raise parsing.LayoutChanged(
+                "no size tabs (8x, 4x, ...) with data-plan pricing tables on the pricing page, "
+                "rendered or in its hydration data"
+            )
         for gpu_count, row in rows:
             yield self.page_offer(response, gpu_count, row)
 
@@ -80,7 +96,7 @@ class LambdaSpider(PlatformSpider):
             (cell.attrib.get("data-label") or "").strip(): " ".join(cell.css("::text").getall()).strip()
             for cell in row.css("td[data-label], th[data-label]")
         }
-        price_label = next((label for label in cells if label.upper().startswith("PRICE/GPU/HR")), None)
+        price_label = next((label for label in cells if label.upper().startswith(PRICE_LABEL)), None)
         price = parsing.number(cells.get(price_label)) if price_label else None
         if not plan or price is None:
             return self.reject(response, "no_price", {"plan": plan, "gpu_count": gpu_count, "cells": cells})
@@ -122,7 +138,9 @@ class LambdaSpider(PlatformSpider):
         if gpu_count == 0:
             return  # a CPU instance: not a GPU offer
         gpu_text = str(kind.get("gpu_description") or "")
-        gpu = gpu_names.identify_first([gpu_text, description, entry["name"]])
+        described = API_DESCRIPTION.match(description)
+        memory_gb = float(described.group(3)) if described else None
+        gpu = gpu_names.identify_first([gpu_text, description, entry["name"]], memory_gb)
         price = parsing.from_minor_units(kind.get("price_cents_per_hour"), parsing.CENTS)
         if price is None:
             yield self.reject(response, "price_missing", entry)
@@ -167,8 +185,14 @@ class LambdaSpider(PlatformSpider):
             )
 
 
-def _size_tab_rows(page: Selector) -> Iterator[tuple[int, Selector]]:
-    """(GPU count, row) for every data-plan row inside a tab panel controlled by an "Nx" tab."""
+def _sized_rows(page: Selector) -> Iterator[tuple[int, Selector]]:
+    """(GPU count, row) of every data-plan row of a size tab's table, by either tab markup."""
+    by_panel = list(_rows_by_tab_panel(page))
+    return iter(by_panel) if by_panel else _rows_by_tab_order(page)
+
+
+def _rows_by_tab_panel(page: Selector) -> Iterator[tuple[int, Selector]]:
+    """Tabs marked up for accessibility: `role="tab"` + `aria-controls` naming the panel."""
     for tab in page.xpath('//*[@role="tab"]'):
         size = SIZE_TAB.match(" ".join(tab.css("::text").getall()))
         panel_id = tab.attrib.get("aria-controls")
@@ -176,6 +200,26 @@ def _size_tab_rows(page: Selector) -> Iterator[tuple[int, Selector]]:
             continue
         for row in page.xpath("//*[@id=$panel]//tr[@data-plan]", panel=panel_id):
             yield int(size.group(1)), row
+
+
+def _rows_by_tab_order(page: Selector) -> Iterator[tuple[int, Selector]]:
+    """The live page's markup: `_tabButton` buttons, and the pricing tables in the same order."""
+    sizes = [
+        int(label.group(1))
+        for tab in page.xpath(TAB_BUTTONS)
+        if (label := SIZE_TAB.match(" ".join(tab.css("::text").getall())))
+    ]
+    tables = page.xpath(PRICING_TABLES, label=PRICE_LABEL)
+    if not sizes or not tables:
+        return
+    if len(sizes) != len(tables):
+        raise parsing.LayoutChanged(
+            f"{len(sizes)} size tabs but {len(tables)} pricing tables on the pricing page: "
+            "which table is which size cannot be told"
+        )
+    for gpu_count, table in zip(sizes, tables, strict=True):
+        for row in table.xpath(".//tr[@data-plan]"):
+            yield gpu_count, row
 
 
 def _escaped_fragments(text: str) -> Iterator[Selector]:

@@ -5,11 +5,16 @@ Source: `GET https://matgo.cn/api/machine_pools?machine_category=0&page=N&per_pa
 `{"pools": [...], "pagination": {"num_pages": ...}}`, with no `code` field on success;
 page 1 says how many pages follow, and those are asked for next.
 
-Per pool (one rentable unit of a machine type in one zone):
-- price: `machine.hardware.discountPriceMillicent`, else `priceMillicent`, in 1/100000 CNY
-  per unit-hour. A unit is taken to be one GPU (the documented "usually 1 GPU"); a 2-GPU
-  unit would be priced here at twice its real per-GPU price, the safe side for plans.
-- stock: `max_available_units`, the units rentable now.
+Per pool (a machine type in one zone, rented in units; `machine` is a representative machine):
+- GPUs per unit: `machine.hardware.gpu.gpuIds` (the GPUs one unit gets), else
+  `machine.gpu.total / machine.unit.total` (the web client's `unitStep`: Aoblex/matpool-cli
+  `docs/api-notes.md`, "rentHost ... unitStep = physicalTotal / unit.total"). A unit can hold
+  several GPUs; a pool that says neither is rejected (`gpus_per_unit_unknown`), never priced as
+  one GPU.
+- price: `machine.hardware.discountPriceMillicent`, else `priceMillicent`, in 1/100000 CNY per
+  unit-hour (quziang/matpool-gpu `scripts/matpool_inventory.py`: "hourly_cny_per_unit"), so the
+  offer is priced per instance of that many GPUs.
+- stock: `max_available_units`, the units rentable now, times the GPUs per unit.
 - region: `domain`, the zone id, shown on the site as "1区" for 0.
 - GPU: `gpu_model` (nvidia-smi's name, e.g. "NVIDIA GeForce RTX 4090"), else
   `hardware.gpu.gpuName`; `gpuRamMB` tells memory variants apart.
@@ -47,6 +52,22 @@ def zone_name(domain: Any) -> str | None:
     if number is not None and number == int(number) and number >= 0:
         return f"{int(number) + 1}区"
     return str(domain).strip() or None
+
+
+def gpus_per_unit(machine: Mapping[str, Any]) -> int | None:
+    """How many GPUs one rentable unit of the pool's machine holds, or None when it does not say."""
+    ids = _mapping(_mapping(machine.get("hardware")).get("gpu")).get("gpuIds")
+    if isinstance(ids, list) and ids:
+        return len(ids)
+    gpus = parsing.number(_mapping(machine.get("gpu")).get("total"))
+    units = parsing.number(_mapping(machine.get("unit")).get("total"))
+    if gpus and units and gpus % units == 0:
+        return int(gpus // units)
+    return None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 class MatpoolSpider(PlatformSpider):
@@ -87,14 +108,18 @@ class MatpoolSpider(PlatformSpider):
         price = discounted if discounted is not None and discounted > 0 else listed
         if price is None:
             return self.reject(response, "price_missing", pool)
+        per_unit = gpus_per_unit(machine)
+        if per_unit is None:
+            return self.reject(response, "gpus_per_unit_unknown", pool)
         try:
-            available = parsing.stock_from_count(pool.get("max_available_units"))
+            units = parsing.stock_from_count(pool.get("max_available_units"))
         except parsing.LayoutChanged:
             return self.reject(response, "stock_invalid", pool)
         ram_mb = parsing.number(gpu_info.get("gpuRamMB"))
         gpu = gpu_names.identify(raw_name, ram_mb / MB_PER_GB if ram_mb else None)
         extra = {
             "agent_id": machine.get("agentId"),
+            "available_units": units,
             "driver_version": pool.get("driver_version"),
             "gpu_ids": gpu_info.get("gpuIds"),
             "cpu_name": host.get("cpuName"),
@@ -108,13 +133,13 @@ class MatpoolSpider(PlatformSpider):
             gpu,
             offer_id=str(pool["resource_pool_id"]),
             gpu_name_raw=raw_name,
-            gpu_count=1,
+            gpu_count=per_unit,
             price_amount=price,
             price_currency="CNY",
-            price_per="gpu",
+            price_per="instance",
             billing_period="hour",
             pricing_type="on_demand",
             region=zone_name(pool.get("domain")),
-            available_gpus=available,
+            available_gpus=None if units is None else units * per_unit,
             extra=parsing.kept(extra),
         )

@@ -1,77 +1,111 @@
-"""RunPod: the lowest price per GPU for every GPU count, in secure and community cloud.
+"""RunPod: the lowest price per GPU for each pod size, in secure and community cloud.
 
-Source: the public GraphQL API `POST https://api.runpod.io/graphql` (no key),
-as gpuhunt and other trackers call it. First `gpuTypes` with each type's
-largest pod per cloud; then one request per (cloud, GPU count) asking every
-type's `lowestPrice` for that count. Prices are USD per GPU per hour:
-`uninterruptablePrice` on demand, `minimumBidPrice` the spot (bid) floor.
+Without `RUNPOD_API_KEY`: the public GraphQL API `POST https://api.runpod.io/graphql`, as
+gpuhunt (`providers/runpod.py`) and toolshedlabs-hash/gpu-price-feed call it. First `gpuTypes`
+with each type's largest pod per cloud; then one request per (cloud, pod size) asking every
+type's `lowestPrice` for that many GPUs, and its list price (`securePrice` / `communityPrice`).
+The GraphQL API is deprecated and retires in early 2027 (runpod/docs
+`sdks/graphql/configurations.mdx`); it is read while it answers.
 
-Stock, from `lowestPrice.stockStatus` (qualitative; our mapping):
-- "High" / "Medium" / "Low": at least one pod of that many GPUs can start, so
-  `available_gpus` = the GPU count (a lower bound; RunPod gives no number);
-- null: none available (gpuhunt drops such offers; price-sources.md §6) -> 0;
-- field absent or another word: unknown -> None.
+With `RUNPOD_API_KEY`: the REST catalog `GET https://api.runpod.io/v2/catalog/gpus` (Bearer key;
+runpod/docs `api-reference-v2/openapi.json`), one request per (cloud, pod size) with
+`include=AVAILABILITY&product=POD&count=N&cloud=SECURE|COMMUNITY`, as SkyPilot's
+`sky/adaptors/runpod.py` asks it: `price.secure` / `price.community` (list price per GPU-hour),
+`maxCount` per cloud, `availability` NONE | LOW | MEDIUM | HIGH for that pod size.
 
-RunPod quotes `uninterruptablePrice: 0.5` with no bid price for types it
-cannot price: MI300X, H200 NVL and RTX 2000 Ada in the 2026-04-01 sample (the
-MI300X's spot price in the same answer is $1.49, three times its "on-demand"
-one). Such a quote is rejected as "placeholder_price" rather than passed on as
-the cheapest GPU of its class; a real $0.50 quote without a bid price would be
-rejected too, visibly, in the rejected feed.
+Pod sizes: 1, 2, 4, ... up to the largest pod a cloud offers. Plans size jobs in powers of two
+(sizing's GPU counts, 1 to 64), so a 3- or 10-GPU pod is never one a plan rents; asking only
+these sizes keeps the fan-out at a dozen requests although RunPod's largest "pod" is 32 MIG
+slices of an RTX PRO 6000 (real `maxGpuCount` 32, 2026-08). Prices are USD per GPU per hour.
+
+Stock (qualitative; our mapping): "High" / "Medium" / "Low" (REST: HIGH, MEDIUM, LOW) means at
+least one pod of that size can start, so `available_gpus` = the pod size (a lower bound); null
+(REST: NONE) means none now -> 0; a missing field or another word -> unknown (None).
+
+Spot: RunPod removed spot pods on 2026-05-06 (runpod/docs commit 4c8ada0c "Remove spot pod and
+interruptible pod documentation"). Since then `minimumBidPrice` is null and the `*SpotPrice`
+fields repeat the on-demand price (toolshedlabs' recorded rows, 2026-08). A spot offer is made
+only from a bid price below the on-demand one: a bid equal to it is no spot market.
+
+Placeholder: RunPod answers `uninterruptablePrice: 0.5` for a type it cannot price (MI300X, H200
+NVL, RTX 2000 Ada in the real 2026-04-01 sample; the MI300X's spot price there is $1.49). A
+real price can be 0.5 too (the RTX 3090 in secure cloud, 2026-08). So 0.5 is a placeholder only
+when the type's own list price for that cloud says otherwise; without a list price in the
+answer, when there is no bid price either (the sample's case). Such a quote is rejected as
+"placeholder_price", visibly, rather than passed on as the cheapest GPU of its class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from scrapy.http import Request, Response
 
 from scrapers import parsing
 from scrapers.items import OfferItem
-from scrapers.platform import PlatformSpider
+from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
 from sizing import gpu_names
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
+CATALOG_URL = "https://api.runpod.io/v2/catalog/gpus"
 TYPES_QUERY = (
     "query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud "
     "maxGpuCount maxGpuCountSecureCloud maxGpuCountCommunityCloud } }"
 )
 PRICES_QUERY = (
     "query GpuPrices($lowestPriceInput: GpuLowestPriceInput) { gpuTypes { id displayName memoryInGb "
-    "secureCloud communityCloud secureSpotPrice communitySpotPrice "
+    "secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice "
     "lowestPrice(input: $lowestPriceInput) { minimumBidPrice uninterruptablePrice stockStatus } } }"
 )
 CLOUDS = ("secure", "community")
-# RunPod pods hold at most 8-10 GPUs; a larger maximum is a broken answer, and
-# fanning out to it would send hundreds of requests.
-MAX_GPU_COUNT = 16
+POD_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the GPU counts plans use (sizing's DEFAULT_GPU_COUNTS)
+# The largest real pod is 32 (MIG slices); a larger maximum than the biggest size we ask is a
+# broken answer, not a market, and the crawl says it did not ask for everything.
+MAX_GPU_COUNT = POD_SIZES[-1]
 STOCK_LEVELS = frozenset({"High", "Medium", "Low"})
+CATALOG_STOCK_LEVELS = frozenset({"HIGH", "MEDIUM", "LOW"})
 PLACEHOLDER_PRICE_USD = 0.5
 
 
 class RunpodSpider(PlatformSpider):
     name = "runpod"
+    token = Token(
+        env="RUNPOD_API_KEY",
+        required=False,
+        description="RunPod API key (console, Settings, API Keys): the REST catalog; "
+        "without it the public GraphQL API is read",
+    )
 
     def first_requests(self) -> Iterable[Request]:
-        yield self.request(GRAPHQL_URL, self.parse_types, json_body={"query": TYPES_QUERY})
+        key = self.token_value()
+        if key:
+            self._catalog_headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
+            # One first request, as every spider starts (a 429 or a refused key is met once); the
+            # community cloud's single GPUs are asked once the secure cloud's have answered.
+            yield self._catalog_request(CLOUDS[0], 1)
+        else:
+            yield self.request(GRAPHQL_URL, self.parse_types, json_body={"query": TYPES_QUERY})
+
+    def pod_sizes(self, cloud: str, largest: Iterable[int | None]) -> list[int]:
+        """The pod sizes to ask for in `cloud`, given each type's largest pod there."""
+        known = [count for count in largest if count is not None]
+        if not known:
+            return []
+        top = max(known)
+        if top > MAX_GPU_COUNT:
+            self.mark_partial(f"RunPod says {cloud} pods hold up to {top} GPUs; asked up to {MAX_GPU_COUNT}")
+        return [size for size in POD_SIZES if size <= top]
+
+    # --- GraphQL (no key) ---------------------------------------------------------
 
     def parse_types(self, response: Response) -> Iterator[Request]:
-        types = _gpu_types(response)
-        complete, _ = parsing.split_complete(types, ("id",), "GPU types")
+        complete, _ = parsing.split_complete(_gpu_types(self, response), ("id",), "GPU types")
         for cloud in CLOUDS:
             largest = {row["id"]: _max_count(row, cloud) for row in complete if row.get(f"{cloud}Cloud")}
-            known = [count for count in largest.values() if count is not None]
-            if not known:
-                continue
-            top = max(known)
-            if top > MAX_GPU_COUNT:
-                self.mark_partial(
-                    f"RunPod says {cloud} pods hold up to {top} GPUs; asked up to {MAX_GPU_COUNT}"
-                )
-                top = MAX_GPU_COUNT
-            for gpu_count in range(1, top + 1):
+            for gpu_count in self.pod_sizes(cloud, largest.values()):
                 variables = {"lowestPriceInput": {"gpuCount": gpu_count, "secureCloud": cloud == "secure"}}
                 yield self.request(
                     GRAPHQL_URL,
@@ -83,8 +117,7 @@ class RunpodSpider(PlatformSpider):
     def parse_prices(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         cloud, gpu_count = response.meta["cloud"], response.meta["gpu_count"]
         largest: Mapping[str, int | None] = response.meta.get("largest", {})
-        types = _gpu_types(response)
-        complete, _ = parsing.split_complete(types, ("id",), "GPU types")
+        complete, _ = parsing.split_complete(_gpu_types(self, response), ("id",), "GPU types")
         if not any("lowestPrice" in row for row in complete):
             raise parsing.LayoutChanged("no GPU type carries 'lowestPrice'")
         for row in complete:
@@ -93,9 +126,9 @@ class RunpodSpider(PlatformSpider):
                 continue
             lowest = row.get("lowestPrice")
             if isinstance(lowest, Mapping):
-                yield from self.offers_of(response, row, lowest, cloud, gpu_count)
+                yield from self.graphql_offers(response, row, lowest, cloud, gpu_count)
 
-    def offers_of(
+    def graphql_offers(
         self,
         response: Response,
         row: Mapping[str, Any],
@@ -105,9 +138,11 @@ class RunpodSpider(PlatformSpider):
     ) -> Iterator[OfferItem | RejectedOffer]:
         on_demand = parsing.number(lowest.get("uninterruptablePrice"))
         bid = parsing.number(lowest.get("minimumBidPrice"))
+        list_price = parsing.number(row.get(f"{cloud}Price"))
         gpu = gpu_names.identify_first(
             [row["id"], row.get("displayName") or ""], parsing.number(row.get("memoryInGb"))
         )
+        stock_status = lowest.get("stockStatus")
         shared = {
             "offer_id": f"{row['id']}/{cloud}/{gpu_count}x",
             "gpu_name_raw": str(row["id"]),
@@ -116,31 +151,120 @@ class RunpodSpider(PlatformSpider):
             "price_per": "gpu",
             "billing_period": "hour",
             "available_gpus": _stock(lowest, gpu_count),
-            "extra": {
-                "cloud": cloud,
-                "display_name": row.get("displayName"),
-                "stock_status": lowest.get("stockStatus"),
-                "spot_price_per_gpu": row.get(f"{cloud}SpotPrice"),
-            },
+            "extra": parsing.kept(
+                {
+                    "cloud": cloud,
+                    "display_name": row.get("displayName"),
+                    "stock_status": stock_status,
+                    "list_price_per_gpu": list_price,
+                }
+            ),
         }
-        if on_demand == PLACEHOLDER_PRICE_USD and bid is None:
+        if placeholder_price(on_demand, list_price, bid):
             yield self.reject(response, "placeholder_price", {**row, "cloud": cloud, "gpu_count": gpu_count})
         elif on_demand is not None:
             yield self.offer(response, gpu, price_amount=on_demand, pricing_type="on_demand", **shared)
-        if bid is not None:
+        if bid is not None and (on_demand is None or bid < on_demand):
             yield self.offer(response, gpu, price_amount=bid, pricing_type="spot", **shared)
 
+    # --- the REST catalog (RUNPOD_API_KEY) ----------------------------------------
 
-def _gpu_types(response: Response) -> list[Any]:
-    payload = parsing.json_body(response)
-    parsing.check_error_envelope(payload)
-    return parsing.dig(payload, "data", "gpuTypes")
+    def _catalog_request(self, cloud: str, gpu_count: int) -> Request:
+        query = urlencode(
+            {"include": "AVAILABILITY", "product": "POD", "count": gpu_count, "cloud": cloud.upper()}
+        )
+        return self.request(
+            f"{CATALOG_URL}?{query}",
+            self.parse_catalog,
+            headers=self._catalog_headers,
+            meta={"cloud": cloud, "gpu_count": gpu_count},
+        )
+
+    def parse_catalog(self, response: Response) -> Iterator[OfferItem | Request]:
+        cloud, gpu_count = response.meta["cloud"], response.meta["gpu_count"]
+        gpus = parsing.dig(self.json_payload(response), "gpus")
+        complete, _ = parsing.split_complete(gpus, ("id", "price", "maxCount"), "GPU types")
+        for entry in complete:
+            largest = _catalog_max_count(entry, cloud)
+            if entry.get(cloud) and largest is not None and gpu_count <= largest:
+                offer = self.catalog_offer(response, entry, cloud, gpu_count)
+                if offer is not None:
+                    yield offer
+        if gpu_count == 1:
+            offered = [_catalog_max_count(entry, cloud) for entry in complete if entry.get(cloud)]
+            for size in self.pod_sizes(cloud, offered)[1:]:
+                yield self._catalog_request(cloud, size)
+            following = CLOUDS[CLOUDS.index(cloud) + 1 :]
+            if following:
+                yield self._catalog_request(following[0], 1)
+
+    def catalog_offer(
+        self, response: Response, entry: Mapping[str, Any], cloud: str, gpu_count: int
+    ) -> OfferItem | None:
+        prices = entry["price"] if isinstance(entry["price"], Mapping) else {}
+        price = parsing.number(prices.get(cloud))
+        if not price:
+            return None  # the type is listed for the other cloud only
+        availability = entry.get("availability")
+        if availability is None:
+            stock = None
+        elif availability == "NONE":
+            stock = 0
+        else:
+            stock = gpu_count if availability in CATALOG_STOCK_LEVELS else None
+        listed = entry.get("dataCenters")
+        centers: list[Any] = listed if isinstance(listed, list) else []
+        return self.offer(
+            response,
+            gpu_names.identify_first(
+                [str(entry["id"]), str(entry.get("name") or "")], parsing.number(entry.get("memory"))
+            ),
+            offer_id=f"{entry['id']}/{cloud}/{gpu_count}x",
+            gpu_name_raw=str(entry["id"]),
+            gpu_count=gpu_count,
+            price_amount=price,
+            price_currency="USD",
+            price_per="gpu",
+            billing_period="hour",
+            pricing_type="on_demand",
+            available_gpus=stock,
+            extra=parsing.kept(
+                {
+                    "cloud": cloud,
+                    "display_name": entry.get("name"),
+                    "availability": availability,
+                    "data_centers": [
+                        str(dc.get("id")) for dc in centers if isinstance(dc, Mapping) and dc.get("id")
+                    ]
+                    or None,
+                }
+            ),
+        )
+
+
+def placeholder_price(on_demand: float | None, list_price: float | None, bid: float | None) -> bool:
+    """Whether RunPod's quote is its 0.5 stand-in for "cannot price this type" (module docstring)."""
+    if on_demand != PLACEHOLDER_PRICE_USD:
+        return False
+    if list_price:
+        return list_price != PLACEHOLDER_PRICE_USD
+    return bid is None
+
+
+def _gpu_types(spider: PlatformSpider, response: Response) -> list[Any]:
+    return parsing.dig(spider.json_payload(response), "data", "gpuTypes")
 
 
 def _max_count(row: Mapping[str, Any], cloud: str) -> int | None:
     value = parsing.number(row.get(f"maxGpuCount{cloud.capitalize()}Cloud"))
     if value is None:
         value = parsing.number(row.get("maxGpuCount"))
+    return int(value) if value is not None and value >= 1 else None
+
+
+def _catalog_max_count(entry: Mapping[str, Any], cloud: str) -> int | None:
+    counts = entry["maxCount"] if isinstance(entry["maxCount"], Mapping) else {}
+    value = parsing.number(counts.get(cloud))
     return int(value) if value is not None and value >= 1 else None
 
 

@@ -7,7 +7,11 @@ page means the market had more offers than we saw, and the crawl is partial.
 
 Per offer (`num_gpus` GPUs, prices per offer in USD/hour):
 - on demand: `dph_total` (GPU + the `allocated_storage` disk we ask for);
-- spot: `min_bid`, the interruptible floor, when the host allows bids.
+- spot: `min_bid`, the interruptible floor, when the host allows bids, plus the same disk
+  (`min_bid` is the GPU part only): `dph_total - dph_base`, else `allocated_storage` x
+  `storage_cost` ($/GB/month) / 720 h, as dstackai/gpuhunt prices it (`providers/vastai.py`,
+  PR #242 "Include disk price in spot offer price"). Without either, no spot offer: a bid
+  price without its disk would undercut every on-demand one by the disk alone.
 Stock: each offer is one rentable slot, so its GPUs are available when it is
 rentable and not rented. `gpu_ram` (MB per GPU) tells the 48 GB RTX 4090 from
 the 24 GB one.
@@ -31,6 +35,7 @@ BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 OFFER_LIMIT = 10_000
 # The vast CLI's default disk (GiB); it is part of `dph_total`.
 ALLOCATED_STORAGE_GIB = 5.0
+HOURS_PER_DISK_MONTH = 30 * 24  # gpuhunt's conversion of Vast's $/GB/month storage_cost
 MB_PER_GB = 1024  # Vast's "MB" are MiB: an 80 GB card reports ~81559
 REQUIRED = ("id", "num_gpus", "gpu_name", "dph_total")
 KEPT = (
@@ -99,5 +104,18 @@ class VastaiSpider(PlatformSpider):
         else:
             yield self.offer(response, gpu, price_amount=on_demand, pricing_type="on_demand", **shared)
         min_bid = parsing.number(row.get("min_bid"))
-        if min_bid is not None:
-            yield self.offer(response, gpu, price_amount=min_bid, pricing_type="spot", **shared)
+        disk = disk_per_hour(row)
+        if min_bid is not None and disk is not None:
+            spot = round(min_bid + disk, 6)
+            yield self.offer(response, gpu, price_amount=spot, pricing_type="spot", **shared)
+
+
+def disk_per_hour(row: Mapping[str, Any]) -> float | None:
+    """USD per hour of the offer's disk, the part of `dph_total` that `dph_base` and `min_bid` leave out."""
+    total, base = parsing.number(row.get("dph_total")), parsing.number(row.get("dph_base"))
+    if total is not None and base is not None and total >= base:
+        return total - base
+    storage_cost = parsing.number(row.get("storage_cost"))  # USD per GB-month
+    if storage_cost is not None and storage_cost >= 0:
+        return ALLOCATED_STORAGE_GIB * storage_cost / HOURS_PER_DISK_MONTH
+    return None

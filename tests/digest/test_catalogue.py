@@ -82,7 +82,7 @@ def _keys_built() -> set[str]:
         *(f"plans.{ranking}" for ranking in ("lowest_rent", "lowest_cost_per_btoken")),
         *(f"billing.{period}" for period in ("hour", "day", "week", "month")),
         *(f"pricing.{kind}" for kind in get_args(PricingType)),
-        *(f"status.{status}" for status in ("failed", "partial", "skipped", "no_offer_fits")),
+        *(f"status.{status}" for status in ("failed", "partial", "skipped", "no_offer_fits", "drift")),
         *(f"watch.now.{kind}" for kind in ("price", "stock", "job")),
         *(f"chart.axis.{currency}" for currency in ("USD", "CNY")),
     }

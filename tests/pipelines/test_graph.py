@@ -21,7 +21,7 @@ from gpuplan.settings import Settings
 from pipelines.assets.crawls import crawl_key
 from pipelines.definitions import build_defs
 from scrapers import registry
-from warehouse import plans
+from warehouse import drift, plans
 
 pytestmark = pytest.mark.slow
 
@@ -178,6 +178,7 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
         "fresh",
         "every_ask_has_a_plan",
         "watches",
+        *(drift.check_name(platform) for platform in registry.platforms()),
     }
     checks = {e.asset_key: e.passed for e in evaluations if e.check_name == "volume"}
     assert checks[crawl_key(broken)] is False

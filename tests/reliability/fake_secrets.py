@@ -2,7 +2,8 @@
 
 Each is "fake" plus a tail no real output contains by chance, so a secret that leaks is found by a
 plain search of everything the run wrote. The platform tokens are the ones the spiders declare
-(`Token(env=...)`): a platform that gains a login is covered without touching this file.
+(every `Token(env=...)`, a companion key too): a platform that gains a login is covered without
+touching this file.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 
-from scrapers.registry import platform_tokens
+from scrapers.registry import platforms, spider_tokens
 
 
 def _fake(name: str) -> str:
     return f"fake-{name.lower().replace('_', '-')}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
-FAKE_SECRETS = {token.env: _fake(token.env) for token in platform_tokens().values()} | {
+FAKE_SECRETS = {token.env: _fake(token.env) for name in platforms() for token in spider_tokens(name)} | {
     "GPUPLAN_SMTP_PASSWORD": _fake("GPUPLAN_SMTP_PASSWORD")
 }
 

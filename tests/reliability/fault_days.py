@@ -77,6 +77,7 @@ class CrawlRun:
     hits: list[Hit]
     request_headers: list[dict[str, str]]
     load: LoadResult | None = None  # set when the day is loaded
+    request_bodies: list[bytes] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,15 @@ def crawl(
             timeout_s=CRAWL_TIMEOUT_S,
             settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS, **fault.settings},
         )
-        return CrawlRun(fault, platform, day, summary, list(server.hits), list(server.request_headers))
+        return CrawlRun(
+            fault,
+            platform,
+            day,
+            summary,
+            list(server.hits),
+            list(server.request_headers),
+            request_bodies=list(server.request_bodies),
+        )
 
 
 def run_day(settings: Settings, day: date) -> list[LoadResult]:

@@ -80,7 +80,7 @@ class _Handler(BaseHTTPRequestHandler):
         arrived_s = time.monotonic()
         length = int(self.headers.get("Content-Length") or 0)
         request_body = self.rfile.read(length) if length else b""
-        self.server.record_headers(dict(self.headers.items()))
+        self.server.record_request(dict(self.headers.items()), request_body)
         if self.path == "/robots.txt":
             self._send(404, {"Content-Type": "text/plain"}, b"")
             return
@@ -146,6 +146,7 @@ class FaultServer(ThreadingHTTPServer):
         self._then = then
         self.hits: list[Hit] = []
         self.request_headers: list[dict[str, str]] = []
+        self.request_bodies: list[bytes] = []  # a signed API's key travels in the form body
         self._lock = threading.Lock()
 
     @property
@@ -160,9 +161,10 @@ class FaultServer(ThreadingHTTPServer):
         with self._lock:
             return self._first.pop(0) if self._first else self._then
 
-    def record_headers(self, headers: dict[str, str]) -> None:
+    def record_request(self, headers: dict[str, str], body: bytes) -> None:
         with self._lock:
             self.request_headers.append(headers)
+            self.request_bodies.append(body)
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # resets and hung-up clients are what these tests inject

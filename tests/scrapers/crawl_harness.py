@@ -89,6 +89,14 @@ def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
     seen: list[Request] = []
     offers: list[OfferItem] = []
     rejected: list[RejectedOffer] = []
+
+    def take(result: Any) -> None:
+        if isinstance(result, Request):
+            queue.append(result)
+        else:
+            kept = pipeline.process_item(result)
+            (offers if isinstance(kept, OfferItem) else rejected).append(kept)
+
     while queue:
         request = queue.popleft()
         seen.append(request)
@@ -101,15 +109,13 @@ def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
         if not 200 <= response.status < 300:
             failure = Failure(HttpError(response, "Ignoring non-200 response"))
             failure.request = request
-            request.errback(failure)
+            # What an errback returns goes on like a callback's (a fallback request, held offers).
+            for result in request.errback(failure) or ():
+                take(result)
             continue
         try:
             for result in request.callback(response, **request.cb_kwargs) or ():
-                if isinstance(result, Request):
-                    queue.append(result)
-                else:
-                    kept = pipeline.process_item(result)
-                    (offers if isinstance(kept, OfferItem) else rejected).append(kept)
+                take(result)
         except Exception as exc:
             if errors_middleware.process_spider_exception(response, exc) is None:
                 raise

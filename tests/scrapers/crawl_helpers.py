@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from scrapers.registry import fixture_dir, spider_class
+from scrapers.registry import fixture_dir, platforms, spider_class, spider_tokens
 
-TOKEN_VARIABLES = ("AUTODL_TOKEN", "GPUSHARE_TOKEN", "LAMBDA_API_KEY")
+TOKEN_VARIABLES = tuple(sorted({token.env for name in platforms() for token in spider_tokens(name)}))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -23,18 +23,20 @@ def canonical(items: list[dict[str, Any]]) -> list[str]:
     return sorted(json.dumps(item, sort_keys=True, ensure_ascii=False) for item in items)
 
 
-def expected_items(platform: str, with_token: bool = False) -> list[dict[str, Any]]:
+def expected_items(platform: str, with_token: bool = False, day: str = "") -> list[dict[str, Any]]:
+    """The items a fixture must yield; `day` "previous": the day before's (`previous/`)."""
     name = "expected.token.jsonl" if with_token else "expected.jsonl"
-    return read_jsonl(fixture_dir(platform) / name)
+    return read_jsonl(fixture_dir(platform) / day / name)
 
 
 def crawl_env(platform: str | None = None, token: str | None = None) -> dict[str, str]:
-    """The test process environment without real tokens; with `token`, the platform's token set to it."""
+    """The test process environment without real tokens; with `token`, every credential the
+    platform declares set to it."""
     env = {key: value for key, value in os.environ.items() if key not in TOKEN_VARIABLES}
     if platform is not None and token is not None:
-        spec = spider_class(platform).token
-        assert spec is not None, f"{platform} takes no token"
-        env[spec.env] = token
+        tokens = spider_tokens(platform)
+        assert tokens, f"{platform} takes no token"
+        env.update({spec.env: token for spec in tokens})
     return env
 
 

@@ -32,6 +32,7 @@ class Hit:
     method: str
     path: str
     status: int
+    user_agent: str = ""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -69,7 +70,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
         else:
             status, headers, payload = exchange.status, exchange.headers, exchange.body
-        self.server.hits.append(Hit(arrived_s, self.command, self.path, status))
+        self.server.hits.append(
+            Hit(arrived_s, self.command, self.path, status, self.headers.get("User-Agent") or "")
+        )
         if fault is not None and fault.stall_s:
             time.sleep(fault.stall_s)
         self._send(status, headers, payload)

@@ -6,12 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from crawl_helpers import crawl_env, loopback_settings, read_jsonl
+from loopback_server import serving
 from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
-from scrapers.registry import platforms
-from scrapers.runner import CrawlJob
+from scrapers.registry import fixture_dir, platforms
+from scrapers.replay import Snapshot
+from scrapers.runner import CrawlJob, run_crawl
 from scrapers.summary import CrawlSummary
 
 
@@ -22,7 +25,7 @@ def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
 def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     result = _invoke("vastai", "--offline", "--out-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert "vastai: ok, 22 offers" in result.output
+    assert "vastai: ok, 41 offers" in result.output
     assert (tmp_path / "vastai.jsonl").is_file()
     assert CrawlSummary.read(tmp_path / "vastai.summary.json").status == "ok"
 
@@ -42,12 +45,46 @@ def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
     assert CrawlSummary.read(summary).offline
 
 
+def test_a_folder_recorded_with_record_replays_with_replay(tmp_path: Path) -> None:
+    # Record the day before of Vast as a live crawl would (through a loopback server), then replay
+    # the recorded folder as a user or a bug report would hand it over.
+    recording = tmp_path / "bug-report"
+    with serving(Snapshot.load(fixture_dir("vastai") / "previous")) as server:
+        recorded = run_crawl(
+            "vastai",
+            tmp_path / "live",
+            env=crawl_env(),
+            settings=loopback_settings(server.url),
+            record_dir=recording,
+        )
+    assert recorded.status == "ok" and (recording / "snapshot.json").is_file()
+    result = _invoke("vastai", "--replay", str(recording), "--out-dir", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    recorded_offers = len(
+        (fixture_dir("vastai") / "previous" / "expected.jsonl").read_text("utf-8").splitlines()
+    )
+    assert f"vastai: ok, {recorded_offers} offers" in result.output
+    summary = CrawlSummary.read(tmp_path / "out" / "vastai.summary.json")
+    assert summary.offline and summary.status == "ok"
+    feed = read_jsonl(tmp_path / "out" / "vastai.jsonl")
+    prices = {o["offer_id"]: o["price_amount"] for o in feed if o["pricing_type"] == "on_demand"}
+    assert prices["28941031"] == 1.9344  # that day's price, not the latest day's
+
+
+def test_a_replay_folder_without_a_snapshot_fails_clearly(tmp_path: Path) -> None:
+    result = _invoke("vastai", "--replay", str(tmp_path / "empty"), "--out-dir", str(tmp_path / "out"))
+    summary = CrawlSummary.read(tmp_path / "out" / "vastai.summary.json")
+    assert summary.status == "failed" and "no snapshot of vastai to replay" in (summary.error or "")
+    assert result.exit_code == 1
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         ((), "give one PLATFORM or --all"),
         (("vastai", "--all"), "give one PLATFORM or --all"),
-        (("--all", "-o", "x.jsonl"), "--output and --record take one platform"),
+        (("--all", "-o", "x.jsonl"), "--output, --record and --replay take one platform"),
+        (("--all", "--replay", "x"), "--output, --record and --replay take one platform"),
         (("nope", "--offline"), "unknown platform 'nope'"),
     ],
 )

@@ -5,13 +5,24 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from crawl_harness import snapshot_of
+from crawl_helpers import crawl_env, loopback_settings
+from loopback_server import serving
 from scrapy.http import Request, Response
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from scrapers.middlewares import BackoffRetryMiddleware, CrawlErrorMiddleware, retry_after_seconds
+from scrapers.middlewares import (
+    CONTACT_SETTING,
+    BackoffRetryMiddleware,
+    ContactUserAgentMiddleware,
+    CrawlErrorMiddleware,
+    retry_after_seconds,
+    user_agent,
+)
 from scrapers.parsing import LayoutChanged
 from scrapers.platform import STAT_ERRORS
+from scrapers.runner import run_crawl
 from scrapers.spiders.vastai import VastaiSpider
 
 NOW = datetime(2026, 11, 30, 6, 0, 0, tzinfo=UTC)
@@ -70,3 +81,38 @@ def test_a_spider_bug_is_recorded_and_left_to_scrapy_to_log() -> None:
     assert spider.crawler.stats.get_value(STAT_ERRORS) == [
         "spider bug: KeyError: 'gpu_name' (from https://console.vast.ai/api/v0/bundles/)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("contact", "agent"),
+    [
+        ("", "gpuplan/0.1 (GPU rental price tracker)"),
+        ("ops@example.com", "gpuplan/0.1 (GPU rental price tracker; +ops@example.com)"),
+        (
+            " https://example.com/gpuplan ",
+            "gpuplan/0.1 (GPU rental price tracker; +https://example.com/gpuplan)",
+        ),
+    ],
+)
+def test_the_user_agent_carries_the_contact_when_one_is_set(contact: str, agent: str) -> None:
+    project = Settings()
+    project.setmodule("scrapers.settings")
+    crawler = get_crawler(VastaiSpider, {"USER_AGENT": project["USER_AGENT"], CONTACT_SETTING: contact})
+    assert ContactUserAgentMiddleware.from_crawler(crawler).user_agent == agent
+    assert user_agent("x/1 (y)", contact.strip() or None) == (
+        f"x/1 (y; +{contact.strip()})" if contact else "x/1 (y)"
+    )
+
+
+def test_a_crawl_sends_the_contact_it_is_given(tmp_path) -> None:
+    with serving(snapshot_of("datacrunch")) as server:
+        summary = run_crawl(
+            "datacrunch",
+            tmp_path,
+            env=crawl_env(),
+            settings={**loopback_settings(server.url), CONTACT_SETTING: "ops@example.com"},
+        )
+    assert summary.status == "ok"
+    assert {hit.user_agent for hit in server.hits} == {
+        "gpuplan/0.1 (GPU rental price tracker; +ops@example.com)"
+    }

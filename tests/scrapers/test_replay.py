@@ -31,3 +31,39 @@ def test_a_changed_request_finds_no_answer() -> None:
     assert snapshot.find("POST", "https://console.vast.ai/api/v0/bundles/", json.dumps(recorded)) is not None
     changed = {**recorded, "limit": 3000}
     assert snapshot.find("POST", "https://console.vast.ai/api/v0/bundles/", json.dumps(changed)) is None
+
+
+def test_query_parameters_match_whatever_their_order() -> None:
+    one = request_key(
+        "GET", "https://api.runpod.io/v2/catalog/gpus?include=AVAILABILITY&count=2&cloud=SECURE", None
+    )
+    two = request_key(
+        "GET", "https://api.runpod.io/v2/catalog/gpus?cloud=SECURE&count=2&include=AVAILABILITY", None
+    )
+    assert one == two
+    assert request_key("GET", "https://api.runpod.io/v2/catalog/gpus?cloud=SECURE&count=4", None) != one
+
+
+def test_form_bodies_match_sorted_and_without_their_credentials() -> None:
+    # A signed UCloud request (compshare): the key and the signature change with the caller.
+    mine = request_key("POST", "https://api.compshare.cn/", b"Zone=z1&Action=Go&PublicKey=mine&Signature=abc")
+    yours = request_key(
+        "POST", "https://api.compshare.cn/", "Action=Go&Signature=def&PublicKey=yours&Zone=z1"
+    )
+    assert mine == yours
+    assert mine[2] == "form:Action=Go&Zone=z1"
+    assert request_key("POST", "https://api.compshare.cn/", b"Action=Go&Zone=z2") != mine
+
+
+def test_a_signed_snapshot_request_is_found_whatever_the_key() -> None:
+    snapshot = Snapshot.load(fixture_dir("compshare"))
+    recorded = next(
+        e for e in snapshot.exchanges if e.body_key.startswith("form:Action=DescribeCompShareSupportZone")
+    )
+    body = "Action=DescribeCompShareSupportZone&PublicKey=k&Signature=s"
+    assert snapshot.find("POST", "https://api.compshare.cn/", body) is recorded
+
+
+def test_headers_play_no_part_in_matching() -> None:
+    snapshot = Snapshot.load(fixture_dir("datacrunch"))
+    assert snapshot.find("GET", "https://api.verda.com/v1/instance-types", None) is snapshot.exchanges[0]

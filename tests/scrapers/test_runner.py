@@ -75,7 +75,8 @@ def test_summary_stats_carry_the_counts() -> None:
         "gpuplan/stock_known": 3,
         "gpuplan/stock_unknown": 1,
         "gpuplan/rejected/price_absurd": 1,
-        "gpuplan/unknown_gpus": ["Z100"],
+        "gpuplan/unknown_gpus": {"Z100": 3},
+        "gpuplan/unverified": "read from a page no public copy confirms",
         "downloader/request_count": 2,
         "retry/count": 1,
     }
@@ -86,12 +87,13 @@ def test_summary_stats_carry_the_counts() -> None:
         "rejected_reasons": {"price_absurd": 1},
         "stock_known": 3,
         "stock_unknown": 1,
-        "unknown_gpus": ["Z100"],
+        "unknown_gpus": {"Z100": 3},
         "requests": 2,
         "retries": 1,
         "failures": 0,
         "errors": [],
         "partial": None,
+        "unverified": "read from a page no public copy confirms",
         "finish_reason": "finished",
     }
 
@@ -99,6 +101,13 @@ def test_summary_stats_carry_the_counts() -> None:
 def test_an_unknown_platform_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UnknownPlatform, match=r"unknown platform 'nope'; known: .*vastai"):
         run_crawl("nope", tmp_path)
+
+
+def test_every_declared_credential_is_a_secret_to_redact() -> None:
+    """A companion key declared beside the token (compshare's private key, which only signs) is
+    redacted like the token."""
+    env = {"COMPSHARE_PUBLIC_KEY": "public-1", "COMPSHARE_PRIVATE_KEY": "private-2", "OTHER": "x"}
+    assert set(registry.token_secrets(env)) == {"public-1", "private-2"}
 
 
 def test_a_missing_required_token_skips_without_starting_a_crawl(
@@ -232,7 +241,7 @@ def test_a_recorded_crawl_replays_to_the_same_items(tmp_path: Path) -> None:
         )
     meta = json.loads((record / "snapshot.json").read_text("utf-8"))
     assert meta["synthetic"] is False and meta["recorded_at"] == "2026-11-30T06:00:00Z"
-    assert len(meta["exchanges"]) == 5
+    assert len(meta["exchanges"]) == 11  # the type list, 6 secure and 4 community pod sizes
     replay = run_crawl(
         "runpod", tmp_path / "replay", offline=True, env=crawl_env(), settings={"HTTPCACHE_DIR": str(record)}
     )

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from crawl_helpers import canonical, crawl_env, default_token, expected_items, read_jsonl
 
+from scrapers.parsing import http_date
 from scrapers.registry import FIXTURES, fixture_dir, platforms, spider_class
 from scrapers.replay import SNAPSHOT_FILE, Snapshot
 from scrapers.runner import run_crawl
 from scrapers.summary import CrawlSummary
 
 TESTS = Path(__file__).parent
+PREVIOUS = "previous"
 
 
 def test_the_spider_loader_lists_the_platforms() -> None:
@@ -38,6 +41,13 @@ def test_every_spider_has_a_snapshot_with_expected_items(platform: str) -> None:
         )
         readme = (folder / "README.md").read_text("utf-8")
         assert "SYNTHETIC" in readme, f"{platform}: README.md must say the snapshot is synthetic"
+        if any(e.url.startswith("http") for e in snapshot.exchanges):
+            # A platform's answer follows real structure: a recording, or public clients named
+            # with repo, path and commit.
+            assert "reconstructed" in readme.lower(), (
+                f"{platform}: README.md says what the snapshot is reconstructed from (repo, path, commit)"
+            )
+            assert re.search(r"@ `?[0-9a-f]{40}", readme), f"{platform}: README.md names the commits"
 
 
 @pytest.mark.parametrize("platform", platforms())
@@ -53,13 +63,42 @@ def test_every_fixture_folder_belongs_to_a_spider() -> None:
     assert folders <= set(platforms()), f"fixture folders without a spider: {folders - set(platforms())}"
 
 
-@pytest.mark.parametrize("platform", platforms())
-def test_offline_replay_writes_the_expected_items(platform: str, tmp_path: Path) -> None:
-    summary = run_crawl(platform, tmp_path, offline=True, env=crawl_env(platform, default_token(platform)))
+# The bundled days: each fixture folder is the latest; `previous/` (same layout), where a fixture has
+# one, the day before, so that the offline demo shows a day-over-day change (issue 18).
+DAYS = [(platform, "") for platform in platforms()] + [
+    (platform, PREVIOUS) for platform in platforms() if (fixture_dir(platform) / PREVIOUS).is_dir()
+]
+
+
+def test_every_platform_fixture_has_the_day_before() -> None:
+    without = [p for p in platforms() if p != "quotes" and not (fixture_dir(p) / PREVIOUS).is_dir()]
+    assert not without, f"fixtures without a previous/ day: {without}"
+
+
+@pytest.mark.parametrize("platform", [p for p, day in DAYS if day])
+def test_the_day_before_is_a_complete_snapshot_a_day_earlier(platform: str) -> None:
+    latest, previous = Snapshot.load(fixture_dir(platform)), Snapshot.load(fixture_dir(platform) / PREVIOUS)
+    assert previous.meta["platform"] == platform and previous.synthetic == latest.synthetic
+    earlier = http_date(previous.exchanges[0].headers["Date"]), http_date(latest.exchanges[0].headers["Date"])
+    assert earlier[0] is not None and earlier[1] is not None
+    assert (earlier[1] - earlier[0]).days == 1
+    assert canonical(expected_items(platform, day=PREVIOUS)) != canonical(expected_items(platform)), (
+        f"{platform}: the day before must differ from the latest day"
+    )
+
+
+@pytest.mark.parametrize(("platform", "day"), DAYS, ids=[f"{p}{'-' + d if d else ''}" for p, d in DAYS])
+def test_offline_replay_writes_the_expected_items(platform: str, day: str, tmp_path: Path) -> None:
+    folder = fixture_dir(platform) / day
+    env = crawl_env(platform, default_token(platform))
+    if day:
+        summary = run_crawl(platform, tmp_path, replay_dir=folder, env=env)
+    else:
+        summary = run_crawl(platform, tmp_path, offline=True, env=env)
     assert (summary.status, summary.error) == ("ok", None)
     assert summary.offline and summary.source == "crawl"
     written = read_jsonl(Path(summary.feed))
-    assert canonical(written) == canonical(expected_items(platform))
+    assert canonical(written) == canonical(expected_items(platform, day=day))
     assert summary.items_yielded == len(written)
     on_disk = json.loads((tmp_path / f"{platform}.summary.json").read_text("utf-8"))
     assert CrawlSummary.read(tmp_path / f"{platform}.summary.json") == summary

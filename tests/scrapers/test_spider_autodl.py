@@ -1,4 +1,5 @@
-"""AutoDL spider: the token (missing, expired, never written out), prices in 厘, stock, region stock."""
+"""AutoDL spider: the token (missing, expired, never written out), prices in 厘, stock (and how
+`gpu_order_num` is read), AutoDL's GPU names, region stock."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from crawl_helpers import crawl_env, loopback_settings, read_jsonl
 from loopback_server import serving
 
 from scrapers.runner import run_crawl
+from scrapers.spiders.autodl import orderable
 
 PAGE_1, PAGE_2, WEST_B = 0, 1, 2  # exchanges of the autodl snapshot
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.autodl-test-token"
@@ -89,18 +91,29 @@ def test_both_pages_are_asked_with_the_web_ui_body() -> None:
 @pytest.mark.usefixtures("token")
 def test_prices_are_per_gpu_hour_in_yuan_from_li() -> None:
     offers = {o.offer_id: o for o in drive("autodl").offers}
-    assert offers["2dd949a4cf"].price_amount == 2.08  # payg_price 2080 厘
-    assert offers["a41f5e6b78"].price_amount == 10.5
+    assert offers["2dd949a4cf"].price_amount == 1.98  # payg_price 1980 厘
+    assert offers["a41f5e6b79"].price_amount == 10.5
     assert {(o.price_currency, o.price_per, o.gpu_count, o.billing_period) for o in offers.values()} == {
         ("CNY", "gpu", 1, "hour")
     }
 
 
 @pytest.mark.usefixtures("token")
-def test_stock_is_the_idle_gpus_and_zero_when_the_machine_takes_no_orders() -> None:
+def test_stock_is_the_idle_gpus_one_order_can_take() -> None:
     offers = {o.offer_id: o for o in drive("autodl").offers}
-    assert offers["2dd949a4cf"].available_gpus == 3
-    assert offers["a41f5e6b78"].available_gpus == 0  # gpu_order_num 0
+    assert offers["2dd949a4cf"].available_gpus == 3  # 3 idle, gpu_order_num 3
+    assert offers["5f8e2b9d40"].available_gpus == 2  # 3 idle, but one order takes at most 2
+    assert offers["a41f5e6b79"].available_gpus == 0  # gpu_order_num 0: takes no orders
+
+
+@pytest.mark.parametrize(
+    ("idle", "order_num", "available"),
+    [(3, 3, 3), (3, 2, 2), (5, 8, 5), (4, 0, 0), (3, None, 3), (None, 2, None)],
+)
+def test_gpu_order_num_is_read_as_the_most_one_order_can_take(
+    idle: int | None, order_num: int | None, available: int | None
+) -> None:
+    assert orderable(idle, order_num) == available
 
 
 @pytest.mark.usefixtures("token")
@@ -110,8 +123,20 @@ def test_regions_keep_their_chinese_names_and_gpus_map_to_the_catalog() -> None:
     assert offers["9e0d3c7f12"].gpu_model == "Ascend 910B 64GB"  # 昇腾910B
     assert offers["7c4d1e0a93"].gpu_model == "L20 48GB"
     # SXM or PCIe not said: the catalog's form-less rows, never a guessed form.
-    assert (offers["8b2f6a1c55"].gpu_model, offers["a41f5e6b78"].gpu_model) == ("A800 80GB", "H800 80GB")
-    assert {o.gpu_form for o in offers.values()} == {None}
+    assert offers["a41f5e6b79"].gpu_model == "H800 80GB"
+
+
+@pytest.mark.usefixtures("token")
+def test_autodls_own_card_names_map_or_stay_honestly_unknown() -> None:
+    offers = {o.gpu_name_raw: o for o in drive("autodl").offers}
+    named = {raw: (o.gpu_model, o.gpu_memory_gb, o.gpu_form) for raw, o in offers.items()}
+    assert named["A800-80GB-NVLink"] == ("A800 SXM 80GB", 80.0, "SXM")  # NVLink: the SXM board
+    assert named["V100-32GB"] == ("V100 32GB", 32.0, None)  # the form-less row
+    assert named["RTX PRO 6000"] == ("RTX PRO 6000 96GB", 96.0, None)
+    # Not guessed: SXM or PCIe (A100), 96 or 141 GB (H20); AutoDL's volume cards are no catalog card.
+    assert named["A100-80G"] == (None, 80.0, None)
+    assert named["H20-NVLink"][0] is None
+    assert named["vGPU-32GB"] == (None, 32.0, None) and named["vGPU-48GB"] == (None, 48.0, None)
 
 
 @pytest.mark.usefixtures("token")
@@ -120,7 +145,12 @@ def test_an_unknown_card_is_kept_and_counted() -> None:
     rows[0]["gpu_name"] = "vGPU-32GB"
     outcome = drive("autodl", _with_rows(PAGE_1, rows))
     assert [o.gpu_model for o in outcome.offers if o.offer_id == "2dd949a4cf"] == [None]
-    assert outcome.stats["gpuplan/unknown_gpus"] == ["vGPU-32GB"]
+    assert outcome.stats["gpuplan/unknown_gpus"] == {
+        "vGPU-32GB": 2,
+        "vGPU-48GB": 1,
+        "A100-80G": 1,
+        "H20-NVLink": 1,
+    }
 
 
 @pytest.mark.usefixtures("token")
@@ -143,7 +173,8 @@ def test_each_region_sign_is_asked_once_and_its_figures_go_with_the_offers() -> 
         37,
         1344,
     )
-    assert "region_idle_gpus" not in offers["b7d2c9e014"].extra  # beijing-A lists no RTX 5090
+    assert offers["b7d2c9e014"].extra["region_idle_gpus"] == 3  # RTX 5090 in beijing-A
+    assert offers["a41f5e6b79"].extra["region_idle_gpus"] == 0  # no idle H800 in beijing-B
 
 
 @pytest.mark.usefixtures("token")
@@ -152,8 +183,8 @@ def test_a_failed_region_answer_keeps_its_offers_without_figures() -> None:
     assert outcome.status == "partial"
     assert "AutoDL refused AUTODL_TOKEN" in outcome.error
     west_b = [o for o in outcome.offers if o.extra["region_sign"] == "west-B"]
-    assert [o.offer_id for o in west_b] == ["2dd949a4cf"]
-    assert "region_idle_gpus" not in west_b[0].extra
+    assert sorted(o.offer_id for o in west_b) == ["2dd949a4cf", "f1e2d3c4b5"]
+    assert all("region_idle_gpus" not in o.extra for o in west_b)
 
 
 def test_a_region_request_that_fails_over_http_still_delivers_its_offers(tmp_path: Path) -> None:
@@ -167,7 +198,7 @@ def test_a_region_request_that_fails_over_http_still_delivers_its_offers(tmp_pat
     assert summary.status == "partial"
     assert summary.error.startswith("HTTP 404 from https://www.autodl.com/api/v1/machine/region/gpu_type")
     offers = {o["offer_id"]: o for o in read_jsonl(Path(summary.feed))}
-    assert len(offers) == 8
+    assert len(offers) == 14
     assert "region_idle_gpus" not in offers["2dd949a4cf"]["extra"]
 
 
@@ -189,7 +220,7 @@ def test_a_changed_layout_names_what_is_missing() -> None:
 @pytest.mark.usefixtures("token")
 def test_an_absurd_price_is_rejected() -> None:
     rows = _rows(PAGE_1)
-    rows[0]["payg_price"] = 2_080_000  # 2,080 CNY per GPU-hour
+    rows[0]["payg_price"] = 1_980_000  # 1,980 CNY per GPU-hour
     outcome = drive("autodl", _with_rows(PAGE_1, rows))
     assert [code for code, offer_id in rejections(outcome, "autodl") if offer_id == "2dd949a4cf"] == [
         "price_absurd"

@@ -1,12 +1,24 @@
-"""优云智算 compshare spider: the public price list read by its headers, every way of paying."""
+"""优云智算 compshare spider: the signed API with both keys (UCloud's signature, zones, types, sizes,
+prices); without them the public price list read by its headers, marked unverified."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
-from crawl_harness import drive, snapshot_of, with_exchange
+import pytest
+from crawl_harness import drive, json_of, snapshot_of, with_exchange
+from crawl_helpers import crawl_env, loopback_settings, read_jsonl
+from loopback_server import serving
 
-from scrapers.spiders.compshare import read_headers
+from scrapers.platform import STAT_UNVERIFIED
+from scrapers.replay import SNAPSHOT_FILE
+from scrapers.runner import run_crawl
+from scrapers.spiders.compshare import read_headers, signed, ucloud_params
+
+PUBLIC, PRIVATE = "test-public-key", "test-private-key"
 
 PAGE = 0
 
@@ -51,8 +63,8 @@ def test_memory_tells_variants_apart_and_unknown_cards_are_kept() -> None:
     outcome = drive("compshare")
     models = {o.offer_id: o.gpu_model for o in outcome.offers}
     assert models["H20 96GB/8x"] == "H20 96GB"
-    assert models["RTX 4080 SUPER 16GB/1x"] is None
-    assert outcome.stats["gpuplan/unknown_gpus"] == ["RTX 4080 SUPER"]
+    assert models["RTX 4080 SUPER 16GB/1x"] == "RTX 4080 SUPER 16GB"
+    assert "gpuplan/unknown_gpus" not in outcome.stats
 
 
 def test_the_storage_table_is_not_read_and_nothing_says_stock() -> None:
@@ -82,3 +94,123 @@ def test_a_page_without_a_price_table_is_a_layout_change() -> None:
     outcome = drive("compshare", _page(**{"GPU型号": "名称"}))
     assert outcome.status == "failed"
     assert outcome.error.startswith("no price table on the page")
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPSHARE_PUBLIC_KEY", PUBLIC)
+    monkeypatch.setenv("COMPSHARE_PRIVATE_KEY", PRIVATE)
+
+
+def _api_index(action: str, **params: str) -> int:
+    for index, exchange in enumerate(snapshot_of("compshare").exchanges):
+        fields = dict(parse_qsl(exchange.body_key.removeprefix("form:")))
+        if fields.get("Action") == action and all(fields.get(k) == v for k, v in params.items()):
+            return index
+    raise AssertionError(f"no {action} {params} exchange in the compshare snapshot")
+
+
+def test_the_signature_is_ucloud_s() -> None:
+    # The example of UCloudDoc-Team/api summary/signature.md, with its published result.
+    form = signed(
+        {"Action": "DescribeUHostInstance", "Region": "cn-bj2", "Limit": "10"},
+        "ucloudsomeone@example.com1296235120854146120",
+        "46f09bb9fab4f12dfc160dae12273d5332b5debe",
+    )
+    assert form["Signature"] == "cba5cf5ec4d4233d206b1b54951e3787350a642f"
+
+
+def test_nested_parameters_are_flattened_as_ucloud_encodes_them() -> None:
+    assert ucloud_params({"Gpu": 2, "Disks": [{"IsBoot": True, "Size": 100}], "Ratio": 2.0}) == {
+        "Gpu": "2",
+        "Disks.0.IsBoot": "true",
+        "Disks.0.Size": "100",
+        "Ratio": "2",
+    }
+
+
+def test_without_both_keys_the_page_is_read_and_the_crawl_says_it_is_unverified(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COMPSHARE_PUBLIC_KEY", PUBLIC)  # the private key missing
+    outcome = drive("compshare")
+    assert [r.meta["source_url"] for r in outcome.requests] == ["https://www.compshare.cn/price-list"]
+    assert "no public copy exists" in outcome.stats[STAT_UNVERIFIED]
+    assert outcome.status == "ok"
+
+
+@pytest.mark.usefixtures("keys")
+def test_with_both_keys_every_request_is_a_signed_form_post() -> None:
+    outcome = drive("compshare")
+    assert (outcome.status, outcome.error) == ("ok", None)
+    assert STAT_UNVERIFIED not in outcome.stats
+    for request in outcome.requests:
+        fields = dict(parse_qsl(request.body.decode()))
+        assert request.method == "POST" and request.meta["source_url"] == "https://api.compshare.cn/"
+        assert request.headers["Content-Type"] == b"application/x-www-form-urlencoded"
+        unsigned = {k: v for k, v in fields.items() if k not in ("PublicKey", "Signature")}
+        assert fields["PublicKey"] == PUBLIC
+        assert fields["Signature"] == signed(unsigned, PUBLIC, PRIVATE)["Signature"]
+    actions = [dict(parse_qsl(r.body.decode()))["Action"] for r in outcome.requests]
+    assert actions.count("DescribeAvailableCompShareInstanceTypes") == 2  # one per zone
+    assert actions.count("GetCompShareInstancePrice") == 10  # one per (zone, type, size); Hidden skipped
+
+
+@pytest.mark.usefixtures("keys")
+def test_api_prices_are_per_machine_and_hour_with_the_sizes_gpus() -> None:
+    offers = {o.offer_id: o for o in drive("compshare").offers}
+    four = offers["cn-wlcb-01/4090/4x"]
+    assert (four.gpu_model, four.gpu_count, four.price_amount, four.price_per, four.billing_period) == (
+        "RTX 4090 24GB",
+        4,
+        7.68,
+        "instance",
+        "hour",
+    )
+    assert (four.region, four.extra["cpu"], four.extra["memory_gib"]) == ("华北二A", 64, 256)
+    assert offers["cn-wlcb-01/H20/8x"].gpu_model == "H20 96GB"  # GraphicsMemory.Value 96
+    assert offers["cn-wlcb-01/H20/8x"].available_gpus == 0  # Status Soldout
+    assert offers["cn-wlcb-01/4090/1x"].available_gpus is None  # Normal: sellable, no count
+    assert "cn-wlcb-01/A800/8x" not in offers  # Status Hidden
+
+
+@pytest.mark.usefixtures("keys")
+def test_an_api_error_code_fails_the_crawl() -> None:
+    index = _api_index("DescribeCompShareSupportZone")
+    body = {"RetCode": 171, "Message": "Signature VerifyAC Error"}
+    outcome = drive("compshare", with_exchange(snapshot_of("compshare"), index, body=body))
+    assert outcome.status == "failed"
+    assert "error code 171: Signature VerifyAC Error" in outcome.error
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_price_without_a_pay_as_you_go_detail_is_rejected() -> None:
+    index = _api_index("GetCompShareInstancePrice", GpuType="3090")
+    body = json_of(snapshot_of("compshare").exchanges[index])
+    body["PriceDetails"][0]["ChargeType"] = "Month"
+    outcome = drive("compshare", with_exchange(snapshot_of("compshare"), index, body=body))
+    assert [(r.reason, r.raw["type"]["Name"]) for r in outcome.rejected] == [("price_missing", "3090")]
+
+
+def test_a_recording_keeps_no_key_and_replays_with_any_key(tmp_path: Path) -> None:
+    record = tmp_path / "snapshot"
+    with serving(snapshot_of("compshare")) as server:
+        live = run_crawl(
+            "compshare",
+            tmp_path / "live",
+            env=crawl_env("compshare", "recording-key"),
+            settings=loopback_settings(server.url),
+            record_dir=record,
+        )
+    assert live.status == "ok", live.error
+    text = (record / SNAPSHOT_FILE).read_text("utf-8")
+    assert "recording-key" not in text and "Signature" not in text
+    forms = [e["request"]["form"] for e in json.loads(text)["exchanges"] if "form" in e["request"]]
+    assert forms and all("PublicKey" not in form for form in forms)
+    replay = run_crawl(
+        "compshare", tmp_path / "replay", replay_dir=record, env=crawl_env("compshare", "other")
+    )
+    assert replay.status == "ok"
+    assert sorted(map(json.dumps, read_jsonl(Path(replay.feed)))) == sorted(
+        map(json.dumps, read_jsonl(Path(live.feed)))
+    )

@@ -9,6 +9,8 @@ import pytest
 from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 from crawl_helpers import crawl_env
 
+from scrapers.registry import fixture_dir
+from scrapers.replay import Snapshot
 from scrapers.runner import run_crawl
 
 PAGE_1, PAGE_2 = 0, 1  # exchanges of the gpushare snapshot
@@ -65,14 +67,14 @@ def test_the_store_headers_and_the_bearer_token_are_sent() -> None:
 @pytest.mark.usefixtures("token")
 def test_pages_follow_the_total() -> None:
     urls = [r.meta["source_url"] for r in drive("gpushare").requests]
-    assert [url.rsplit("&pn=", 1)[1] for url in urls] == ["1&ps=50", "2&ps=50"]  # total 53, ps 50
+    assert [url.rsplit("&pn=", 1)[1] for url in urls] == ["1&ps=50", "2&ps=50"]  # total 54, ps 50
 
 
 @pytest.mark.usefixtures("token")
 def test_the_payg_sku_is_the_price_per_gpu_hour_and_other_skus_are_kept() -> None:
     offer = _offer(drive("gpushare"), "10001")
     assert (offer.price_amount, offer.price_currency, offer.price_per, offer.billing_period) == (
-        1.88,
+        1.78,
         "CNY",
         "gpu",
         "hour",
@@ -97,9 +99,34 @@ def test_free_gpus_are_total_minus_used(changes: dict[str, Any], free: int | Non
 @pytest.mark.usefixtures("token")
 def test_names_map_and_unknown_cards_are_kept() -> None:
     outcome = drive("gpushare")
-    assert _offer(outcome, "30004").gpu_model == "RTX 4090D 24GB"
-    assert _offer(outcome, "40002").gpu_model == "A800 PCIe 80GB"
-    assert outcome.stats["gpuplan/unknown_gpus"] == ["NVIDIA RTX A4000"]
+    assert _offer(outcome, "10051").gpu_model == "A800 PCIe 80GB"
+    assert _offer(outcome, "10012").gpu_model == "RTX A4000 16GB"
+    assert outcome.stats["gpuplan/unknown_gpus"] == {
+        "NVIDIA GeForce RTX 4080 SUPER": 1,  # a 32 GB card: the machine name says so
+        "NVIDIA GeForce RTX 5090 D": 1,
+        "NVIDIA GeForce RTX 3090 Ti": 1,
+    }
+
+
+@pytest.mark.usefixtures("token")
+def test_the_machine_name_tells_the_48gb_rtx_4090_apart() -> None:
+    # 15683950475/gpu-monitor recorded these names; gpuName is the same "RTX 4090" for both.
+    outcome = drive("gpushare")
+    by_name = {o.extra["machine_name"]: o for o in outcome.offers}
+    assert (by_name["4090 48G（南）"].gpu_model, by_name["4090 48G（南）"].gpu_memory_gb) == (
+        "RTX 4090 48GB",
+        48.0,
+    )
+    assert by_name["4090 24G（北）"].gpu_model == "RTX 4090 24GB"
+    assert by_name["8# 4090*8"].gpu_model == "RTX 4090 24GB"  # no memory in the name: the 24 GB card
+    assert (by_name["XS16-4080S32G-8"].gpu_model, by_name["XS16-4080S32G-8"].gpu_memory_gb) == (None, 32.0)
+
+
+@pytest.mark.usefixtures("token")
+def test_the_day_before_the_48gb_host_was_fully_rented() -> None:
+    previous = drive("gpushare", Snapshot.load(fixture_dir("gpushare") / "previous"))
+    by_name = {o.extra["machine_name"]: o for o in previous.offers}
+    assert (by_name["4090 48G（南）"].available_gpus, by_name["4090 24G（北）"].price_amount) == (0, 1.88)
 
 
 @pytest.mark.usefixtures("token")
@@ -134,4 +161,4 @@ def test_a_failed_second_page_keeps_the_first() -> None:
         "gpushare", with_exchange(snapshot_of("gpushare"), PAGE_2, status=500, body={"msg": "busy"})
     )
     assert outcome.status == "partial"
-    assert len(outcome.offers) == 50
+    assert len(outcome.offers) == 50  # page 1: every machine priced

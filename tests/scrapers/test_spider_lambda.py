@@ -1,4 +1,8 @@
-"""Lambda spider: the pricing page without a key, the instance-types API (with stock) with one."""
+"""Lambda spider: the pricing page without a key, the instance-types API (with stock) with one.
+
+The page fixture follows the live page's structure as the public parsers read it (toolshedlabs'
+`_tabButton` tabs paired with tables in order, cherielilili's escaped hydration copy); see
+scrapers/fixtures/lambda/README.md."""
 
 from __future__ import annotations
 
@@ -8,7 +12,11 @@ from typing import Any
 import pytest
 from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 
+from scrapers.registry import fixture_dir
+from scrapers.replay import Snapshot
+
 PAGE, API = 0, 1  # exchanges of the lambda snapshot
+RENDERED = ('<section class="_instances_9f2c1_1" id="instances">', "</section>")
 
 
 @pytest.fixture
@@ -39,17 +47,25 @@ def test_the_size_tab_gives_the_gpu_count_and_prices_are_per_gpu() -> None:
     }
     assert prices == {
         ("NVIDIA H100 SXM 80 GB/8x", 8, 3.99),
-        ("NVIDIA H100 SXM 80 GB/4x", 4, 4.09),
+        ("NVIDIA H100 SXM 80 GB/4x", 4, 4.19),
         ("NVIDIA H100 SXM 80 GB/2x", 2, 4.19),
         ("NVIDIA H100 SXM 80 GB/1x", 1, 4.29),
     }
     assert {o.price_per for o in drive("lambda").offers} == {"gpu"}
 
 
-def test_the_clusters_table_and_the_stale_script_copy_are_ignored() -> None:
+def test_the_clusters_table_is_not_a_size_table() -> None:
     offers = drive("lambda").offers
     assert not [o for o in offers if "HGX" in o.gpu_name_raw]
-    assert 99.99 not in {o.price_amount for o in offers}
+    assert 4.49 not in {o.price_amount for o in offers}
+
+
+def test_the_rendered_tables_win_over_the_hydration_copy() -> None:
+    page = snapshot_of("lambda").exchanges[PAGE].body.decode("utf-8")
+    hydration = page.index("self.__next_f.push")
+    stale = page[:hydration] + page[hydration:].replace("$3.99", "$99.99")
+    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=stale.encode("utf-8")))
+    assert 99.99 not in {o.price_amount for o in outcome.offers}
 
 
 def test_the_page_says_nothing_about_stock() -> None:
@@ -59,18 +75,21 @@ def test_the_page_says_nothing_about_stock() -> None:
 def test_a_row_without_a_price_is_rejected_with_its_cells() -> None:
     rejected = drive("lambda").rejected
     assert [(r.reason, r.raw["plan"], r.raw["gpu_count"]) for r in rejected] == [
-        ("no_price", "NVIDIA Tesla V100", 8)
+        ("no_price", "NVIDIA Tesla V100", 1)
     ]
 
 
-def test_the_table_served_only_as_escaped_script_markup_is_read() -> None:
+def _without_rendered_tables(page: str) -> str:
+    start = page.index(RENDERED[0])
+    end = page.index(RENDERED[1], start) + len(RENDERED[1])
+    return page[:start] + page[end:]
+
+
+def test_the_table_served_only_as_escaped_hydration_markup_is_read() -> None:
     page = snapshot_of("lambda").exchanges[PAGE].body.decode("utf-8")
-    start, end = (
-        page.index('<section class="instances">'),
-        page.index("</section>", page.index("Instances pricing")),
-    )
-    section = page[start : end + len("</section>")]
-    escaped_only = page.replace(section, "").replace("$99.99", "$3.99")
+    assert 'data-label=\\"PRICE\\u002FGPU\\u002FHR*\\"\\u003E$' in page  # cherielilili's pattern
+    escaped_only = _without_rendered_tables(page)
+    assert 'data-plan="' not in escaped_only  # rows only as escaped markup (data-plan=\"...\")
     outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=escaped_only.encode("utf-8")))
     assert outcome.status == "ok"
     assert {(o.offer_id, o.price_amount) for o in outcome.offers} == {
@@ -78,11 +97,47 @@ def test_the_table_served_only_as_escaped_script_markup_is_read() -> None:
     }
 
 
+def test_the_day_before_was_served_only_in_the_hydration_data() -> None:
+    previous = Snapshot.load(fixture_dir("lambda") / "previous")
+    assert 'id="instances"' not in previous.exchanges[PAGE].body.decode("utf-8").split("<script>")[0]
+    offers = {o.offer_id: o.price_amount for o in drive("lambda", previous).offers}
+    assert offers["NVIDIA H100 SXM 80 GB/8x"] == 4.29  # 3.99 on the latest day
+    assert "NVIDIA A10 24 GB/1x" not in offers  # sold out ("—") that day
+
+
+def test_tabs_marked_up_with_aria_controls_are_read_too() -> None:
+    page = (
+        '<div role="tablist"><button role="tab" aria-controls="p8">8x</button>'
+        '<button role="tab" aria-controls="p1">1x</button></div>'
+        '<div id="p8"><table><tr data-plan="NVIDIA H100 SXM"><td data-label="VRAM/GPU">80 GB</td>'
+        '<td data-label="PRICE/GPU/HR*">$3.99</td></tr></table></div>'
+        '<div id="p1"><table><tr data-plan="NVIDIA A10"><td data-label="VRAM/GPU">24 GB</td>'
+        '<td data-label="PRICE/GPU/HR*">$1.29</td></tr></table></div>'
+    )
+    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=page.encode("utf-8")))
+    assert {(o.gpu_model, o.gpu_count, o.price_amount) for o in outcome.offers} == {
+        ("H100 SXM 80GB", 8, 3.99),
+        ("A10 24GB", 1, 1.29),
+    }
+
+
 def test_a_page_without_size_tabs_is_a_layout_change() -> None:
-    # In the rendered table and in the escaped script copy alike.
-    outcome = drive("lambda", _page(**{'role="tab"': 'role="button"', 'role=\\"tab\\"': 'role=\\"button\\"'}))
+    # In the rendered markup and in the escaped hydration copy alike.
+    outcome = drive("lambda", _page(_tabButton_="_tabLabel_"))
     assert outcome.status == "failed"
-    assert "no size tabs (8x, 4x, ...) with data-plan rows on the pricing page" in outcome.error
+    assert "no size tabs (8x, 4x, ...) with data-plan pricing tables on the pricing page" in outcome.error
+
+
+def test_tabs_and_tables_that_do_not_pair_up_are_a_layout_change() -> None:
+    page = snapshot_of("lambda").exchanges[PAGE].body.decode("utf-8")
+    hydration = page.index("<script>")
+    one_tab_more = page[:hydration].replace(
+        ">1x</button>", '>1x</button><button class="_tabButton_x">16x</button>'
+    )
+    broken = one_tab_more + page[hydration:]
+    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=broken.encode("utf-8")))
+    assert outcome.status == "failed"
+    assert "5 size tabs but 4 pricing tables on the pricing page" in outcome.error
 
 
 def test_an_unknown_card_on_the_page_is_kept() -> None:
@@ -169,7 +224,18 @@ def test_absurd_api_prices_are_rejected(with_key: None, cents: int, reason: str)
     assert [code for code, _ in rejections(outcome, "lambda")] == [reason]
 
 
-def test_an_unknown_card_from_the_api_is_kept(with_key: None) -> None:
+def test_an_unknown_card_from_the_api_is_kept_with_its_memory(with_key: None) -> None:
     offers = {o.offer_id: o for o in drive("lambda").offers}
     assert offers["gpu_1x_rtx6000"].gpu_model is None
     assert offers["gpu_1x_rtx6000"].gpu_name_raw == "RTX 6000 (24 GB)"
+    assert offers["gpu_1x_rtx6000"].gpu_memory_gb == 24.0  # read from the description (issue 15, 8)
+
+
+def test_a_card_whose_form_the_api_does_not_state_keeps_its_memory(with_key: None) -> None:
+    v100 = {o.offer_id: o for o in drive("lambda").offers}["gpu_8x_v100/us-south-1"]
+    assert (v100.gpu_name_raw, v100.gpu_model, v100.gpu_memory_gb) == (
+        "Tesla V100 (16 GB)",
+        "V100 16GB",
+        16.0,
+    )
+    assert (v100.gpu_count, v100.price_amount, v100.available_gpus) == (8, 6.32, 8)

@@ -1,4 +1,5 @@
-"""RunPod spider: the per-count fan-out, stockStatus, placeholders, and the real gpuTypes sample."""
+"""RunPod spider: the pod-size fan-out, stockStatus, placeholders, spot, the REST catalog with a key,
+and the real gpuTypes sample."""
 
 from __future__ import annotations
 
@@ -9,34 +10,84 @@ from typing import Any
 import pytest
 from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 
+from scrapers.spiders.runpod import placeholder_price
+
 REAL_SAMPLE = Path(__file__).parents[3] / "shared/samples/runpod/runpod_gpuTypes_elements_2026-04-01.json"
 
 
 def _index(cloud: str, gpu_count: int) -> int:
     for index, exchange in enumerate(snapshot_of("runpod").exchanges):
+        if not exchange.body_key:
+            continue
         variables = json.loads(exchange.body_key).get("variables", {}).get("lowestPriceInput", {})
         if variables == {"gpuCount": gpu_count, "secureCloud": cloud == "secure"}:
             return index
     raise AssertionError(f"no {cloud} {gpu_count}x exchange in the runpod snapshot")
 
 
+def _catalog_index(cloud: str, gpu_count: int) -> int:
+    for index, exchange in enumerate(snapshot_of("runpod").exchanges):
+        if f"count={gpu_count}&cloud={cloud.upper()}" in exchange.url:
+            return index
+    raise AssertionError(f"no REST {cloud} {gpu_count}x exchange in the runpod snapshot")
+
+
+@pytest.fixture
+def with_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNPOD_API_KEY", "test-key")
+
+
 def _offers(outcome: Any, **match: Any) -> list[Any]:
     return [o for o in outcome.offers if all(getattr(o, k) == v for k, v in match.items())]
 
 
-def test_one_request_per_cloud_and_gpu_count_after_the_type_list() -> None:
+def test_one_request_per_cloud_and_pod_size_after_the_type_list() -> None:
     outcome = drive("runpod")
-    assert len(outcome.requests) == 1 + 2 * 2  # types; secure 1x 2x; community 1x 2x
-    assert outcome.status == "ok"
+    sizes = [
+        (json.loads(r.body)["variables"]["lowestPriceInput"]["gpuCount"], r.meta["cloud"])
+        for r in outcome.requests[1:]
+    ]
+    # Pod sizes plans use, up to each cloud's largest pod: secure reaches 32 (MIG slices).
+    assert sorted(sizes) == sorted(
+        [(n, "secure") for n in (1, 2, 4, 8, 16, 32)] + [(n, "community") for n in (1, 2, 4, 8)]
+    )
 
 
-def test_prices_are_per_gpu_with_spot_from_the_minimum_bid() -> None:
+def test_a_largest_pod_of_32_is_a_healthy_crawl() -> None:
+    outcome = drive("runpod")
+    assert (outcome.status, outcome.error) == ("ok", None)
+    slices = _offers(outcome, gpu_name_raw="NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb")
+    assert {o.gpu_count for o in slices} == {1, 2, 4, 8, 16, 32}
+    assert {(o.gpu_model, o.gpu_memory_gb) for o in slices} == {(None, 24.0)}  # a slice is not the card
+
+
+def test_a_larger_maximum_than_the_largest_size_asked_is_partial() -> None:
+    body = json_of(snapshot_of("runpod").exchanges[0])
+    body["data"]["gpuTypes"][0]["maxGpuCountSecureCloud"] = 128
+    outcome = drive("runpod", with_exchange(snapshot_of("runpod"), 0, body=body))
+    assert outcome.status == "partial"
+    assert "RunPod says secure pods hold up to 128 GPUs; asked up to 64" in outcome.error
+
+
+def test_prices_are_per_gpu_and_a_mirrored_spot_field_makes_no_spot_offer() -> None:
     h100 = _offers(drive("runpod"), offer_id="NVIDIA H100 80GB HBM3/secure/2x")
+    # Spot pods are gone (2026-05-06): minimumBidPrice is null, secureSpotPrice repeats the price.
     assert {(o.pricing_type, o.price_amount, o.price_per, o.gpu_count) for o in h100} == {
-        ("on_demand", 2.69, "gpu", 2),
-        ("spot", 1.5, "gpu", 2),
+        ("on_demand", 2.99, "gpu", 2)
     }
     assert {o.gpu_model for o in h100} == {"H100 SXM 80GB"}
+    assert {o.pricing_type for o in drive("runpod").offers} == {"on_demand"}
+
+
+@pytest.mark.parametrize(("bid", "spot"), [(1.5, {1.5}), (2.99, set()), (3.5, set())])
+def test_a_spot_offer_only_from_a_bid_below_the_on_demand_price(bid: float, spot: set[float]) -> None:
+    index = _index("secure", 2)
+    body = json_of(snapshot_of("runpod").exchanges[index])
+    h100 = next(row for row in body["data"]["gpuTypes"] if row["id"] == "NVIDIA H100 80GB HBM3")
+    h100["lowestPrice"]["minimumBidPrice"] = bid
+    outcome = drive("runpod", with_exchange(snapshot_of("runpod"), index, body=body))
+    offers = _offers(outcome, offer_id="NVIDIA H100 80GB HBM3/secure/2x", pricing_type="spot")
+    assert {o.price_amount for o in offers} == spot
 
 
 @pytest.mark.parametrize(
@@ -69,10 +120,32 @@ def test_a_missing_stock_status_is_unknown_not_zero() -> None:
 def test_the_placeholder_price_is_rejected_not_offered() -> None:
     outcome = drive("runpod")
     assert not _offers(outcome, gpu_name_raw="AMD Instinct MI300X OAM")
+    # 0.5 against its own list price of 2.49: RunPod's "cannot price it".
     assert [(r.raw["id"], r.reason) for r in outcome.rejected if r.raw["gpu_count"] == 1] == [
-        ("AMD Instinct MI300X OAM", "placeholder_price"),
-        ("NVIDIA H200 NVL", "placeholder_price"),
+        ("AMD Instinct MI300X OAM", "placeholder_price")
     ]
+
+
+def test_a_real_price_of_half_a_dollar_is_kept() -> None:
+    # The RTX 3090 in secure cloud really cost 0.50 USD/h in 2026-08: its list price says so.
+    rtx3090 = _offers(drive("runpod"), offer_id="NVIDIA GeForce RTX 3090/secure/1x")
+    assert [(o.price_amount, o.extra["list_price_per_gpu"]) for o in rtx3090] == [(0.5, 0.5)]
+
+
+@pytest.mark.parametrize(
+    ("on_demand", "list_price", "bid", "placeholder"),
+    [
+        (0.5, 2.49, None, True),  # the list price says otherwise
+        (0.5, 0.5, None, False),  # a real 0.50 (RTX 3090, secure, 2026-08)
+        (0.5, None, None, True),  # no list price and no bid (the 2026-04-01 sample's MI300X)
+        (0.5, None, 0.3, False),
+        (0.69, None, None, False),
+    ],
+)
+def test_the_placeholder_rule(
+    on_demand: float, list_price: float | None, bid: float | None, placeholder: bool
+) -> None:
+    assert placeholder_price(on_demand, list_price, bid) is placeholder
 
 
 def test_graphql_errors_with_http_200_fail_the_crawl() -> None:
@@ -105,11 +178,14 @@ def test_prices_without_lowest_price_are_a_layout_change() -> None:
     assert "no GPU type carries 'lowestPrice'" in outcome.error
 
 
-def test_an_unknown_gpu_is_kept_and_flagged() -> None:
+def test_an_unknown_gpu_is_kept_and_counted() -> None:
     outcome = drive("runpod")
     unknown = _offers(outcome, gpu_name_raw="NVIDIA GeForce RTX 3080 Ti")
     assert unknown and {o.gpu_model for o in unknown} == {None}
-    assert outcome.stats["gpuplan/unknown_gpus"] == ["NVIDIA GeForce RTX 3080 Ti"]
+    assert outcome.stats["gpuplan/unknown_gpus"] == {
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb": 6,
+        "NVIDIA GeForce RTX 3080 Ti": 3,
+    }
 
 
 @pytest.mark.parametrize(
@@ -119,11 +195,11 @@ def test_absurd_prices_are_rejected_and_counted(price: float, reason: str) -> No
     index = _index("secure", 1)
     body = json_of(snapshot_of("runpod").exchanges[index])
     h100 = next(row for row in body["data"]["gpuTypes"] if row["id"] == "NVIDIA H100 80GB HBM3")
-    h100["lowestPrice"].update(uninterruptablePrice=price, minimumBidPrice=price)
+    h100["lowestPrice"].update(uninterruptablePrice=price)
     outcome = drive("runpod", with_exchange(snapshot_of("runpod"), index, body=body))
     assert outcome.status == "ok"
     h100 = [code for code, offer_id in rejections(outcome, "runpod") if offer_id.startswith("NVIDIA H100")]
-    assert h100 == [reason] * 2
+    assert h100 == [reason]
 
 
 @pytest.fixture
@@ -164,4 +240,46 @@ def test_the_real_sample_names_map_to_the_catalog(real_sample_outcome: Any) -> N
     assert models["Tesla V100-PCIE-16GB"] == "V100 PCIe 16GB"
     assert models["NVIDIA RTX 6000 Ada Generation"] == "RTX 6000 Ada 48GB"
     assert models["NVIDIA GeForce RTX 3080 Ti"] is None
-    assert models["NVIDIA RTX PRO 6000 Blackwell Server Edition"] is None
+    assert models["NVIDIA RTX PRO 6000 Blackwell Server Edition"] == "RTX PRO 6000 96GB"
+    assert models["NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"] is None  # the 300 W board
+    assert models["NVIDIA GeForce RTX 4080 SUPER"] == "RTX 4080 SUPER 16GB"
+    assert models["NVIDIA RTX A5000"] == "RTX A5000 24GB"
+
+
+def test_with_a_key_the_rest_catalog_is_read_with_a_bearer_key(with_key: None) -> None:
+    outcome = drive("runpod")
+    assert (outcome.status, outcome.error) == ("ok", None)
+    assert {r.meta["source_url"].split("?")[0] for r in outcome.requests} == {
+        "https://api.runpod.io/v2/catalog/gpus"
+    }
+    assert {r.headers["Authorization"] for r in outcome.requests} == {b"Bearer test-key"}
+    assert sorted((r.meta["cloud"], r.meta["gpu_count"]) for r in outcome.requests) == sorted(
+        [("secure", n) for n in (1, 2, 4, 8, 16, 32)] + [("community", n) for n in (1, 2, 4, 8)]
+    )
+
+
+def test_the_catalog_gives_list_prices_and_availability_per_pod_size(with_key: None) -> None:
+    offers = {o.offer_id: o for o in drive("runpod").offers}
+    h200 = offers["NVIDIA H200/secure/8x"]
+    assert (h200.price_amount, h200.price_per, h200.available_gpus) == (4.59, "gpu", 8)  # LOW: some
+    assert h200.extra["availability"] == "LOW" and h200.extra["data_centers"] == ["US-KS-2", "EU-RO-1"]
+    assert offers["NVIDIA A100-SXM4-80GB/secure/1x"].available_gpus == 0  # NONE
+    assert offers["AMD Instinct MI300X OAM/secure/1x"].price_amount == 2.49  # no placeholder here
+    assert "Tesla V100-SXM2-16GB/secure/1x" not in offers  # community cloud only
+    assert {o.pricing_type for o in offers.values()} == {"on_demand"}
+
+
+def test_a_refused_key_fails_with_the_apis_message(with_key: None) -> None:
+    body = {
+        "title": "Unauthorized",
+        "status": 401,
+        "detail": "invalid api key",
+        "errors": ["invalid api key"],
+    }
+    snapshot = snapshot_of("runpod")
+    for cloud in ("secure", "community"):
+        snapshot = with_exchange(snapshot, _catalog_index(cloud, 1), body=body, status=401)
+    outcome = drive("runpod", snapshot)
+    assert outcome.status == "failed"
+    assert "HTTP 401 from https://api.runpod.io/v2/catalog/gpus?include=AVAILABILITY" in outcome.error
+    assert "invalid api key" in outcome.error

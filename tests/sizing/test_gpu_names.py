@@ -37,7 +37,8 @@ CASES = [
     ("A100", None, None, None, None),
     ("Tesla V100-SXM2-16GB", None, "V100 SXM 16GB", 16, "SXM"),
     ("Tesla V100-PCIE-16GB", None, "V100 PCIe 16GB", 16, "PCIe"),
-    ("Tesla V100", 16, None, 16, None),
+    ("Tesla V100", 16, "V100 16GB", 16, None),  # form not stated: the form-less row (issue 15)
+    ("Tesla V100", None, None, None, None),  # 16 or 32 GB: not guessed
     ("RTX 4090", None, "RTX 4090 24GB", 24, None),
     ("NVIDIA GeForce RTX 4090", 24, "RTX 4090 24GB", 24, None),
     ("RTX 4090", 48, "RTX 4090 48GB", 48, None),  # the modified card: a different product
@@ -53,7 +54,9 @@ CASES = [
     ("RTX 6000Ada", None, "RTX 6000 Ada 48GB", 48, None),  # Vast spelling
     ("NVIDIA RTX 6000 Ada Generation", 48, "RTX 6000 Ada 48GB", 48, None),  # RunPod id
     ("RTX A6000 48GB", None, "RTX A6000 48GB", 48, None),
-    ("RTX PRO 6000", 96, None, 96, None),
+    ("RTX PRO 6000", 96, "RTX PRO 6000 96GB", 96, None),  # AutoDL's name (issue 15)
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb", 24, None, 24, None),  # a slice
+    ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 96, None, 96, None),  # 300 W
     ("H20", None, None, None, None),  # 96 or 141 GB: not guessed
     ("H20", 96, "H20 96GB", 96, None),
     ("H20 141G", None, "H20 141GB", 141, None),
@@ -106,7 +109,7 @@ def test_every_identified_model_is_canonical() -> None:
 
 
 def test_identify_first_falls_back_to_the_next_name() -> None:
-    assert identify_first(["Tesla V100", "V100 SXM2 32GB"], 32).gpu_model == "V100 SXM 32GB"
+    assert identify_first(["Tesla V100-FHHL", "V100 SXM2 32GB"], 32).gpu_model == "V100 SXM 32GB"
     assert identify_first(["Mystery", ""], 24) == GpuIdentity(None, 24, None)
 
 
@@ -128,7 +131,8 @@ PEOPLE = [
     ("昇腾910B", "Ascend 910B 64GB", False),
     ("A800-80G", "A800 80GB", False),  # form not stated: the form-less row
     ("H20", "H20 96GB", True),
-    ("V100-32GB", "V100 SXM 32GB", True),
+    ("V100-32GB", "V100 32GB", False),  # the form is not stated: the form-less row
+    ("V100 SXM2 32GB", "V100 SXM 32GB", False),
     ("h100 sxm 80gb", "H100 SXM 80GB", False),  # the canonical name, loosely
 ]
 

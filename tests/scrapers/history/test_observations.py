@@ -58,7 +58,8 @@ def test_canonical_models_from_tracker_names(imported) -> None:
     assert names["H100_SXM"] == "H100 SXM 80GB"
     assert names["A100_PCIE_40GB"] == "A100 PCIe 40GB"
     assert names["RTX_4090"] == "RTX 4090 24GB"
-    assert pd.isna(names["B300"])  # not in the GPU catalog: kept with its raw name, flagged later
+    assert names["B300"] == "B300 279GB"  # in the catalog since issue 15
+    assert pd.isna(names["GB200"])  # not in the GPU catalog: kept with its raw name, flagged later
 
 
 def test_filters_and_bad_rows(tmp_path) -> None:
