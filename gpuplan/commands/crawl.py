@@ -18,8 +18,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gpuplan.settings import Settings
-from scrapers.registry import UnknownPlatform, platforms
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlSummary, run_crawl
+from scrapers.summary import CrawlSummary
 
 EXIT_NO_OFFERS = 1
 STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "skipped": "dim"}
@@ -63,9 +62,18 @@ def crawl_command(
         typer.Option("--record", help="Also record every response into this new folder as a snapshot."),
     ] = None,
     timeout_s: Annotated[
-        float, typer.Option("--timeout", min=1.0, help="Seconds before one platform's crawl is stopped.")
-    ] = DEFAULT_TIMEOUT_S,
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=1.0,
+            help="Seconds before one platform's crawl is stopped (default: the runner's).",
+        ),
+    ] = None,
 ) -> None:
+    # Scrapy is imported only when a crawl runs: every other command starts without it (~0.4 s)
+    from scrapers.registry import UnknownPlatform, platforms
+    from scrapers.runner import DEFAULT_TIMEOUT_S, run_crawl
+
     settings: Settings = ctx.obj
     if all_platforms == (platform is not None):
         raise typer.BadParameter("give one PLATFORM or --all")
@@ -86,7 +94,12 @@ def crawl_command(
             task = progress.add_task(f"crawling {name}{' (offline)' if offline else ''}")
             try:
                 summary = run_crawl(
-                    name, folder, offline=offline, timeout_s=timeout_s, feed=output, record_dir=record
+                    name,
+                    folder,
+                    offline=offline,
+                    timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
+                    feed=output,
+                    record_dir=record,
                 )
             except UnknownPlatform as exc:
                 raise typer.BadParameter(str(exc), param_hint="PLATFORM") from None
