@@ -10,7 +10,7 @@ no plan, with that reason.
 The jobs file is a YAML list of mappings (README, "Plan your own job"):
 
     - name: qwen-lora            # unique; how the job is named in job_plans and the digest
-      model: qwen2.5-14b         # any preset or size `gpuplan size` accepts
+      model: qwen2.5-14b         # any preset, size or config.json `gpuplan size` accepts
       method: lora
       tokens: 500M               # one epoch; 500M, 2B, 1.5e9
       epochs: 3                  # optional, default 1
@@ -20,6 +20,7 @@ The jobs file is a YAML list of mappings (README, "Plan your own job"):
       max_gpus: 16               # optional: the most GPUs a plan may use
       platforms: [autodl, vastai]  # optional: only these platforms' offers
       gpus: [4090, H100]         # optional: only these GPUs, as people write them
+      framework: torchtune       # optional: whose defaults the sizing takes (gpuplan size --framework)
 
 Errors name the file and the line (`JobsFileError`).
 """
@@ -35,7 +36,8 @@ from pathlib import Path
 
 import yaml
 
-from sizing import gpu_names, planner
+from sizing import gpu_names, hf_config, planner
+from sizing.setup import TrainingSetup
 
 TOKEN_UNITS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 _AMOUNT = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
@@ -53,6 +55,7 @@ FIELDS = (
     "max_gpus",
     "platforms",
     "gpus",
+    "framework",
 )
 REQUIRED = ("name", "model", "method", "tokens")
 
@@ -89,7 +92,8 @@ def parse_duration(text: str) -> timedelta:
 class Job:
     """One training job to plan. `tokens` is one epoch; `within_days` None means no deadline.
 
-    `seq_len` and `batch` (sequences per GPU per step) None mean the sizing model's defaults;
+    `framework` (hf, llamafactory, torchtune, unsloth, deepspeed, megatron), `seq_len` and `batch`
+    (sequences per GPU per step) None mean the sizing model's defaults (its default framework);
     `max_gpus` None means the planner's largest job; `platforms` and `gpus` empty mean any.
     """
 
@@ -104,6 +108,7 @@ class Job:
     max_gpus: int | None = None
     platforms: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
+    framework: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -127,26 +132,24 @@ class Job:
         return self.tokens * self.epochs
 
 
-def _sizing_options(job: Job) -> dict[str, object]:
+def _training_setup(job: Job) -> TrainingSetup:
     """The one adapter between a job and the sizing model: the job's settings as the planner's
-    training setup (today its keyword options). Job plans call the sizing model only through it."""
-    return {
-        name: value
-        for name, value in (("seq_len", job.seq_len), ("micro_batch", job.batch))
-        if value is not None
-    }
+    training setup (the framework's defaults for what the job leaves unsaid). Job plans call the
+    sizing model only through it."""
+    given = {"framework": job.framework, "seq_len": job.seq_len, "micro_batch": job.batch}
+    return TrainingSetup(**{name: value for name, value in given.items() if value is not None})  # type: ignore[arg-type]
 
 
 def job_sizing(job: Job) -> planner.Sizing:
     """The sizing model's view of `job` (its assumptions: `sizing.assumptions.describe`)."""
-    return planner.prepare(job.model, job.method, **_sizing_options(job))
+    return planner.prepare(job.model, job.method, _training_setup(job))
 
 
 def job_requirements(
     job: Job, gpu_counts: Sequence[int], gpus: Sequence[str] | None
 ) -> list[planner.Requirement]:
     """The sizing model's rows for `job` on `gpus` (None: the catalog) at `gpu_counts`."""
-    return planner.requirements(job.model, job.method, gpu_counts, gpus, **_sizing_options(job))
+    return planner.requirements(job.model, job.method, gpu_counts, gpus, setup=_training_setup(job))
 
 
 # --- the jobs file -----------------------------------------------------------------------------
@@ -205,16 +208,24 @@ def _key_named(message: str, keys: Sequence[str]) -> str | None:
     return None
 
 
-def _job(source: str, node: yaml.MappingNode) -> Job:
+def _model(text: str, base: Path | None) -> str:
+    """A model as written; a relative config.json path is read beside the jobs file."""
+    beside = base / text if base is not None and not Path(text).is_absolute() else None
+    if beside is not None and beside.exists() and hf_config.looks_like_path(str(beside)):
+        return str(beside)
+    return text
+
+
+def _job(source: str, node: yaml.MappingNode, base: Path | None) -> Job:
     values: dict[str, yaml.Node] = {}
     for key_node, value_node in node.value:
-        key = str(key_node.value)
-        if key not in FIELDS:
+        name = str(key_node.value)
+        if name not in FIELDS:
             known = ", ".join(FIELDS)
-            raise JobsFileError(f"{_at(source, key_node)}: unknown key {key!r}; a job has {known}")
-        if key in values:
-            raise JobsFileError(f"{_at(source, key_node)}: {key} given twice")
-        values[key] = value_node
+            raise JobsFileError(f"{_at(source, key_node)}: unknown key {name!r}; a job has {known}")
+        if name in values:
+            raise JobsFileError(f"{_at(source, key_node)}: {name} given twice")
+        values[name] = value_node
     missing = [key for key in REQUIRED if key not in values]
     if missing:
         raise JobsFileError(f"{_at(source, node)}: a job needs {', '.join(missing)}")
@@ -230,23 +241,24 @@ def _job(source: str, node: yaml.MappingNode) -> Job:
         "batch": lambda value: _whole(value, "batch"),
         "max_gpus": lambda value: _whole(value, "max_gpus"),
     }
-    fields: dict[str, object] = {**text, **lists}
-    key: str | None = None
+    fields: dict[str, object] = {**text, **lists, "model": _model(text["model"], base)}
+    reading: str | None = None
     try:
-        for key, read in readers.items():
-            if key in text:
-                fields[key] = read(text[key])
-        key = None
+        for reading, read in readers.items():
+            if reading in text:
+                fields[reading] = read(text[reading])
+        reading = None
         return Job(**fields)  # type: ignore[arg-type]
     except ValueError as exc:
         problem = " ".join(str(exc).split())
-        key = key or _key_named(problem, list(values))
-        where = _at(source, values[key] if key else node)
+        wrong = reading or _key_named(problem, list(values))
+        where = _at(source, values[wrong] if wrong else node)
         raise JobsFileError(f"{where}: job {text['name']!r}: {problem}") from None
 
 
-def parse_jobs(text: str, source: str = "jobs file") -> list[Job]:
-    """The jobs of a jobs file's text (see the module docstring); `source` names it in errors.
+def parse_jobs(text: str, source: str = "jobs file", base: Path | None = None) -> list[Job]:
+    """The jobs of a jobs file's text (see the module docstring); `source` names it in errors,
+    `base` is its folder (a model given as a relative config.json path is read from there).
 
     Raises JobsFileError naming the line of the first problem. An empty file holds no jobs.
     """
@@ -266,7 +278,7 @@ def parse_jobs(text: str, source: str = "jobs file") -> list[Job]:
     for item in root.value:
         if not isinstance(item, yaml.MappingNode):
             raise JobsFileError(f"{_at(source, item)}: a job is a mapping: name, model, method, tokens, ...")
-        job = _job(source, item)
+        job = _job(source, item, base)
         if job.name in jobs:
             raise JobsFileError(f"{_at(source, item)}: a second job named {job.name!r}")
         jobs[job.name] = job
@@ -281,4 +293,4 @@ def read_jobs(path: Path) -> list[Job]:
         raise JobsFileError(f"jobs file {path} not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise JobsFileError(f"jobs file {path} cannot be read: {' '.join(str(exc).split())}") from None
-    return parse_jobs(text, str(path))
+    return parse_jobs(text, str(path), path.parent)

@@ -140,7 +140,7 @@ def plan_job(
         con.unregister("job_requirements")
     found = options[options["kind"] == "plan"].drop(columns="kind").reset_index(drop=True)
     quickest = options[options["kind"] == "fastest"].drop(columns="kind")
-    best = quickest.iloc[0].to_dict() if len(quickest) else None
+    best = {str(k): v for k, v in quickest.iloc[0].items()} if len(quickest) else None
     if best is None:
         reason = (
             f"no offer fits: {job.model} {job.method} fits on no GPU on offer{_scope(job, plan_date)} "

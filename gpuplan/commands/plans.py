@@ -71,7 +71,8 @@ def plans_command(
         ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Model size or preset, e.g. 70B or qwen2.5-14b.")
+        str | None,
+        typer.Option("--model", help="Model size, preset or config.json, e.g. 70B or qwen2.5-14b."),
     ] = None,
     method: Annotated[
         str | None, typer.Option("--method", help="Training method: full, full-bf16, lora, qlora, freeze.")
@@ -95,6 +96,14 @@ def plans_command(
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sequence (sizing).")] = None,
     batch: Annotated[int | None, typer.Option("--batch", help="Micro-batch (sequences) per GPU.")] = None,
     max_gpus: Annotated[int | None, typer.Option("--max-gpus", help="The most GPUs a plan may use.")] = None,
+    framework: Annotated[
+        str | None,
+        typer.Option(
+            "--framework",
+            "-f",
+            help="Training framework whose defaults the sizing takes (default: llamafactory).",
+        ),
+    ] = None,
     platform: Annotated[
         list[str] | None, typer.Option("--platform", "-p", help="Only this platform's offers (repeatable).")
     ] = None,
@@ -136,6 +145,7 @@ def plans_command(
             max_gpus=max_gpus,
             platforms=tuple(platform or ()),
             gpus=tuple(gpus),
+            framework=framework,
         )
         _job(settings, job, day.date() if day else None, now, currency, fastest, wide, as_json)
     except (ValueError, connect.NoWarehouseError, connect.OutdatedWarehouseError) as exc:
@@ -468,7 +478,7 @@ def _job_cell(row: pd.Series, field: str, zone: ZoneInfo, wide: bool) -> str:
     if field == "billing_period":
         return BILLING_LABELS.get(str(value), str(value))
     if field == "finish":
-        return _local(value, zone)[0 if wide else 5 :]  # month-day when narrow: the year is this one
+        return _local(row["finish"], zone)[0 if wide else 5 :]  # month-day when narrow: the year is this one
     if field == "mfu":
         return f"{value:.0%}"
     if field in ("rank", "region", "offer_id"):

@@ -17,6 +17,7 @@ from sizing.jobs import (
     read_jobs,
 )
 from sizing.planner import requirements
+from sizing.setup import TrainingSetup
 
 
 @pytest.mark.parametrize(
@@ -72,6 +73,7 @@ def test_a_job_resolves_gpu_names_and_keeps_epochs_apart():
         ({"max_gpus": 0}, "max_gpus must be at least 1"),
         ({"seq_len": 0}, "seq_len must be at least 1"),
         ({"gpus": ("H1000",)}, "unknown GPU 'H1000'"),
+        ({"framework": "keras"}, "framework must be one of"),
     ],
 )
 def test_a_job_is_checked_when_made(fields, message):
@@ -81,11 +83,13 @@ def test_a_job_is_checked_when_made(fields, message):
 
 
 def test_job_requirements_are_the_sizing_model_with_the_jobs_settings():
-    job = Job("run", "13B", "qlora", tokens=1e9, seq_len=4096, batch=2)
+    job = Job("run", "13B", "qlora", tokens=1e9, seq_len=4096, batch=2, framework="torchtune")
     ours = job_requirements(job, (1, 2), ["A100 SXM 80GB"])
-    direct = requirements("13B", "qlora", (1, 2), ["A100 SXM 80GB"], seq_len=4096, micro_batch=2)
-    assert ours == direct
+    setup = TrainingSetup(framework="torchtune", seq_len=4096, micro_batch=2)
+    assert ours == requirements("13B", "qlora", (1, 2), ["A100 SXM 80GB"], setup=setup)
     assert ours != requirements("13B", "qlora", (1, 2), ["A100 SXM 80GB"])  # the settings count
+    default = job_requirements(Job("run", "13B", "qlora", tokens=1e9), (1,), ["A100 SXM 80GB"])
+    assert default == requirements("13B", "qlora", (1,), ["A100 SXM 80GB"])
 
 
 GOOD = """\
@@ -101,6 +105,7 @@ GOOD = """\
   max_gpus: 16
   platforms: [AutoDL, vastai]
   gpus: [4090, 910B]
+  framework: unsloth
 - name: small
   model: 7B
   method: qlora
@@ -125,6 +130,7 @@ def test_a_jobs_file_reads_into_jobs(tmp_path: Path):
         max_gpus=16,
         platforms=("autodl", "vastai"),
         gpus=("RTX 4090 24GB", "Ascend 910B 64GB"),
+        framework="unsloth",
     )
     assert (second.tokens, second.epochs, second.within_days) == (1.5e9, 1.0, None)
     assert second.gpus == ("H100 SXM 80GB", "A100 SXM 80GB")
@@ -174,3 +180,20 @@ def test_a_bad_jobs_file_says_which_line(text, message):
 def test_a_missing_jobs_file_is_named(tmp_path: Path):
     with pytest.raises(JobsFileError, match=r"jobs file .*nowhere\.yaml not found"):
         read_jobs(tmp_path / "nowhere.yaml")
+
+
+def test_a_config_json_model_is_read_beside_the_jobs_file(tmp_path: Path):
+    config = Path(__file__).with_name("fixtures") / "configs" / "llama-3-8b.json"
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "config.json").write_bytes(config.read_bytes())
+    path = tmp_path / "jobs.yaml"
+    path.write_text(
+        "- name: mine\n  model: models/config.json\n  method: lora\n  tokens: 1B\n", encoding="utf-8"
+    )
+    (job,) = read_jobs(path)
+    assert job.model == str(tmp_path / "models" / "config.json")
+    path.write_text(
+        "- name: mine\n  model: nowhere/config.json\n  method: lora\n  tokens: 1B\n", encoding="utf-8"
+    )
+    with pytest.raises(JobsFileError, match=r"line 2: job 'mine': .*nowhere/config.json"):
+        read_jobs(path)
