@@ -57,10 +57,11 @@ def _count_groups(
 ) -> dict[tuple[int, ...], list[str]]:
     """GPU models grouped by the job sizes they take: each group is sized in one call, so the
     GPU-independent work is done once per group."""
+    offered = unit_sizes.groupby("gpu_model")["gpu_count"].agg(list).to_dict()
     groups: dict[tuple[int, ...], list[str]] = {}
     for gpu in gpus:
-        offered = unit_sizes.loc[unit_sizes["gpu_model"] == gpu.gpu_model, "gpu_count"]
-        groups.setdefault(tuple(plan_gpu_counts(gpu.gpus_per_node, offered, limit)), []).append(gpu.gpu_model)
+        counts = plan_gpu_counts(gpu.gpus_per_node, offered.get(gpu.gpu_model, []), limit)
+        groups.setdefault(tuple(counts), []).append(gpu.gpu_model)
     return groups
 
 

@@ -21,6 +21,7 @@ EXPECTED = {
     "bench_history.py": ("trend (product)", "naive (pandas)", "warehouse on disk:", "not judged in --quick"),
     "bench_growth.py": ("ingest", "plans", "trend 90 d", "growth exponent", "not judged in --quick"),
     "bench_e2e.py": ("crawls", "warehouse", "plans", "Dagster", "peak RSS, whole process tree"),
+    "bench_jobs.py": ("process: gpuplan plans --json", "naive: Python loop", "not judged in --quick"),
 }
 
 
