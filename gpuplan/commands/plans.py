@@ -12,21 +12,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
 from typing import Annotated, Any, NoReturn
 from zoneinfo import ZoneInfo
 
 import pandas as pd
 import typer
-from rich import box
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from gpuplan.settings import Settings
+from gpuplan.tables import Column, fitted_table, money, short_gpu, show_table
 from sizing import assumptions, gpu_names
 from sizing.jobs import Job, job_sizing, parse_duration, parse_tokens
 from warehouse import connect, job_plans, plans
@@ -247,21 +243,6 @@ def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
     )
 
 
-@cache
-def short_gpu(gpu_model: str) -> str:
-    """The shortest name people write that means this card (`910B`, `4090 48G`, `H100`)."""
-    names = [gpu_model, *gpu_names.aliases(gpu_model)]
-    names += [name.split(" ", 1)[1] for name in names if name.startswith(("RTX ", "Ascend "))]
-    return min((name for name in names if _means(name, gpu_model)), key=lambda name: (len(name), name))
-
-
-def _means(name: str, gpu_model: str) -> bool:
-    try:
-        return gpu_names.resolve(name).gpu_model == gpu_model
-    except gpu_names.UnknownGpu:
-        return False
-
-
 def plan_label(row: pd.Series | dict[str, Any], billing: str | None) -> str:
     """A plan in a few characters: `910B×2 quotes (mo)`, `H100×16 lambda [2 nodes]`, `4090×1 vastai*`."""
     stock = "" if row["stock_known"] else "*"
@@ -270,101 +251,19 @@ def plan_label(row: pd.Series | dict[str, Any], billing: str | None) -> str:
     return f"{short_gpu(row['gpu_model'])}×{row['gpu_count']} {row['platform']}{stock}{term}{nodes}"
 
 
-def _money(value: float | None, digits: int = 0) -> str:
-    return "" if value is None or pd.isna(value) else f"{value:,.{digits}f}"
-
-
-def show_table(console: Console, build: Callable[[bool, int | None], Table], wide: bool) -> None:
-    """Print `build(every_column, max_width)`: every column when they fit the terminal or when asked
-    (`--wide`: as wide as it takes, the terminal wraps), else the columns that fit in 80, one plan
-    per line, the plan text cut short if it must."""
-    full = build(True, None)
-    needed = console.measure(full, options=console.options.update(max_width=10_000)).maximum
-    if needed <= console.width:
-        console.print(full)
-    elif wide:
-        Console(width=needed, force_terminal=console.is_terminal, no_color=console.no_color).print(full)
-    else:
-        console.print(build(False, console.width))
-
-
-def _width(cell: str) -> int:
-    return len(Text.from_markup(cell).plain)
-
-
-MIN_FLEXIBLE = 8
-
-
-def _table(
-    title: str,
-    caption: str,
-    columns: Sequence[Column],
-    rows: Sequence[Sequence[str]],
-    max_width: int | None = None,
-) -> Table:
-    """A table of one line per row. Within `max_width` the flexible columns (plan, offer, region)
-    are cut short first, with an ellipsis, down to MIN_FLEXIBLE; numbers only after them."""
-    widths = [
-        max(
-            [
-                len(column.header),
-                *(len(Text.from_markup(row[index]).plain) for row in rows if index < len(row)),
-            ]
-        )
-        for index, column in enumerate(columns)
-    ]
-    # each cell has one space of right padding, and the (blank) column rule sits between cells
-    excess = sum(widths) + 2 * len(widths) - 1 - (max_width or 10**9)
-    for index in sorted(range(len(columns)), key=lambda i: -widths[i]):
-        if excess <= 0:
-            break
-        if columns[index].flexible:
-            cut = min(excess, widths[index] - MIN_FLEXIBLE)
-            if cut > 0:
-                widths[index] -= cut
-                excess -= cut
-    table = Table(
-        title=title,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        padding=(0, 1, 0, 0),
-        caption=caption,
-        caption_justify="left",
-    )
-    for column, width in zip(columns, widths, strict=True):
-        table.add_column(
-            column.header,
-            justify="right" if column.right and not column.flexible else "left",
-            no_wrap=True,
-            overflow="ellipsis",
-            width=width,
-        )
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-@dataclass(frozen=True)
-class Column:
-    header: str
-    right: bool = True  # numbers
-    flexible: bool = False  # may be cut short
-
-
 def plans_table(frame: pd.DataFrame, wide: bool = False, max_width: int | None = None) -> Table:
     """The daily plans: one line per (model, method, ranking); money in whole units."""
     tokens = frame["job_tokens"].dropna()
     budget = f"{tokens.iloc[0] / 1e9:g}B" if len(tokens) else "?"
     day = pd.Timestamp(frame["plan_date"].iloc[0]).date()
-    money = [("CNY/mo", "rent_cny_per_month"), ("USD/Btok", "cost_usd_per_billion_tokens")]
+    figures = [("CNY/mo", "rent_cny_per_month"), ("USD/Btok", "cost_usd_per_billion_tokens")]
     if wide:
-        money[1:1] = [("USD/mo", "rent_usd_per_month"), ("Mtok/day", "tokens_per_day")]
-    money += [("days", "train_days"), (f"USD/{budget}", "total_usd")]
+        figures[1:1] = [("USD/mo", "rent_usd_per_month"), ("Mtok/day", "tokens_per_day")]
+    figures += [("days", "train_days"), (f"USD/{budget}", "total_usd")]
     if wide:
-        money += [(f"CNY/{budget}", "total_cny"), ("GB/GPU", "per_gpu_memory_gb")]
+        figures += [(f"CNY/{budget}", "total_cny"), ("GB/GPU", "per_gpu_memory_gb")]
     columns = [Column("model", right=False), Column("by", right=False), Column("plan", flexible=True)]
-    columns += [Column(header) for header, _ in money]
+    columns += [Column(header) for header, _ in figures]
     rows = []
     for _, row in frame.iterrows():
         ask = [f"{row['model']} {row['method']}", RANKING_LABELS[row["ranking"]]]
@@ -372,11 +271,13 @@ def plans_table(frame: pd.DataFrame, wide: bool = False, max_width: int | None =
             rows.append([*ask, "[yellow]no offer fits[/yellow]"])
             continue
         cells = []
-        for _, column in money:
+        for _, column in figures:
             value = row[column] / 1e6 if column == "tokens_per_day" else row[column]
-            cells.append(_money(value, 1 if column in ("train_days", "per_gpu_memory_gb") else 0))
+            cells.append(money(value, 1 if column in ("train_days", "per_gpu_memory_gb") else 0))
         rows.append([*ask, plan_label(row, PLAN_BILLING.get(row["pricing_type"])), *cells])
-    return _table(f"Cheapest plans, {day}", LEGEND_DAILY.format(tokens=budget), columns, rows, max_width)
+    return fitted_table(
+        f"Cheapest plans, {day}", LEGEND_DAILY.format(tokens=budget), columns, rows, max_width
+    )
 
 
 # --- a job of yours ------------------------------------------------------------------------------
@@ -468,7 +369,7 @@ def job_table(
     if wide:
         fields += [(Column("billed h"), "billed_hours"), (Column(f"{other.upper()} total"), f"total_{other}")]
     rows = [[_job_cell(row, field, zone, wide) for _, field in fields] for _, row in frame.iterrows()]
-    return _table("Plans for your job", legend, [column for column, _ in fields], rows, max_width)
+    return fitted_table("Plans for your job", legend, [column for column, _ in fields], rows, max_width)
 
 
 def _job_cell(row: pd.Series, field: str, zone: ZoneInfo, wide: bool) -> str:
@@ -483,4 +384,4 @@ def _job_cell(row: pd.Series, field: str, zone: ZoneInfo, wide: bool) -> str:
         return f"{value:.0%}"
     if field in ("rank", "region", "offer_id"):
         return "" if value is None or pd.isna(value) else str(value)
-    return _money(value, 2 if "per_gpu_hour" in field else 1 if field == "train_days" else 0)
+    return money(value, 2 if "per_gpu_hour" in field else 1 if field == "train_days" else 0)
