@@ -7,7 +7,8 @@ A `Job` is checked when it is made: the model resolves, the method and sizing se
 which platforms exist is the scrapers' knowledge, not ours; a job naming one without offers gets
 no plan, with that reason.
 
-The jobs file is a YAML list of mappings (README, "Plan your own job"):
+The jobs file is a YAML list of mappings (README, "Plan your own job"), read at the edge
+(`gpuplan.jobs_file`: sizing imports nothing but the standard library) and checked here:
 
     - name: qwen-lora            # unique; how the job is named in job_plans and the digest
       model: qwen2.5-14b         # any preset, size or config.json `gpuplan size` accepts
@@ -33,8 +34,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-
-import yaml
 
 from sizing import gpu_names, hf_config, planner
 from sizing.setup import TrainingSetup
@@ -152,24 +151,45 @@ def job_requirements(
     return planner.requirements(job.model, job.method, gpu_counts, gpus, setup=_training_setup(job))
 
 
-# --- the jobs file -----------------------------------------------------------------------------
+# --- the jobs file, as its reader found it ---------------------------------------------------------
+# The file is YAML, read at the edge (gpuplan/jobs_file.py, which has a YAML library); what it
+# says reaches here as `Written` values with their lines, and every rule of a job is checked here.
 
 
-def _at(source: str, node: yaml.Node) -> str:
-    return f"{source} line {node.start_mark.line + 1}"
+@dataclass(frozen=True)
+class Written:
+    """What a jobs file says at one place (1-based `line`): one value (`text`), a list of them
+    (`items`), or neither (a mapping, or nothing): not a value."""
+
+    line: int
+    text: str | None = None
+    items: tuple[Written, ...] | None = None
 
 
-def _scalar(source: str, node: yaml.Node, key: str) -> str:
-    if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
-        raise JobsFileError(f"{_at(source, node)}: {key} must be one value")
-    return str(node.value).strip()
+@dataclass(frozen=True)
+class WrittenJob:
+    """One item of the jobs file's list: its (key, value) pairs as written, duplicates included;
+    `fields` None when the item is not a mapping."""
+
+    line: int
+    fields: tuple[tuple[Written, Written], ...] | None
 
 
-def _names(source: str, node: yaml.Node, key: str) -> tuple[str, ...]:
+def _at(source: str, line: int) -> str:
+    return f"{source} line {line}"
+
+
+def _one(source: str, value: Written, key: str) -> str:
+    if value.text is None or not value.text.strip():
+        raise JobsFileError(f"{_at(source, value.line)}: {key} must be one value")
+    return value.text.strip()
+
+
+def _names(source: str, value: Written, key: str) -> tuple[str, ...]:
     """A list of names, or one value with commas: `platforms: [autodl, vastai]`, `gpus: 4090, H100`."""
-    if isinstance(node, yaml.SequenceNode):
-        return tuple(_scalar(source, item, key) for item in node.value)
-    return tuple(part.strip() for part in _scalar(source, node, key).split(",") if part.strip())
+    if value.items is not None:
+        return tuple(_one(source, item, key) for item in value.items)
+    return tuple(part.strip() for part in _one(source, value, key).split(",") if part.strip())
 
 
 def _whole(text: str, key: str) -> int:
@@ -216,35 +236,41 @@ def _model(text: str, base: Path | None) -> str:
     return text
 
 
-def _job(source: str, node: yaml.MappingNode, base: Path | None) -> Job:
-    values: dict[str, yaml.Node] = {}
-    for key_node, value_node in node.value:
-        name = str(key_node.value)
+_READERS: dict[str, Callable[[str], object]] = {
+    "tokens": parse_tokens,
+    "epochs": _epochs,
+    "within_days": _within_days,
+    "seq_len": lambda value: _whole(value, "seq_len"),
+    "batch": lambda value: _whole(value, "batch"),
+    "max_gpus": lambda value: _whole(value, "max_gpus"),
+}
+
+
+def _job(source: str, written: WrittenJob, base: Path | None) -> Job:
+    if written.fields is None:
+        raise JobsFileError(
+            f"{_at(source, written.line)}: a job is a mapping: name, model, method, tokens, ..."
+        )
+    values: dict[str, Written] = {}
+    for key, value in written.fields:
+        name = key.text or ""
         if name not in FIELDS:
             known = ", ".join(FIELDS)
-            raise JobsFileError(f"{_at(source, key_node)}: unknown key {name!r}; a job has {known}")
+            raise JobsFileError(f"{_at(source, key.line)}: unknown key {name!r}; a job has {known}")
         if name in values:
-            raise JobsFileError(f"{_at(source, key_node)}: {name} given twice")
-        values[name] = value_node
+            raise JobsFileError(f"{_at(source, key.line)}: {name} given twice")
+        values[name] = value
     missing = [key for key in REQUIRED if key not in values]
     if missing:
-        raise JobsFileError(f"{_at(source, node)}: a job needs {', '.join(missing)}")
+        raise JobsFileError(f"{_at(source, written.line)}: a job needs {', '.join(missing)}")
     lists: dict[str, tuple[str, ...]] = {
         key: _names(source, values[key], key) for key in ("platforms", "gpus") if key in values
     }
-    text = {key: _scalar(source, value, key) for key, value in values.items() if key not in lists}
-    readers: dict[str, Callable[[str], object]] = {
-        "tokens": parse_tokens,
-        "epochs": _epochs,
-        "within_days": _within_days,
-        "seq_len": lambda value: _whole(value, "seq_len"),
-        "batch": lambda value: _whole(value, "batch"),
-        "max_gpus": lambda value: _whole(value, "max_gpus"),
-    }
+    text = {key: _one(source, value, key) for key, value in values.items() if key not in lists}
     fields: dict[str, object] = {**text, **lists, "model": _model(text["model"], base)}
     reading: str | None = None
     try:
-        for reading, read in readers.items():
+        for reading, read in _READERS.items():
             if reading in text:
                 fields[reading] = read(text[reading])
         reading = None
@@ -252,45 +278,22 @@ def _job(source: str, node: yaml.MappingNode, base: Path | None) -> Job:
     except ValueError as exc:
         problem = " ".join(str(exc).split())
         wrong = reading or _key_named(problem, list(values))
-        where = _at(source, values[wrong] if wrong else node)
-        raise JobsFileError(f"{where}: job {text['name']!r}: {problem}") from None
+        line = values[wrong].line if wrong else written.line
+        raise JobsFileError(f"{_at(source, line)}: job {text['name']!r}: {problem}") from None
 
 
-def parse_jobs(text: str, source: str = "jobs file", base: Path | None = None) -> list[Job]:
-    """The jobs of a jobs file's text (see the module docstring); `source` names it in errors,
-    `base` is its folder (a model given as a relative config.json path is read from there).
+def jobs_from(
+    written: Sequence[WrittenJob], source: str = "jobs file", base: Path | None = None
+) -> list[Job]:
+    """The jobs a jobs file's list says (see the module docstring); `source` names the file in
+    errors, `base` is its folder (a model given as a relative config.json path is read from there).
 
-    Raises JobsFileError naming the line of the first problem. An empty file holds no jobs.
+    Raises JobsFileError naming the line of the first problem.
     """
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f" line {mark.line + 1}" if mark else ""
-        raise JobsFileError(f"{source}{line}: not valid YAML: {exc.problem or exc.context}") from None
-    except yaml.YAMLError as exc:
-        raise JobsFileError(f"{source}: not valid YAML: {' '.join(str(exc).split())}") from None
-    if root is None:
-        return []
-    if not isinstance(root, yaml.SequenceNode):
-        raise JobsFileError(f"{_at(source, root)}: the file must be a list of jobs (- name: ...)")
     jobs: dict[str, Job] = {}
-    for item in root.value:
-        if not isinstance(item, yaml.MappingNode):
-            raise JobsFileError(f"{_at(source, item)}: a job is a mapping: name, model, method, tokens, ...")
+    for item in written:
         job = _job(source, item, base)
         if job.name in jobs:
-            raise JobsFileError(f"{_at(source, item)}: a second job named {job.name!r}")
+            raise JobsFileError(f"{_at(source, item.line)}: a second job named {job.name!r}")
         jobs[job.name] = job
     return list(jobs.values())
-
-
-def read_jobs(path: Path) -> list[Job]:
-    """The jobs of the jobs file at `path`; raises JobsFileError (file, line, problem)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise JobsFileError(f"jobs file {path} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise JobsFileError(f"jobs file {path} cannot be read: {' '.join(str(exc).split())}") from None
-    return parse_jobs(text, str(path), path.parent)

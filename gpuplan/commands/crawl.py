@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 import typer
@@ -70,9 +70,8 @@ def crawl_command(
         ),
     ] = None,
 ) -> None:
-    # Scrapy is imported only when a crawl runs: every other command starts without it (~0.4 s)
-    from scrapers.registry import UnknownPlatform, platforms
-    from scrapers.runner import DEFAULT_TIMEOUT_S, run_crawl
+    from scrapers.registry import UnknownPlatform
+    from scrapers.runner import DEFAULT_TIMEOUT_S
 
     settings: Settings = ctx.obj
     if all_platforms == (platform is not None):
@@ -115,6 +114,20 @@ def crawl_command(
     console.print(f"feeds and summaries in {folder}", highlight=False)
     if not any(s.status in ("ok", "partial") for s in summaries):
         raise typer.Exit(EXIT_NO_OFFERS)
+
+
+# Scrapy is imported only when a crawl runs (these two), so every other command starts without it
+# (about 0.4 s of CPU).
+def platforms() -> list[str]:
+    from scrapers import registry
+
+    return registry.platforms()
+
+
+def run_crawl(platform: str, out_dir: Path, **options: Any) -> CrawlSummary:
+    from scrapers import runner
+
+    return runner.run_crawl(platform, out_dir, **options)
 
 
 def _default_dir(settings: Settings, offline: bool) -> Path:

@@ -14,13 +14,17 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
+from gpuplan.jobs_file import read_jobs
 from pipelines import markdown
 from pipelines.assets.crawls import is_current
-from pipelines.assets.plans import GROUP
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WRITER_POOL, WarehouseResource
-from sizing.jobs import Job, JobsFileError, read_jobs
+from sizing.jobs import Job, JobsFileError
 from warehouse import job_plans, plans
+
+# Not the plans group: `backfill_plans` rebuilds the daily tables of past days; a job's plan is
+# about starting now (its deadline counts from today), and the daily run keeps its history.
+GROUP = "jobs"
 
 PREVIEW_COLUMNS = (
     "job",

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from sizing.jobs import (
     Job,
     JobsFileError,
+    Written,
+    WrittenJob,
     job_requirements,
+    jobs_from,
     parse_duration,
-    parse_jobs,
     parse_tokens,
-    read_jobs,
 )
 from sizing.planner import requirements
 from sizing.setup import TrainingSetup
@@ -92,108 +92,29 @@ def test_job_requirements_are_the_sizing_model_with_the_jobs_settings():
     assert default == requirements("13B", "qlora", (1,), ["A100 SXM 80GB"])
 
 
-GOOD = """\
-# two jobs
-- name: qwen-lora
-  model: qwen2.5-14b
-  method: lora
-  tokens: 500M
-  epochs: 3
-  within_days: 36h
-  seq_len: 4096
-  batch: 2
-  max_gpus: 16
-  platforms: [AutoDL, vastai]
-  gpus: [4090, 910B]
-  framework: unsloth
-- name: small
-  model: 7B
-  method: qlora
-  tokens: 1.5e9
-  gpus: H100, A100-80GB
-"""
+def _job(*pairs: tuple[str, str | tuple[str, ...]], line: int = 1) -> WrittenJob:
+    """A job as a reader found it: each (key, value) on its own line after `line`."""
+    fields = []
+    for offset, (key, value) in enumerate(pairs, start=line + 1):
+        if isinstance(value, tuple):
+            written = Written(offset, items=tuple(Written(offset, text=item) for item in value))
+        else:
+            written = Written(offset, text=value)
+        fields.append((Written(offset, text=key), written))
+    return WrittenJob(line, tuple(fields))
 
 
-def test_a_jobs_file_reads_into_jobs(tmp_path: Path):
-    path = tmp_path / "jobs.yaml"
-    path.write_text(GOOD, encoding="utf-8")
-    first, second = read_jobs(path)
-    assert first == Job(
-        name="qwen-lora",
-        model="qwen2.5-14b",
-        method="lora",
-        tokens=5e8,
-        epochs=3,
-        within_days=1.5,
-        seq_len=4096,
-        batch=2,
-        max_gpus=16,
-        platforms=("autodl", "vastai"),
-        gpus=("RTX 4090 24GB", "Ascend 910B 64GB"),
-        framework="unsloth",
-    )
-    assert (second.tokens, second.epochs, second.within_days) == (1.5e9, 1.0, None)
-    assert second.gpus == ("H100 SXM 80GB", "A100 SXM 80GB")
-    assert parse_jobs("") == [] and parse_jobs("# nothing yet\n") == []
-
-
-JOB = "- name: run\n  model: 7B\n  method: lora\n  tokens: 1B\n"
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        (
-            "- name: run\n  model: 7B\n  method: lora\n  tokens: 0\n",
-            "jobs.yaml line 4: job 'run': tokens must",
-        ),
-        (
-            "- name: run\n  model: 7Q\n  method: lora\n  tokens: 1B\n",
-            "jobs.yaml line 2: job 'run': unknown model",
-        ),
-        (
-            "- name: run\n  model: 7B\n  method: lore\n  tokens: 1B\n",
-            "jobs.yaml line 3: job 'run': method must",
-        ),
-        (JOB + "  gpus: [4090, H1000]\n", "jobs.yaml line 5: job 'run': unknown GPU 'H1000'"),
-        (JOB + "  epochs: three\n", "jobs.yaml line 5: job 'run': epochs must be a number"),
-        (JOB + "  max_gpus: 2.5\n", "jobs.yaml line 5: job 'run': max_gpus must be a whole number"),
-        (JOB + "  within_days: soon\n", "jobs.yaml line 5: job 'run': a duration is"),
-        (JOB + "  tokenz: 1B\n", "jobs.yaml line 5: unknown key 'tokenz'"),
-        (JOB + "  tokens: 2B\n", "jobs.yaml line 5: tokens given twice"),
-        (JOB + "  platforms: {a: 1}\n", "jobs.yaml line 5: platforms must be one value"),
-        ("- name: run\n  model: 7B\n  method: lora\n", "jobs.yaml line 1: a job needs tokens"),
-        (JOB + JOB, "jobs.yaml line 5: a second job named 'run'"),
-        (JOB + "- just a name\n", "jobs.yaml line 5: a job is a mapping"),
-        ("name: run\nmodel: 7B\n", "jobs.yaml line 1: the file must be a list of jobs"),
-        (JOB + "  seq_len: [1\n", "jobs.yaml line 6: not valid YAML"),
-        ("- name: run\n\tmodel: 7B\n", "jobs.yaml line 2: not valid YAML"),
-    ],
-)
-def test_a_bad_jobs_file_says_which_line(text, message):
-    with pytest.raises(JobsFileError) as caught:
-        parse_jobs(text, "jobs.yaml")
-    assert str(caught.value).startswith(message), str(caught.value)
-    assert "\n" not in str(caught.value)  # one line
-
-
-def test_a_missing_jobs_file_is_named(tmp_path: Path):
-    with pytest.raises(JobsFileError, match=r"jobs file .*nowhere\.yaml not found"):
-        read_jobs(tmp_path / "nowhere.yaml")
-
-
-def test_a_config_json_model_is_read_beside_the_jobs_file(tmp_path: Path):
-    config = Path(__file__).with_name("fixtures") / "configs" / "llama-3-8b.json"
-    (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "config.json").write_bytes(config.read_bytes())
-    path = tmp_path / "jobs.yaml"
-    path.write_text(
-        "- name: mine\n  model: models/config.json\n  method: lora\n  tokens: 1B\n", encoding="utf-8"
-    )
-    (job,) = read_jobs(path)
-    assert job.model == str(tmp_path / "models" / "config.json")
-    path.write_text(
-        "- name: mine\n  model: nowhere/config.json\n  method: lora\n  tokens: 1B\n", encoding="utf-8"
-    )
-    with pytest.raises(JobsFileError, match=r"line 2: job 'mine': .*nowhere/config.json"):
-        read_jobs(path)
+def test_jobs_are_checked_where_they_were_written():
+    base = (("name", "run"), ("model", "7B"), ("method", "lora"), ("tokens", "500M"))
+    (job,) = jobs_from([_job(*base, ("gpus", ("4090",)), ("within_days", "36h"))])
+    assert (job.tokens, job.gpus, job.within_days) == (5e8, ("RTX 4090 24GB",), 1.5)
+    with pytest.raises(JobsFileError, match=r"^j\.yaml line 6: job 'run': unknown GPU 'H1000'"):
+        jobs_from([_job(*base, ("gpus", ("H1000",)))], "j.yaml")
+    with pytest.raises(JobsFileError, match=r"^j\.yaml line 7: a second job named 'run'"):
+        jobs_from([_job(*base), _job(*base, line=7)], "j.yaml")
+    with pytest.raises(JobsFileError, match=r"^j\.yaml line 3: a job is a mapping"):
+        jobs_from([WrittenJob(3, None)], "j.yaml")
+    fields = _job(*base).fields or ()
+    mapping = WrittenJob(1, (*fields, (Written(9, text="platforms"), Written(9))))
+    with pytest.raises(JobsFileError, match=r"^j\.yaml line 9: platforms must be one value"):
+        jobs_from([mapping], "j.yaml")  # a mapping where a value belongs
