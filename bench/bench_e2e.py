@@ -47,7 +47,7 @@ SAMPLE_S = 0.05  # a Scrapy child lives ~2-5 s: 50 ms samples see every one at i
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 GPUPLAN = Path(sys.executable).with_name("gpuplan")
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"  # no banner, no network
-GROUPS = ("startup", "Dagster", "crawls", "warehouse", "plans", "checks", "digest", "after run")
+GROUPS = ("startup", "Dagster", "crawls", "warehouse", "plans", "jobs", "checks", "digest", "after run")
 STEP_END = ("STEP_SUCCESS", "STEP_FAILURE")
 
 
