@@ -58,9 +58,6 @@ JOB_PLAN_COLUMNS = (
     "computed_at",
 )
 
-# The job a jobs-file problem is filed under in job_plan_changes (no job can be planned that day).
-JOBS_FILE = "(jobs file)"
-
 
 @dataclass(frozen=True)
 class JobPlans:
@@ -237,21 +234,6 @@ def compute_job_plan_changes_for_days(
     if following is not None:
         compute_job_plan_changes(con, following, price_move_pct)
     return changes
-
-
-def record_jobs_file_error(con: duckdb.DuckDBPyConnection, plan_date: date, message: str) -> None:
-    """File a jobs file that cannot be read as `plan_date`'s job plan change (a digest line), in
-    place of the day's changes; the day's job plans stay as they were (nothing is lost)."""
-    with plans.transaction(con):
-        con.execute("DELETE FROM job_plan_changes WHERE change_date = $d", {"d": plan_date})
-        queries.execute(
-            con,
-            "job_plan_changes_file_error",
-            change_date=plan_date,
-            job=JOBS_FILE,
-            detail=message,
-            computed_at=_now_utc(),
-        )
 
 
 def job_plans_for_date(con: duckdb.DuckDBPyConnection, plan_date: date | None = None) -> pd.DataFrame:

@@ -3,8 +3,9 @@
 The planning is `warehouse.job_plans` (the daily plans' offer and shape rules, billing in full);
 this asset reads the jobs file when it runs (a file fixed later needs no reload of the code
 location) and stores each day's plans and what changed in `job_plans` / `job_plan_changes`.
-A file that cannot be read fails nothing downstream: the day's job plans stay as they were, the
-problem is a `job_plan_changes` row (the digest says so) and the `every_job_has_a_plan` check fails.
+A file that cannot be read fails this asset with the file, line and problem (`gpuplan refresh`
+prints it and exits 1); the day's job plans stay as they were, and nothing else waits on this
+asset (the digest depends on the daily tables, not on it), so the rest of the run goes on.
 """
 
 from datetime import UTC, date, datetime, time
@@ -79,20 +80,15 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
     ) -> dg.MaterializeResult:
         requested = partition_days(context)
         now = datetime.now(UTC).replace(tzinfo=None)
+        if not warehouse.jobs_file:
+            return dg.MaterializeResult(metadata={"jobs_file": "none (GPUPLAN_JOBS is not set)"})
         try:
             jobs = read_job_file(warehouse)
-            problem = None
         except JobsFileError as exc:
-            jobs, problem = [], str(exc)
+            # before the writer opens: the day's job plans stay as they were; nothing downstream
+            raise dg.Failure(description=str(exc), metadata={"jobs_file": warehouse.jobs_file}) from None
         with warehouse.writer() as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
-            if problem is not None:
-                for day in days:
-                    job_plans.record_jobs_file_error(con, day, problem)
-                context.log.error(problem)
-                return dg.MaterializeResult(metadata={"jobs_file": warehouse.jobs_file, "error": problem})
-            if not warehouse.jobs_file:
-                return dg.MaterializeResult(metadata={"jobs_file": "none (GPUPLAN_JOBS is not set)"})
             rows = sum(
                 job_plans.compute_job_plans(con, day, jobs, start_of(day, partitions.timezone, now))
                 for day in days

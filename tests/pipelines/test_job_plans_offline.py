@@ -219,3 +219,18 @@ def test_at_80_columns_one_plan_per_line_and_no_line_longer(offline, args):
     assert after.startswith(("rent:", "Best plan"))  # then the legend: no more rows than plans
     wide = _cli(offline, "plans", *args, "--wide", columns=80)
     assert wide.exit_code == 0 and max(len(line) for line in wide.stdout.splitlines()) > 80
+
+
+def test_a_bad_jobs_file_is_one_line_and_a_non_zero_refresh_while_the_rest_runs(tmp_path):
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(JOBS.replace("tokens: 500M", "tokens: lots"), encoding="utf-8")
+    env = {
+        "GPUPLAN_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+        "GPUPLAN_CRAWL_DIR": str(tmp_path / "crawls"),
+        "GPUPLAN_JOBS": str(jobs),
+    }
+    result = _cli(env, "refresh", "--offline", "--date", DAY1, "--platform", "quotes")
+    assert result.exit_code == 1
+    (line,) = [line for line in result.output.splitlines() if "job_plans" in line]
+    assert f"{jobs} line 5: job 'qwen-lora': tokens must be" in line
+    assert "Cheapest plans" in result.output  # the daily plans were made and printed

@@ -232,7 +232,7 @@ def test_daily_job_plans_and_what_changed(con):
     assert len(job_plans.job_changes_for_date(con, DAY2)) == len(changes)
 
 
-def test_every_job_gets_a_row_and_an_unreadable_file_a_change_row(con):
+def test_every_job_gets_a_row(con):
     crawl(con, DAY1, "cloud", [offer("cloud", "h100", H100, 2.0)])
     jobs = [Job("ok", "7B", "lora", tokens=1e9), Job("nowhere", "7B", "lora", tokens=1e9, platforms=("x",))]
     job_plans.compute_job_plans(con, DAY1, jobs, START)
@@ -241,8 +241,5 @@ def test_every_job_gets_a_row_and_an_unreadable_file_a_change_row(con):
     assert rows[rows["job"] == "nowhere"]["reason"].tolist() == [
         "no offers from x in the crawls of 2026-11-29"
     ]
-    job_plans.record_jobs_file_error(con, DAY1, "jobs.yaml line 3: job 'x': unknown model '7Q'")
-    (error,) = job_plans.job_changes_for_date(con, DAY1).to_dict("records")
-    assert (error["job"], error["change_type"]) == (job_plans.JOBS_FILE, "jobs_file_error")
-    assert error["detail"].startswith("jobs.yaml line 3")
-    assert len(job_plans.job_plans_for_date(con, DAY1)) == len(rows)  # the day's plans are kept
+    job_plans.compute_job_plans(con, DAY1, jobs[:1], START)  # a job gone from the file: its rows go
+    assert set(job_plans.job_plans_for_date(con, DAY1)["job"]) == {"ok"}
