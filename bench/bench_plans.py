@@ -71,6 +71,7 @@ def synthetic_offers(count: int, seed: int) -> pd.DataFrame:
                 "source_url": "https://example.invalid/bench",
                 "observed_at": datetime(2026, 11, 30, 6),
                 "observed_date": DAY,
+                "run_day": DAY,  # as the loaders set it: the day the run started
             }
         )
     return pd.DataFrame(rows)
@@ -158,6 +159,10 @@ def main() -> int:
     con.register("bench_offers", offers)
     con.execute("INSERT INTO offers BY NAME SELECT * FROM bench_offers")
     crawls = offers[["platform", "crawl_id"]].drop_duplicates().assign(status="ok")
+    # the runs the offers came from: a day's offers are those of its recorded, usable runs
+    runs = crawls.assign(items_yielded=1, offers_loaded=1, loaded_at=datetime(2026, 11, 30, 6))
+    con.register("bench_runs", runs)
+    con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM bench_runs")
     plans.record_plan_crawls(con, DAY, crawls)
 
     sql_s, sql_cpu_s, frame = timed(lambda: sql_plans(con, requirements), args.repeat)

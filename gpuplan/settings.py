@@ -167,6 +167,8 @@ class Settings:
     digest_lang: str = "en"  # en | zh: the digest's catalogue (checked where it is used)
     watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (digest/watches.py)
     crawler_contact: str | None = None  # a URL or e-mail platforms can reach the operator at (User-Agent)
+    jobs_file: Path | None = None  # GPUPLAN_JOBS: your own jobs, planned daily (gpuplan/jobs_file.py)
+    default_tokens: float = 1e9  # GPUPLAN_DEFAULT_TOKENS: one run's tokens in the daily tables' totals
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -207,6 +209,9 @@ class Settings:
             digest_lang=(env.get("GPUPLAN_DIGEST_LANG") or "en").strip().lower(),
             watches_file=Path(watches).expanduser() if (watches := env.get("GPUPLAN_WATCHES")) else None,
             crawler_contact=read.text("GPUPLAN_CRAWLER_CONTACT"),
+            jobs_file=Path(jobs).expanduser() if (jobs := env.get("GPUPLAN_JOBS")) else None,
+            # One run's tokens: over nothing; 1e15 is a thousand times the largest pretraining runs.
+            default_tokens=read.number("GPUPLAN_DEFAULT_TOKENS", 1e9, 0, 1e15, above_low=True),
         )
         if read.problems:
             raise SettingsError("; ".join(read.problems))

@@ -1,4 +1,5 @@
-"""Asset checks: crawl volume per platform, believable prices, fresh data, a plan row for every ask.
+"""Asset checks: crawl volume per platform, believable prices, fresh data, a plan row for every ask
+and a plan (or a reason) for every job.
 
 Checks read the published snapshot (never the writer), so they run beside writing steps. None of
 them blocks: a bad platform must not stop the plans of the others; the check says what is wrong.
@@ -13,10 +14,12 @@ import pandas as pd
 
 from pipelines import markdown
 from pipelines.assets.crawls import crawl_key, summary_path
+from pipelines.assets.jobs import read_job_file
 from pipelines.partitions import partition_days
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers.summary import CrawlSummary, SummaryError
-from warehouse import plans, queries
+from sizing.jobs import JobsFileError
+from warehouse import job_plans, plans, queries
 
 # A crawl yielding under half its usual volume has lost pages or a parser (a layout change, a
 # block), while stock varies day to day by far less than that.
@@ -191,6 +194,44 @@ def every_ask_has_a_plan(
     )
 
 
+@dg.asset_check(
+    asset="job_plans",
+    description="Every job of the jobs file (GPUPLAN_JOBS) has a plan or a stated reason for each day of the "
+    "run with crawls recorded; a jobs file that cannot be read fails, naming the line.",
+)
+def every_job_has_a_plan(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
+    requested = partition_days(context)
+    where = str(requested[0]) if len(requested) == 1 else f"{requested[0]}..{requested[-1]}"
+    try:
+        jobs = read_job_file(warehouse)
+    except JobsFileError as exc:
+        return dg.AssetCheckResult(passed=False, description=str(exc), metadata={"day": where})
+    if not jobs:
+        return dg.AssetCheckResult(
+            passed=True, metadata={"day": where, "jobs": 0, "jobs_file": warehouse.jobs_file or "unset"}
+        )
+    with warehouse.reader() as con:
+        days = plans.recorded_days(con, requested[0], requested[-1])
+        missing = [
+            (day, job)
+            for day in days
+            for job in job_plans.jobs_without_plan(con, day, [job.name for job in jobs])
+        ]
+    return dg.AssetCheckResult(
+        passed=bool(days) and not missing,
+        description=(
+            None
+            if days and not missing
+            else f"no plan and no reason for {', '.join(f'{job} ({day})' for day, job in missing[:5])}"
+            if missing
+            else f"no crawl recorded for {where}: no job plans"
+        ),
+        metadata={"day": where, "jobs": len(jobs), "days_checked": len(days), "missing": len(missing)},
+    )
+
+
 def build_checks(platforms: Sequence[str]) -> list[dg.AssetChecksDefinition]:
     """The volume check of every crawl, and the checks on offers and cheapest plans.
 
@@ -202,4 +243,5 @@ def build_checks(platforms: Sequence[str]) -> list[dg.AssetChecksDefinition]:
         prices_believable,
         _freshness_check(platforms),
         every_ask_has_a_plan,
+        every_job_has_a_plan,
     ]

@@ -16,6 +16,7 @@ import dagster as dg
 from gpuplan.settings import Settings
 from pipelines.assets.crawls import build_crawl_assets, crawl_key
 from pipelines.assets.digest import build_digest_asset
+from pipelines.assets.jobs import build_job_assets
 from pipelines.assets.plans import build_plan_assets
 from pipelines.assets.warehouse import build_warehouse_assets
 from pipelines.checks import build_checks
@@ -55,6 +56,7 @@ def build_defs(settings: Settings, offline: bool = False, snapshot: str = "") ->
                 *build_crawl_assets(slugs, partitions),
                 *build_warehouse_assets([crawl_key(slug) for slug in slugs], partitions),
                 *build_plan_assets(partitions),
+                *build_job_assets(partitions),
                 build_digest_asset(partitions),
             ],
             asset_checks=[*build_checks(slugs), watches, *build_drift_checks(slugs)],

@@ -54,6 +54,8 @@ class WarehouseResource(dg.ConfigurableResource):
     models: list[str] = Field(description="Model sizes or presets to plan, e.g. 7B, llama-3.1-70b.")
     methods: list[str] = Field(description="Training methods to plan: full, lora, qlora.")
     price_move_pct: float = Field(description="A plan's rent moving by more than this percent is a change.")
+    jobs_file: str | None = Field(default=None, description="Your jobs (GPUPLAN_JOBS, YAML); unset: none.")
+    default_tokens: float = Field(default=1e9, description="Tokens of one run in the daily tables' totals.")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> WarehouseResource:
@@ -63,6 +65,8 @@ class WarehouseResource(dg.ConfigurableResource):
             models=list(settings.models),
             methods=list(settings.methods),
             price_move_pct=settings.price_move_pct,
+            jobs_file=str(settings.jobs_file) if settings.jobs_file else None,
+            default_tokens=settings.default_tokens,
         )
 
     @property

@@ -5,6 +5,8 @@ day's offers (`plan_unit_sizes.sql`). A requirement depends on (model, method, G
 only, never on the day, so `size_days` sizes every count any of its days offers once and
 gives each day exactly the rows sizing that day alone would give. The daily run (one day),
 a Dagster backfill (a range) and `gpuplan backfill` all size through `size_days`.
+A job plan (issue 17) sizes its own job the same way (`job_requirements_frame`), through the
+job's one call into the sizing model (`sizing.jobs.job_requirements`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import duckdb
 import pandas as pd
 
 from sizing.catalog import GpuSpec, load_gpus
+from sizing.jobs import Job, job_requirements
 from sizing.planner import requirements
+from sizing.results import Requirement
 from warehouse import plans, queries
 
 
@@ -36,16 +40,36 @@ class SizedDays:
     rows_stored: int
 
 
-def plan_gpu_counts(gpus_per_node: int, unit_gpu_counts: Iterable[int]) -> list[int]:
-    """Every job size a plan on this GPU model can take (see plan_candidates.sql), up to MAX_PLAN_GPU_COUNT.
+def plan_gpu_counts(
+    gpus_per_node: int, unit_gpu_counts: Iterable[int], limit: int = plans.MAX_PLAN_GPU_COUNT
+) -> list[int]:
+    """Every job size a plan on this GPU model can take (`plan_shapes`, migration 051), up to `limit`.
 
     1..gpus_per_node (cards picked on one node) and the unit sizes offers sell it in (a 10-GPU
     machine, a 16-GPU cluster).
     """
-    limit = plans.MAX_PLAN_GPU_COUNT
     counts = {count for count in unit_gpu_counts if 1 <= count <= limit}
     counts.update(range(1, min(gpus_per_node, limit) + 1))
     return sorted(counts)
+
+
+def _fields(requirement: Requirement) -> dict[str, object]:
+    """A requirement's fields as a row: shallow (they are plain values), where dataclasses.asdict
+    deep-copies each one, the larger part of building a day's 20k rows."""
+    return {field.name: getattr(requirement, field.name) for field in dataclasses.fields(requirement)}
+
+
+def _count_groups(
+    gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame, limit: int
+) -> dict[tuple[int, ...], list[str]]:
+    """GPU models grouped by the job sizes they take: each group is sized in one call, so the
+    GPU-independent work is done once per group."""
+    offered = unit_sizes.groupby("gpu_model")["gpu_count"].agg(list).to_dict()
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for gpu in gpus:
+        counts = plan_gpu_counts(gpu.gpus_per_node, offered.get(gpu.gpu_model, []), limit)
+        groups.setdefault(tuple(counts), []).append(gpu.gpu_model)
+    return groups
 
 
 def requirements_frame(
@@ -56,13 +80,10 @@ def requirements_frame(
     `unit_sizes` (gpu_model, gpu_count) are the unit sizes on offer. GPUs that take the same job
     sizes are sized in one call, so the GPU-independent work is done once per group.
     """
-    groups: dict[tuple[int, ...], list[str]] = {}
-    for gpu in gpus:
-        offered = unit_sizes.loc[unit_sizes["gpu_model"] == gpu.gpu_model, "gpu_count"]
-        groups.setdefault(tuple(plan_gpu_counts(gpu.gpus_per_node, offered)), []).append(gpu.gpu_model)
+    groups = _count_groups(gpus, unit_sizes, plans.MAX_PLAN_GPU_COUNT)
     frame = pd.DataFrame(
         [
-            dataclasses.asdict(requirement)
+            _fields(requirement)
             for model in models
             for method in methods
             for counts, names in groups.items()
@@ -71,6 +92,26 @@ def requirements_frame(
     )
     frame["gpus_per_node"] = frame["gpu_model"].map({gpu.gpu_model: gpu.gpus_per_node for gpu in gpus})
     return frame
+
+
+def job_requirements_frame(job: Job, unit_sizes: pd.DataFrame) -> pd.DataFrame:
+    """The sizing model's rows for one job (REQUIREMENT_COLUMNS) on the GPU models of `unit_sizes`
+    (gpu_model, gpu_count: the unit sizes its offers come in), at every job size those offers allow
+    up to the job's `max_gpus`. Empty (with the columns) when nothing is on offer."""
+    on_offer = set(unit_sizes["gpu_model"])
+    gpus = [gpu for gpu in load_gpus() if gpu.gpu_model in on_offer]
+    groups = _count_groups(gpus, unit_sizes, job.max_gpus or plans.MAX_PLAN_GPU_COUNT)
+    rows = [
+        _fields(requirement)
+        for counts, names in groups.items()
+        if counts
+        for requirement in job_requirements(job, counts, names)
+    ]
+    if not rows:
+        return pd.DataFrame(columns=list(plans.REQUIREMENT_COLUMNS))
+    frame = pd.DataFrame(rows)
+    frame["gpus_per_node"] = frame["gpu_model"].map({gpu.gpu_model: gpu.gpus_per_node for gpu in gpus})
+    return frame.loc[:, list(plans.REQUIREMENT_COLUMNS)]
 
 
 def job_sizes(gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ and the `gpuplan` CLI call these same functions; nothing here needs Dagster.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,11 @@ from warehouse import queries
 MAX_PLAN_GPU_COUNT = max(DEFAULT_GPU_COUNTS)
 
 RANKINGS = ("lowest_rent", "lowest_cost_per_btoken")
+
+# Tokens of one training run for the daily tables' train_days and total (the article's 训练周期 beside
+# the month's rent): GPUPLAN_DEFAULT_TOKENS, whose default this is, for callers without settings.
+# One billion tokens is a typical fine-tuning run (a few epochs over 100-300M tokens of instructions).
+DEFAULT_JOB_TOKENS = 1e9
 
 # Columns a requirements frame must carry (one row per model, method, GPU model and GPU count).
 REQUIREMENT_COLUMNS = (
@@ -55,7 +61,8 @@ def _now_utc() -> datetime:
 
 
 @contextmanager
-def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction on `con`: committed when the block ends, rolled back when it raises."""
     con.begin()
     try:
         yield
@@ -106,7 +113,7 @@ def store_requirements(con: duckdb.DuckDBPyConnection, plan_date: date, requirem
             "requirements name the same (model, method, gpu_model, gpu_count) twice, e.g. "
             + ", ".join(str(first[key]) for key in REQUIREMENT_KEY)
         )
-    with _transaction(con):
+    with transaction(con):
         con.register("requirements_frame", frame)
         try:
             con.execute("DELETE FROM plan_requirements WHERE plan_date = $d", {"d": plan_date})
@@ -119,15 +126,20 @@ def store_requirements(con: duckdb.DuckDBPyConnection, plan_date: date, requirem
     return _scalar(con, "SELECT count(*) FROM plan_requirements WHERE plan_date = $d", plan_date)
 
 
-def compute_candidates(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
+def compute_candidates(
+    con: duckdb.DuckDBPyConnection, plan_date: date, job_tokens: float = DEFAULT_JOB_TOKENS
+) -> int:
     """Replace `plan_date`'s candidates: every fitting configuration of the day's offers, cheapest offer each.
 
     Reads plan_crawls, offers and plan_requirements of the day. Offers under the price floor
     (`judged_offers`, migration 040) are left out and recorded in `plan_excluded_offers` for the day.
-    Returns the number of candidates.
+    Each candidate also gets `train_days` and `total_usd`/`total_cny` for a run of `job_tokens`
+    tokens (by the offer's billing). Returns the number of candidates.
     """
+    if not (job_tokens > 0 and math.isfinite(job_tokens)):
+        raise ValueError(f"job_tokens must be a positive number of tokens, got {job_tokens!r}")
     computed_at = _now_utc()
-    with _transaction(con):
+    with transaction(con):
         con.execute("DELETE FROM plan_excluded_offers WHERE plan_date = $d", {"d": plan_date})
         queries.execute(
             con,
@@ -141,6 +153,7 @@ def compute_candidates(con: duckdb.DuckDBPyConnection, plan_date: date) -> int:
             "plan_candidates",
             plan_date=plan_date,
             max_gpu_count=MAX_PLAN_GPU_COUNT,
+            job_tokens=float(job_tokens),
             computed_at=computed_at,
         )
     return _scalar(con, "SELECT count(*) FROM plan_candidates WHERE plan_date = $d", plan_date)
@@ -151,7 +164,7 @@ def compute_cheapest_plans(con: duckdb.DuckDBPyConnection, plan_date: date) -> i
 
     Returns the number of rows (models x methods x 2 when requirements exist for the day).
     """
-    with _transaction(con):
+    with transaction(con):
         con.execute("DELETE FROM cheapest_plans WHERE plan_date = $d", {"d": plan_date})
         queries.execute(con, "cheapest_plans", plan_date=plan_date, computed_at=_now_utc())
     return _scalar(con, "SELECT count(*) FROM cheapest_plans WHERE plan_date = $d", plan_date)
@@ -163,7 +176,7 @@ def compute_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_
     A price change counts when the rent per month moved by more than `price_move_pct` percent.
     Returns the number of changes (0 on the first day with plans).
     """
-    with _transaction(con):
+    with transaction(con):
         con.execute("DELETE FROM plan_changes WHERE change_date = $d", {"d": plan_date})
         queries.execute(
             con,
@@ -251,6 +264,18 @@ def plans_for_date(
 ) -> pd.DataFrame:
     """The cheapest plans of `plan_date` (None: the latest day with plans), smallest model first."""
     return queries.frame(con, "plans_for_date", plan_date=plan_date, model=model, method=method)
+
+
+def plans_for_gpu(
+    con: duckdb.DuckDBPyConnection,
+    gpu_model: str,
+    plan_date: date | None = None,
+    model: str | None = None,
+    method: str | None = None,
+) -> pd.DataFrame:
+    """The best plans of `plan_date` (None: the latest day with plans) on one canonical GPU model:
+    the daily rankings among that GPU's candidates, 'no_offer_fits' where none of it fits."""
+    return queries.frame(con, "plans_for_gpu", gpu=gpu_model, plan_date=plan_date, model=model, method=method)
 
 
 def day_crawls(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:

@@ -1,35 +1,60 @@
-"""`gpuplan plans`: the day's cheapest plans from the published warehouse (no Dagster needed)."""
+"""`gpuplan plans`: the day's cheapest plans, or with --tokens the plans for one job of yours.
+
+Without --tokens: the daily model-size tables from the published warehouse (no Dagster needed).
+With --tokens: your job planned on the fly from each platform's latest good crawl, priced in full by
+each platform's billing (`warehouse.job_plans`); nothing is written and no refresh is needed.
+Tables fit the terminal: one plan per line at 80 columns with a legend below, more columns on a
+wider terminal, every column with --wide.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import math
-from typing import Annotated
+from enum import StrEnum
+from typing import Annotated, Any, NoReturn
+from zoneinfo import ZoneInfo
 
 import pandas as pd
 import typer
-from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from gpuplan.settings import Settings
-from warehouse import connect, plans
+from gpuplan.tables import Column, fitted_table, money, short_gpu, show_table
+from sizing import assumptions, gpu_names
+from sizing.jobs import Job, job_sizing, parse_duration, parse_tokens
+from warehouse import connect, job_plans, plans
 
-RANKING_LABELS = {"lowest_rent": "rent", "lowest_cost_per_btoken": "tokens"}
-BILLING_LABELS = {
-    "monthly_plan": "monthly",
-    "weekly_plan": "weekly",
-    "daily_plan": "daily",
-    "reserved": "reserved",
-}
+RANKING_LABELS = {"lowest_rent": "rent", "lowest_cost_per_btoken": "tok"}
+BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo"}
+PLAN_BILLING = {"monthly_plan": "mo", "weekly_plan": "wk", "daily_plan": "d", "reserved": "res"}
+LEGEND_DAILY = (
+    "rent: least rent for a month of training; tok: least cost per billion tokens. Plan: GPU×count "
+    "platform; * stock unknown; (mo)/(wk)/(d)/(res) monthly, weekly, daily or reserved terms; "
+    "[N nodes] a cluster. days, USD/{tokens}: one run of {tokens} tokens (GPUPLAN_DEFAULT_TOKENS), "
+    "in total as billed (whole billing periods, at least the minimum term)."
+)
+LEGEND_JOB = (
+    "Best plan per GPU model. Plan: GPU×count platform; * stock unknown; [N nodes] a cluster. bill: "
+    "billing period (h, d, wk, mo): totals round up to whole periods and pay at least the minimum term. "
+    "finish: if started now ({zone})."
+)
+
+
+class Currency(StrEnum):
+    CNY = "CNY"
+    USD = "USD"
 
 
 def register(app: typer.Typer) -> None:
     app.command(
         "plans",
-        help="The cheapest way to train each model size with each method on a day: lowest rent for a "
-        "month of training and lowest cost per billion tokens, from the published warehouse.",
+        help="The cheapest way to train each model size with each method on a day (lowest rent for a "
+        "month, lowest cost per billion tokens, days and total for a default run), or with --tokens the "
+        "plans for your own job from the latest offers: where, how many GPUs, when it finishes, what it "
+        "costs in total.",
     )(plans_command)
 
 
@@ -42,48 +67,165 @@ def plans_command(
         ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Only this model size or preset, e.g. 70B.")
+        str | None,
+        typer.Option("--model", help="Model size, preset or config.json, e.g. 70B or qwen2.5-14b."),
     ] = None,
     method: Annotated[
-        str | None, typer.Option("--method", help="Only this method: full, lora or qlora.")
+        str | None, typer.Option("--method", help="Training method: full, full-bf16, lora, qlora, freeze.")
     ] = None,
+    gpu: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gpu", help="Only plans on this GPU, as people write it: H100, 4090, 910B (repeatable)."
+        ),
+    ] = None,
+    tokens: Annotated[
+        str | None, typer.Option("--tokens", help="Plan your job: tokens of one epoch, e.g. 500M, 2B, 1.5e9.")
+    ] = None,
+    epochs: Annotated[
+        float | None, typer.Option("--epochs", help="Epochs over the tokens (default 1).")
+    ] = None,
+    within: Annotated[
+        str | None,
+        typer.Option("--within", help="Deadline: 36h, 3d, 2w, or a date (YYYY-MM-DD, by its end)."),
+    ] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sequence (sizing).")] = None,
+    batch: Annotated[int | None, typer.Option("--batch", help="Micro-batch (sequences) per GPU.")] = None,
+    max_gpus: Annotated[int | None, typer.Option("--max-gpus", help="The most GPUs a plan may use.")] = None,
+    framework: Annotated[
+        str | None,
+        typer.Option(
+            "--framework",
+            "-f",
+            help="Training framework whose defaults the sizing takes (default: llamafactory).",
+        ),
+    ] = None,
+    platform: Annotated[
+        list[str] | None, typer.Option("--platform", "-p", help="Only this platform's offers (repeatable).")
+    ] = None,
+    currency: Annotated[
+        Currency, typer.Option("--currency", help="Currency of the job table's prices and totals.")
+    ] = Currency.USD,
+    fastest: Annotated[bool, typer.Option("--fastest", help="Rank job plans by finish time.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the width.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON records instead of a table.")] = False,
 ) -> None:
     settings: Settings = ctx.obj
+    job_options: dict[str, object] = {
+        "--epochs": epochs,
+        "--within": within,
+        "--seq-len": seq_len,
+        "--batch": batch,
+    }
+    job_options |= {"--max-gpus": max_gpus, "--platform": platform, "--fastest": fastest or None}
+    try:
+        gpus = [_resolve_gpu(name) for name in gpu or []]
+        if tokens is None:
+            given = [name for name, value in job_options.items() if value is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)} plan a job: give --tokens too")
+            _daily(settings, day.date() if day else None, model, method, gpus, wide, as_json)
+            return
+        if model is None or method is None:
+            raise ValueError("--tokens plans a job: give --model and --method too")
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        job = Job(
+            name="ad hoc",
+            model=model,
+            method=method,
+            tokens=parse_tokens(tokens),
+            epochs=1.0 if epochs is None else epochs,
+            within_days=None if within is None else _within_days(within, now, settings.schedule_timezone),
+            seq_len=seq_len,
+            batch=batch,
+            max_gpus=max_gpus,
+            platforms=tuple(platform or ()),
+            gpus=tuple(gpus),
+            framework=framework,
+        )
+        _job(settings, job, day.date() if day else None, now, currency, fastest, wide, as_json)
+    except (ValueError, connect.NoWarehouseError, connect.OutdatedWarehouseError) as exc:
+        _fail(str(exc))
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(1)
+
+
+def _resolve_gpu(name: str) -> str:
+    match = gpu_names.resolve(name)
+    if match.note:
+        typer.echo(match.note, err=True)
+    return match.gpu_model
+
+
+def _within_days(text: str, now: dt.datetime, timezone: str) -> float:
+    """--within as days from `now` (UTC): a duration, or a date meaning the end of that day in `timezone`."""
+    try:
+        deadline = now + parse_duration(text)
+    except ValueError:
+        try:
+            date = dt.date.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"--within takes 36h, 3d, 2w or a date (YYYY-MM-DD), got {text!r}") from None
+        end = dt.datetime.combine(date + dt.timedelta(days=1), dt.time(), ZoneInfo(timezone))
+        deadline = end.astimezone(dt.UTC).replace(tzinfo=None)
+        if deadline <= now:
+            raise ValueError(f"the deadline {text} ({timezone}) is in the past") from None
+    return (deadline - now) / dt.timedelta(days=1)
+
+
+# --- the daily tables ------------------------------------------------------------------------------
+
+
+def _daily(
+    settings: Settings,
+    day: dt.date | None,
+    model: str | None,
+    method: str | None,
+    gpus: list[str],
+    wide: bool,
+    as_json: bool,
+) -> None:
     with connect.reader(settings.warehouse) as con:
-        frame = plans.plans_for_date(con, day.date() if day else None, model, method)
+        if gpus:
+            frame = pd.concat(
+                [plans.plans_for_gpu(con, g, day, model, method) for g in gpus], ignore_index=True
+            )
+        else:
+            frame = plans.plans_for_date(con, day, model, method)
         excluded = plans.excluded_offers(con, frame["plan_date"].iloc[0]) if len(frame) else None
     if frame.empty:
-        wanted = " ".join(filter(None, [model, method])) or "any model"
-        when = day.date().isoformat() if day else "any day"
-        typer.echo(
-            f"no plans for {wanted} on {when} in {settings.warehouse}; run `gpuplan refresh`", err=True
-        )
-        raise typer.Exit(1)
+        wanted = " ".join(filter(None, [model, method, *gpus])) or "any model"
+        when = day.isoformat() if day else "any day"
+        _fail(f"no plans for {wanted} on {when} in {settings.warehouse}; run `gpuplan refresh`")
     if as_json:
         typer.echo(plans_json(frame))
-    else:
-        console = Console()
-        console.print(plans_table(frame))
-        if excluded is not None and len(excluded):
-            console.print(excluded_note(excluded), highlight=False)
+        return
+    console = Console()
+    show_table(console, lambda every, width: plans_table(frame, every, width), wide)
+    if excluded is not None and len(excluded):
+        console.print(excluded_note(excluded), highlight=False)
 
 
 def plans_json(frame: pd.DataFrame) -> str:
     """The plans as a JSON array of objects (column names as keys, null for missing)."""
-
-    def plain(value: object) -> object:
-        if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-            return None
-        if isinstance(value, pd.Timestamp):
-            # DuckDB DATE columns arrive as midnight timestamps
-            return value.date().isoformat() if value == value.normalize() else value.isoformat()
-        if isinstance(value, dt.date):
-            return value.isoformat()
-        return value.item() if hasattr(value, "item") else value
-
-    records = [{key: plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    records = [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
     return json.dumps(records, ensure_ascii=False, indent=1)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, pd.Timestamp):
+        # DuckDB DATE columns arrive as midnight timestamps
+        return value.date().isoformat() if value == value.normalize() else value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value.item() if hasattr(value, "item") else value
 
 
 def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
@@ -101,48 +243,145 @@ def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
     )
 
 
-def _money(value: float | None) -> str:
-    return "" if value is None or pd.isna(value) else f"{value:,.0f}"
-
-
-def _plan(row: pd.Series) -> str:
-    nodes = f" on {row['nodes']} nodes" if row["multi_node"] else ""
+def plan_label(row: pd.Series | dict[str, Any], billing: str | None) -> str:
+    """A plan in a few characters: `910B×2 quotes (mo)`, `H100×16 lambda [2 nodes]`, `4090×1 vastai*`."""
     stock = "" if row["stock_known"] else "*"
-    billing = (
-        ""
-        if row["pricing_type"] == "on_demand"
-        else f", {BILLING_LABELS.get(row['pricing_type'], row['pricing_type'])}"
-    )
-    return f"{row['platform']}: {row['gpu_model']} x{row['gpu_count']}{stock}{nodes}{billing}"
+    term = f" ({billing})" if billing else ""
+    nodes = f" [{row['nodes']} nodes]" if row["nodes"] and row["nodes"] > 1 else ""
+    return f"{short_gpu(row['gpu_model'])}×{row['gpu_count']} {row['platform']}{stock}{term}{nodes}"
 
 
-def plans_table(frame: pd.DataFrame) -> Table:
-    """A table of plans: one line per (model, method, ranking); money rounded to whole units."""
-    table = Table(
-        title=f"Cheapest plans, {pd.Timestamp(frame['plan_date'].iloc[0]).date()}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        caption="rent: least for a month of training; tokens: least per billion tokens. "
-        "* the platform does not say how many are free",
-        caption_justify="left",
-    )
-    table.add_column("model", no_wrap=True)
-    table.add_column("for", no_wrap=True)
-    table.add_column("plan", ratio=1)
-    for header in ("CNY/mo", "USD/mo", "Mtok/day", "USD/Btok"):
-        table.add_column(header, justify="right", no_wrap=True)
+def plans_table(frame: pd.DataFrame, wide: bool = False, max_width: int | None = None) -> Table:
+    """The daily plans: one line per (model, method, ranking); money in whole units."""
+    tokens = frame["job_tokens"].dropna()
+    budget = f"{tokens.iloc[0] / 1e9:g}B" if len(tokens) else "?"
+    day = pd.Timestamp(frame["plan_date"].iloc[0]).date()
+    figures = [("CNY/mo", "rent_cny_per_month"), ("USD/Btok", "cost_usd_per_billion_tokens")]
+    if wide:
+        figures[1:1] = [("USD/mo", "rent_usd_per_month"), ("Mtok/day", "tokens_per_day")]
+    figures += [("days", "train_days"), (f"USD/{budget}", "total_usd")]
+    if wide:
+        figures += [(f"CNY/{budget}", "total_cny"), ("GB/GPU", "per_gpu_memory_gb")]
+    columns = [Column("model", right=False), Column("by", right=False), Column("plan", flexible=True)]
+    columns += [Column(header) for header, _ in figures]
+    rows = []
     for _, row in frame.iterrows():
-        ask = f"{row['model']} {row['method']}"
+        ask = [f"{row['model']} {row['method']}", RANKING_LABELS[row["ranking"]]]
         if row["status"] != "ok":
-            table.add_row(ask, RANKING_LABELS[row["ranking"]], "[yellow]no offer fits[/yellow]")
+            rows.append([*ask, "[yellow]no offer fits[/yellow]"])
             continue
-        table.add_row(
-            ask,
-            RANKING_LABELS[row["ranking"]],
-            _plan(row),
-            _money(row["rent_cny_per_month"]),
-            _money(row["rent_usd_per_month"]),
-            _money(row["tokens_per_day"] / 1e6),
-            _money(row["cost_usd_per_billion_tokens"]),
-        )
-    return table
+        cells = []
+        for _, column in figures:
+            value = row[column] / 1e6 if column == "tokens_per_day" else row[column]
+            cells.append(money(value, 1 if column in ("train_days", "per_gpu_memory_gb") else 0))
+        rows.append([*ask, plan_label(row, PLAN_BILLING.get(row["pricing_type"])), *cells])
+    return fitted_table(
+        f"Cheapest plans, {day}", LEGEND_DAILY.format(tokens=budget), columns, rows, max_width
+    )
+
+
+# --- a job of yours ------------------------------------------------------------------------------
+
+
+def _job(
+    settings: Settings,
+    job: Job,
+    day: dt.date | None,
+    now: dt.datetime,
+    currency: Currency,
+    fastest: bool,
+    wide: bool,
+    as_json: bool,
+) -> None:
+    with connect.reader(settings.warehouse) as con:
+        answer = job_plans.plan_job(con, job, start_at=now, plan_date=day, fastest=fastest)
+    zone = ZoneInfo(settings.schedule_timezone)
+    if answer.reason is not None:
+        if answer.fastest is not None and job.within_days is not None:
+            best, deadline = answer.fastest, now + dt.timedelta(days=job.within_days)
+            _fail(
+                f"no plan finishes by {_local(deadline, zone)}: the fastest is "
+                f"{job_plans.plan_text(best)}, {job_plans.duration_text(best['train_days'])}, finishing "
+                f"{_local(best['finish'], zone)} ({settings.schedule_timezone})"
+            )
+        _fail(answer.reason)
+    lines = assumptions.describe(job_sizing(job))
+    if as_json:
+        records = json.loads(plans_json(answer.plans))
+        for record in records:
+            record["finish"] = f"{record['finish']}Z" if record["finish"] else None
+            record["assumptions"] = lines
+        typer.echo(json.dumps(records, ensure_ascii=False, indent=1))
+        return
+    console = Console()
+    console.print(_job_heading(job, day, now, zone), highlight=False)
+    legend = LEGEND_JOB.format(zone=settings.schedule_timezone)
+    show_table(
+        console, lambda every, width: job_table(answer.plans, currency, zone, legend, every, width), wide
+    )
+    console.print("Assumptions:", highlight=False)
+    for line in lines:
+        console.print(f"  - {line}", highlight=False)
+
+
+def _local(moment: dt.datetime | pd.Timestamp, zone: ZoneInfo) -> str:
+    return pd.Timestamp(moment).tz_localize("UTC").tz_convert(zone).strftime("%Y-%m-%d %H:%M")
+
+
+def tokens_text(tokens: float) -> str:
+    """Tokens as people write them: 1.5B, 500M, 750k."""
+    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if tokens >= size:
+            return f"{tokens / size:.4g}{unit}"
+    return f"{tokens:.4g}"
+
+
+def _job_heading(job: Job, day: dt.date | None, now: dt.datetime, zone: ZoneInfo) -> str:
+    epochs = f" ({tokens_text(job.tokens)} x {job.epochs:g} epochs)" if job.epochs != 1 else ""
+    deadline = (
+        f", by {_local(now + dt.timedelta(days=job.within_days), zone)}"
+        if job.within_days is not None
+        else ""
+    )
+    source = f"the crawls of {day}" if day else "the latest crawls"
+    return (
+        f"{job.model} {job.method}, {tokens_text(job.train_tokens)} tokens{epochs}{deadline}; from {source}"
+    )
+
+
+def job_table(
+    frame: pd.DataFrame,
+    currency: Currency,
+    zone: ZoneInfo,
+    legend: str,
+    wide: bool,
+    max_width: int | None = None,
+) -> Table:
+    """A job's plans, best first: one line per GPU model."""
+    unit, other = currency.value.lower(), "usd" if currency is Currency.CNY else "cny"
+    fields: list[tuple[Column, str]] = [(Column("#"), "rank"), (Column("plan", flexible=True), "plan")]
+    fields += [(Column("bill", right=False), "billing_period")]
+    if wide:
+        fields += [(Column("region", flexible=True), "region"), (Column("offer", flexible=True), "offer_id")]
+    fields += [(Column("MFU"), "mfu"), (Column(f"{currency.value}/GPU-h"), f"price_{unit}_per_gpu_hour")]
+    fields += [(Column("days"), "train_days"), (Column("finish"), "finish")]
+    fields += [(Column(f"{currency.value} total"), f"total_{unit}")]
+    if wide:
+        fields += [(Column("billed h"), "billed_hours"), (Column(f"{other.upper()} total"), f"total_{other}")]
+    rows = [[_job_cell(row, field, zone, wide) for _, field in fields] for _, row in frame.iterrows()]
+    return fitted_table("Plans for your job", legend, [column for column, _ in fields], rows, max_width)
+
+
+def _job_cell(row: pd.Series, field: str, zone: ZoneInfo, wide: bool) -> str:
+    value = row.get(field)
+    if field == "plan":
+        return plan_label(row, None)
+    if field == "billing_period":
+        return BILLING_LABELS.get(str(value), str(value))
+    if field == "finish":
+        return _local(row["finish"], zone)[0 if wide else 5 :]  # month-day when narrow: the year is this one
+    if field == "mfu":
+        return f"{value:.0%}"
+    if field in ("rank", "region", "offer_id"):
+        return "" if value is None or pd.isna(value) else str(value)
+    return money(value, 2 if "per_gpu_hour" in field else 1 if field == "train_days" else 0)

@@ -119,7 +119,9 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
             "tokens. Offers under the price floor (a small share of what the other platforms ask for the "
             "same GPU that day, or of the platform's other offers of it: `price_floor_share()` and "
             "`judged_offers` in SQL) are placeholders, such as RunPod's 0.5 USD for sold-out GPUs: left "
-            "out, and listed in `plan_excluded_offers`. SQL in the warehouse: `plan_candidates.sql`."
+            "out, and listed in `plan_excluded_offers`. Each candidate also gives the days and total of a "
+            "run of `default_tokens` tokens (GPUPLAN_DEFAULT_TOKENS) by the offer's billing. SQL in the "
+            "warehouse: `plan_shapes` (shared with the job plans) and `plan_candidates.sql`."
         ),
     )
     def plan_candidates(
@@ -128,7 +130,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         requested = partition_days(context)
         with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
-            count = sum(plans.compute_candidates(con, day) for day in days)
+            count = sum(plans.compute_candidates(con, day, warehouse.default_tokens) for day in days)
             excluded = pd.concat([plans.excluded_offers(con, day) for day in days] or [pd.DataFrame()])
         columns = ["plan_date", "platform", "offer_id", "gpu_model", "price_usd_per_gpu_hour"]
         return dg.MaterializeResult(
@@ -154,8 +156,9 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         freshness_policy=PLANS_FRESHNESS,
         description=(
             "The product: per (model, method), the lowest rent for a month of training that fits (the "
-            "article's view) and the lowest cost per billion tokens, with a 'no_offer_fits' row where "
-            "nothing fits. Re-running a day replaces that day only."
+            "article's view) and the lowest cost per billion tokens, each with its train days and total "
+            "for a run of GPUPLAN_DEFAULT_TOKENS tokens, and a 'no_offer_fits' row where nothing fits. "
+            "Re-running a day replaces that day only."
         ),
     )
     def cheapest_plans(

@@ -23,6 +23,7 @@ EXPECTED = {
     "bench_ingest.py": ("read_json s", "ratio", "row-by-row baseline", "not judged in --quick"),
     "bench_e2e.py": ("crawls", "warehouse", "plans", "Dagster", "peak RSS, whole process tree"),
     "bench_startup.py": ("gpuplan --help", "gpuplan sql 'select 1'", "not judged in --quick"),
+    "bench_jobs.py": ("process: gpuplan plans --json", "naive: Python loop", "not judged in --quick"),
 }
 
 

@@ -179,6 +179,7 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
         "every_ask_has_a_plan",
         "watches",
         *(drift.check_name(platform) for platform in registry.platforms()),
+        "every_job_has_a_plan",
     }
     checks = {e.asset_key: e.passed for e in evaluations if e.check_name == "volume"}
     assert checks[crawl_key(broken)] is False

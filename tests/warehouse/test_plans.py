@@ -9,17 +9,17 @@ by hand. The real spiders and sizing model are exercised in tests/pipelines.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date, datetime
+from datetime import date
 
 import pandas as pd
 import pytest
+from synthetic_offers import CNY_PER_USD, DAY1, DAY2
+from synthetic_offers import crawl as _crawl
+from synthetic_offers import monthly_cny as _monthly_cny
+from synthetic_offers import offer as _offer
 
 from warehouse import plans
 from warehouse.connect import in_memory
-
-DAY1 = date(2026, 11, 29)
-DAY2 = date(2026, 11, 30)
-CNY_PER_USD = 7.0  # synthetic rate: keeps CNY figures exact
 
 # Toy GPUs: memory (GB), relative speed (tokens per second per GPU), GPUs per node.
 GPUS = {
@@ -27,74 +27,6 @@ GPUS = {
     "H100 SXM 80GB": (80, 5_000.0, 8),
     "Ascend 910B 64GB": (64, 2_000.0, 8),
 }
-
-
-def _offer(platform: str, offer_id: str, gpu_model: str, usd_per_gpu_hour: float, **fields: object) -> dict:
-    row = {
-        "platform": platform,
-        "offer_id": offer_id,
-        "source": "crawl",
-        "region": None,
-        "gpu_name_raw": gpu_model,
-        "gpu_model": gpu_model,
-        "gpu_count": 1,
-        "price_amount": usd_per_gpu_hour,
-        "price_currency": "USD",
-        "price_per": "gpu",
-        "billing_period": "hour",
-        "min_term_periods": 1,
-        "pricing_type": "on_demand",
-        "hourly_rentable": True,
-        "price_usd_per_gpu_hour": usd_per_gpu_hour,
-        "price_cny_per_gpu_hour": usd_per_gpu_hour * CNY_PER_USD,
-        "available_gpus": None,
-        "source_url": "https://example.invalid/synthetic",
-    }
-    row.update(fields)
-    return row
-
-
-def _monthly_cny(
-    platform: str, offer_id: str, gpu_model: str, cny_per_gpu_month: float, **fields: object
-) -> dict:
-    """A per-card monthly quote (like the article's broker), derived per GPU-hour over 730 h."""
-    cny_hour = cny_per_gpu_month / 730
-    return _offer(
-        platform,
-        offer_id,
-        gpu_model,
-        cny_hour / CNY_PER_USD,
-        price_amount=cny_per_gpu_month,
-        price_currency="CNY",
-        billing_period="month",
-        pricing_type="monthly_plan",
-        hourly_rentable=False,
-        price_cny_per_gpu_hour=cny_hour,
-        **fields,
-    )
-
-
-def _crawl(con, day: date, platform: str, offers: Iterable[dict], status: str = "ok") -> None:
-    """Load synthetic offers as one crawl of `platform` feeding `day`."""
-    crawl_id = f"synthetic-{platform}-{day}"
-    frame = pd.DataFrame(list(offers))
-    observed_at = datetime.combine(day, datetime.min.time())
-    con.execute(
-        "INSERT INTO crawl_runs (crawl_id, platform, status, items_yielded, offers_loaded, loaded_at) "
-        "VALUES ($id, $platform, $status, $n, $n, $at)",
-        {"id": crawl_id, "platform": platform, "status": status, "n": len(frame), "at": observed_at},
-    )
-    if not frame.empty:
-        frame["crawl_id"] = crawl_id
-        frame["observed_at"] = observed_at
-        frame["observed_date"] = day
-        frame["run_day"] = day  # as the loaders set it: the run's day (loaded_at here)
-        con.register("synthetic_offers", frame)
-        con.execute("INSERT INTO offers BY NAME SELECT * FROM synthetic_offers")
-        con.unregister("synthetic_offers")
-    plans.record_plan_crawls(
-        con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}])
-    )
 
 
 def _requirements(
@@ -488,3 +420,51 @@ def test_changes_of_several_days_run_oldest_first_and_refresh_the_next_day(con):
     # 11-28 has no day before it; 11-29 got cheaper than 11-28; 11-30, recomputed, still dearer than 11-29
     assert changes == [(DAY1, "price_down")] * 2 + [(DAY2, "price_up")] * 2
     assert plans.recorded_days(con, date(2026, 11, 1), DAY1) == [earlier, DAY1]
+
+
+def test_the_daily_tables_give_days_and_total_for_a_default_run(con):
+    # 1e8 tokens: 27.8 h on the hourly 4090 (1000 tok/s), billed 28 h; 5.6 h on the H100 quoted by the
+    # month (5000 tok/s), billed its whole month
+    h100_month = {"billing_period": "month", "pricing_type": "monthly_plan", "hourly_rentable": False}
+    _crawl(
+        con,
+        DAY1,
+        "cloud",
+        [
+            _offer("cloud", "4090", "RTX 4090 24GB", 0.4),
+            _offer("cloud", "h100", "H100 SXM 80GB", 1.0, **h100_month),
+        ],
+    )
+    plans.store_requirements(con, DAY1, _requirements({("7B", "qlora"): 6}))
+    plans.compute_candidates(con, DAY1, job_tokens=1e8)
+    plans.compute_cheapest_plans(con, DAY1)
+    frame = plans.plans_for_date(con, DAY1)
+    rent = _row(frame, "7B", "qlora", "lowest_rent")
+    cost = _row(frame, "7B", "qlora", "lowest_cost_per_btoken")
+    assert (rent["offer_id"], cost["offer_id"]) == ("4090", "h100")
+    assert (rent["job_tokens"], cost["job_tokens"]) == (1e8, 1e8)
+    assert rent["train_days"] == pytest.approx(1e8 / 1000 / 86400)
+    assert cost["train_days"] == pytest.approx(1e8 / 5000 / 86400)
+    assert rent["total_usd"] == pytest.approx(0.4 * 28)
+    assert rent["total_cny"] == pytest.approx(0.4 * 28 * CNY_PER_USD)
+    assert cost["total_usd"] == pytest.approx(1.0 * 730)
+    with pytest.raises(ValueError, match="job_tokens"):
+        plans.compute_candidates(con, DAY1, job_tokens=0)
+
+
+def test_the_best_plans_on_one_gpu_rank_like_the_days_plans(con):
+    _crawl(
+        con,
+        DAY1,
+        "cloud",
+        [_offer("cloud", "4090", "RTX 4090 24GB", 0.4), _offer("cloud", "h100", "H100 SXM 80GB", 1.5)],
+    )
+    frame = _plan(con, DAY1, {("7B", "qlora"): 6, ("70B", "full"): 1200})
+    assert _row(frame, "7B", "qlora", "lowest_rent")["offer_id"] == "4090"
+    on_h100 = plans.plans_for_gpu(con, "H100 SXM 80GB", DAY1)
+    assert set(on_h100["ranking"]) == set(plans.RANKINGS)
+    assert _row(on_h100, "7B", "qlora", "lowest_rent")["offer_id"] == "h100"
+    assert _row(on_h100, "70B", "full", "lowest_rent")["status"] == "no_offer_fits"
+    # the latest day by default, and one model or method
+    assert len(plans.plans_for_gpu(con, "H100 SXM 80GB", model="7B")) == 2
+    assert plans.plans_for_gpu(con, "A100 SXM 80GB", DAY1)["status"].eq("no_offer_fits").all()

@@ -1,50 +1,33 @@
 -- The day's candidate plans: for each (model, method) and GPU model, the configuration of the day's
 -- offers that fits with the lowest rent for a month, and the one with the lowest cost per token.
--- Inputs: plan_crawls (which crawls make the day), offers, plan_requirements (the sizing model).
+-- Inputs: the day's offers (judged_offers through plan_shapes), plan_requirements (the sizing model).
 -- $max_gpu_count is the largest job considered.
---
--- Which GPU counts an offer can give (units_rented x unit_gpu_count), see docs/article-comparison.md:
---   * one unit, as sold; a unit that spans nodes is a cluster the platform sells as one (multi-node);
---   * several units of an offer priced per GPU, on one node (k x g <= gpus_per_node): the platform lets
---     one pick the card count on a machine (AutoDL, RunPod, broker per-card quotes);
---   never several separate machines: nothing says they share the fabric a multi-node job needs.
---   Never more GPUs than the offer says are free (available_gpus; NULL = unknown, kept and flagged).
--- The day's offers are judged_offers' plannable ones (migration 040): spot offers are left out (a
--- month of training cannot count on interruptible machines), and so are offers under the price floor
--- (placeholders).
--- Params: $plan_date, $max_gpu_count, $computed_at.
+-- How an offer can be rented (units, nodes, stock, no joining of separate machines, spot and
+-- placeholder prices left out) is `plan_shapes` (migration 051), the rule the job plans share; node
+-- sizes come from the day's requirements (the sizing catalog).
+-- Each candidate also says, for a run of $job_tokens tokens (GPUPLAN_DEFAULT_TOKENS), how many days it
+-- trains and its total by the offer's billing (`billed_hours`, migration 051).
+-- Params: $plan_date, $max_gpu_count, $job_tokens, $computed_at.
 INSERT INTO plan_candidates BY NAME
-WITH day_offers AS (
-    SELECT * EXCLUDE (day, spot, price_reference, reference_usd_per_gpu_hour, reference_offers, floor_share,
-                      below_price_floor, plannable)
-    FROM judged_offers(CAST($plan_date AS DATE), CAST($plan_date AS DATE))
-    WHERE plannable
-),
-node_sizes AS (
-    SELECT DISTINCT gpu_model, gpus_per_node
-    FROM plan_requirements
-    WHERE plan_date = $plan_date
-),
+WITH
 -- materialized: the shape ids must be the same wherever shapes is read
 shapes AS MATERIALIZED (
     SELECT
-        o.*,
-        n.gpus_per_node,
-        k.units_rented,
-        k.units_rented * o.gpu_count AS plan_gpu_count,
+        s.*,
         greatest(
-            hours_per_billing_period('month'), o.min_term_periods * hours_per_billing_period(o.billing_period)
+            hours_per_billing_period('month'), s.min_term_periods * hours_per_billing_period(s.billing_period)
         ) AS commitment_hours,
         row_number() OVER () AS shape_id
-    FROM day_offers AS o
-    JOIN node_sizes AS n USING (gpu_model)
-    CROSS JOIN range(1, $max_gpu_count + 1) AS k(units_rented)
-    WHERE k.units_rented * o.gpu_count <= $max_gpu_count
-      AND (o.available_gpus IS NULL OR k.units_rented * o.gpu_count <= o.available_gpus)
-      AND (
-          k.units_rented = 1
-          OR (o.price_per = 'gpu' AND k.units_rented * o.gpu_count <= n.gpus_per_node)
-      )
+    FROM plan_shapes(
+        CAST($plan_date AS DATE),
+        CAST($plan_date AS DATE),
+        (
+            SELECT map_from_entries(list(DISTINCT (gpu_model, gpus_per_node)))
+            FROM plan_requirements
+            WHERE plan_date = $plan_date
+        ),
+        $max_gpu_count
+    ) AS s
 ),
 -- Per (GPU model, GPU count) only two shapes can win for any (model, method): the least commitment
 -- and the least rent per hour (the throughput is the same for all of them). Keeping just those before
@@ -79,7 +62,7 @@ fitting AS (
         s.plan_gpu_count AS gpu_count,
         s.units_rented,
         s.offer_id,
-        s.available_gpus IS NOT NULL AS stock_known,
+        s.stock_known,
         s.price_usd_per_gpu_hour * s.plan_gpu_count * s.commitment_hours AS commitment_usd,
         s.price_usd_per_gpu_hour * s.plan_gpu_count / (r.tokens_per_second * 3600) * 1e9
             AS cost_usd_per_billion_tokens
@@ -122,12 +105,12 @@ SELECT
     s.gpu_count AS unit_gpu_count,
     s.units_rented,
     s.plan_gpu_count AS gpu_count,
-    CAST(ceil(s.plan_gpu_count / s.gpus_per_node) AS INTEGER) AS nodes,
+    s.nodes,
     s.pricing_type,
     s.billing_period,
     s.hourly_rentable,
     s.commitment_hours,
-    s.available_gpus IS NOT NULL AS stock_known,
+    s.stock_known,
     s.available_gpus,
     r.zero_stage,
     r.per_gpu_memory_gb,
@@ -143,6 +126,14 @@ SELECT
         AS cost_usd_per_billion_tokens,
     s.price_cny_per_gpu_hour * s.plan_gpu_count / (r.tokens_per_second * 3600) * 1e9
         AS cost_cny_per_billion_tokens,
+    CAST($job_tokens AS DOUBLE) AS job_tokens,
+    $job_tokens / (r.tokens_per_second * 86400) AS train_days,
+    s.price_usd_per_gpu_hour * s.plan_gpu_count
+        * billed_hours($job_tokens / (r.tokens_per_second * 3600), s.billing_period, s.min_term_periods)
+        AS total_usd,
+    s.price_cny_per_gpu_hour * s.plan_gpu_count
+        * billed_hours($job_tokens / (r.tokens_per_second * 3600), s.billing_period, s.min_term_periods)
+        AS total_cny,
     CAST($computed_at AS TIMESTAMP) AS computed_at
 FROM best AS b
 JOIN shapes AS s USING (shape_id)

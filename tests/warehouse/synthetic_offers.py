@@ -1,0 +1,88 @@
+"""SYNTHETIC offers for the plan tests: hand-made offers loaded as crawls feeding a day.
+
+Each offer is one row as the loaders store it (prices already per GPU-hour, at a fixed synthetic
+CNY rate so CNY figures stay exact); a crawl is recorded for its day, as the pipeline records the
+crawls of a day's folder, so the same offers are both "the day's" and, being the newest crawl of
+their platform, "the latest".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime
+
+import pandas as pd
+
+from warehouse import plans
+
+DAY1 = date(2026, 11, 29)
+DAY2 = date(2026, 11, 30)
+CNY_PER_USD = 7.0  # synthetic rate: keeps CNY figures exact
+
+
+def offer(platform: str, offer_id: str, gpu_model: str, usd_per_gpu_hour: float, **fields: object) -> dict:
+    row = {
+        "platform": platform,
+        "offer_id": offer_id,
+        "source": "crawl",
+        "region": None,
+        "gpu_name_raw": gpu_model,
+        "gpu_model": gpu_model,
+        "gpu_count": 1,
+        "price_amount": usd_per_gpu_hour,
+        "price_currency": "USD",
+        "price_per": "gpu",
+        "billing_period": "hour",
+        "min_term_periods": 1,
+        "pricing_type": "on_demand",
+        "hourly_rentable": True,
+        "price_usd_per_gpu_hour": usd_per_gpu_hour,
+        "price_cny_per_gpu_hour": usd_per_gpu_hour * CNY_PER_USD,
+        "available_gpus": None,
+        "source_url": "https://example.invalid/synthetic",
+    }
+    row.update(fields)
+    return row
+
+
+def monthly_cny(
+    platform: str, offer_id: str, gpu_model: str, cny_per_gpu_month: float, **fields: object
+) -> dict:
+    """A per-card monthly quote (like the article's broker), derived per GPU-hour over 730 h."""
+    cny_hour = cny_per_gpu_month / 730
+    return offer(
+        platform,
+        offer_id,
+        gpu_model,
+        cny_hour / CNY_PER_USD,
+        price_amount=cny_per_gpu_month,
+        price_currency="CNY",
+        billing_period="month",
+        pricing_type="monthly_plan",
+        hourly_rentable=False,
+        price_cny_per_gpu_hour=cny_hour,
+        **fields,
+    )
+
+
+def crawl(con, day: date, platform: str, offers: Iterable[dict], status: str = "ok") -> None:
+    """Load synthetic offers as one crawl of `platform` feeding `day`."""
+    crawl_id = f"synthetic-{platform}-{day}"
+    frame = pd.DataFrame(list(offers))
+    observed_at = datetime.combine(day, datetime.min.time())
+    con.execute(
+        "INSERT INTO crawl_runs (crawl_id, platform, status, items_yielded, offers_loaded, loaded_at) "
+        "VALUES ($id, $platform, $status, $n, $n, $at)",
+        {"id": crawl_id, "platform": platform, "status": status, "n": len(frame), "at": observed_at},
+    )
+    if not frame.empty:
+        frame["crawl_id"] = crawl_id
+        frame["observed_at"] = observed_at
+        frame["observed_date"] = day
+        frame["run_day"] = day  # as the loaders set it: the run's day (loaded_at here)
+        con.register("synthetic_offers", frame)
+        con.execute("INSERT INTO offers BY NAME SELECT * FROM synthetic_offers")
+        con.unregister("synthetic_offers")
+    plans.record_plan_crawls(
+        con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}])
+    )

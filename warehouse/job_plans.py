@@ -1,0 +1,253 @@
+"""Plans for the user's own jobs (issue 17): priced in full by each platform's billing, with a deadline.
+
+`plan_job` answers one job, ad hoc from each platform's latest usable crawl (`gpuplan plans
+--tokens`, nothing written) or from one day's offers (the daily run). The offers a plan may use
+and how they can be rented are the daily plans' rules (`judged_offers`, `plan_shapes`); what a
+run costs is `billed_hours` (migration 051). `compute_job_plans` stores every job's plans for a
+day in `job_plans`, and `compute_job_plan_changes` what changed in each job's best plan since the
+previous day with job plans (`job_plan_changes`, which the digest reports first). Every compute
+function replaces exactly its day's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from sizing.jobs import Job
+from warehouse import plans, queries
+from warehouse.plan_requirements import job_requirements_frame
+
+# Columns of a stored job plan (table job_plans, migrations 050 and 051).
+JOB_PLAN_COLUMNS = (
+    "plan_date",
+    "job",
+    "rank",
+    "status",
+    "reason",
+    "model",
+    "method",
+    "tokens",
+    "epochs",
+    "within_days",
+    "platform",
+    "offer_id",
+    "region",
+    "gpu_model",
+    "gpu_count",
+    "units_rented",
+    "nodes",
+    "billing_period",
+    "pricing_type",
+    "stock_known",
+    "available_gpus",
+    "price_usd_per_gpu_hour",
+    "price_cny_per_gpu_hour",
+    "mfu",
+    "tokens_per_second",
+    "train_days",
+    "billed_hours",
+    "finish",
+    "total_usd",
+    "total_cny",
+    "computed_at",
+)
+
+
+@dataclass(frozen=True)
+class JobPlans:
+    """One job's answer. `plans`: the best plan of each GPU model that meets the deadline, `rank` 1
+    the best (columns of job_plan_options.sql); `fastest`: the plan that finishes first whatever the
+    deadline (None: no offer fits at all); `reason`: why `plans` is empty (None when it is not)."""
+
+    job: Job
+    plans: pd.DataFrame
+    fastest: dict[str, Any] | None
+    reason: str | None
+
+
+def _now_utc() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def duration_text(days: float) -> str:
+    """A training time as a reader takes it in: hours under two days, else days."""
+    return f"{days * 24:.0f} h" if days < 2 else f"{days:.1f} days"
+
+
+def plan_text(plan: dict[str, Any] | pd.Series) -> str:
+    """One plan in a line's worth: `vastai H100 SXM 80GB x8 (offer 123)`."""
+    return f"{plan['platform']} {plan['gpu_model']} x{plan['gpu_count']} (offer {plan['offer_id']})"
+
+
+def _scope(job: Job, plan_date: date | None) -> str:
+    where = ""
+    if job.platforms:
+        where += f" from {', '.join(job.platforms)}"
+    if job.gpus:
+        where += f" of {', '.join(job.gpus)}"
+    crawls = "the latest crawls" if plan_date is None else f"the crawls of {plan_date}"
+    return f"{where} in {crawls}"
+
+
+def plan_job(
+    con: duckdb.DuckDBPyConnection,
+    job: Job,
+    *,
+    start_at: datetime,
+    plan_date: date | None = None,
+    fastest: bool = False,
+) -> JobPlans:
+    """Plan `job` from `plan_date`'s offers (None: each platform's latest usable crawl).
+
+    `start_at` (UTC, naive) is when the job would start: finish = start_at + train time; the
+    deadline is `job.within_days` after it. `fastest` ranks by train time instead of total. Reads
+    only (a registered frame aside): works on the published read-only snapshot.
+    """
+    scope = {
+        "plan_date": plan_date,
+        "latest": plan_date is None,
+        "platforms": list(job.platforms) or None,
+        "gpus": list(job.gpus) or None,
+    }
+    empty = pd.DataFrame()
+    units = queries.frame(con, "job_unit_sizes", **scope)
+    if units.empty:
+        return JobPlans(job, empty, None, f"no offers{_scope(job, plan_date)}")
+    requirements = job_requirements_frame(job, units)
+    limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
+    con.register("job_requirements", requirements)
+    try:
+        options = queries.frame(
+            con,
+            "job_plan_options",
+            **scope,
+            max_gpu_count=limit,
+            train_tokens=job.train_tokens,
+            deadline_hours=None if job.within_days is None else job.within_days * 24,
+            fastest=fastest,
+            start_at=start_at,
+        )
+    finally:
+        con.unregister("job_requirements")
+    found = options[options["kind"] == "plan"].drop(columns="kind").reset_index(drop=True)
+    quickest = options[options["kind"] == "fastest"].drop(columns="kind")
+    best = {str(k): v for k, v in quickest.iloc[0].items()} if len(quickest) else None
+    if best is None:
+        reason = (
+            f"no offer fits: {job.model} {job.method} fits on no GPU on offer{_scope(job, plan_date)} "
+            f"with up to {limit} GPUs"
+        )
+    elif found.empty:
+        reason = (
+            f"nothing finishes within {duration_text(job.within_days or 0)}: the fastest plan, "
+            f"{plan_text(best)}, takes {duration_text(best['train_days'])}"
+        )
+    else:
+        reason = None
+    return JobPlans(job, found, best, reason)
+
+
+def _job_columns(job: Job, plan_date: date, computed_at: datetime) -> dict[str, Any]:
+    return {
+        "plan_date": plan_date,
+        "job": job.name,
+        "model": job.model,
+        "method": job.method,
+        "tokens": job.tokens,
+        "epochs": job.epochs,
+        "within_days": job.within_days,
+        "computed_at": computed_at,
+    }
+
+
+def compute_job_plans(
+    con: duckdb.DuckDBPyConnection, plan_date: date, jobs: Sequence[Job], start_at: datetime
+) -> int:
+    """Replace `plan_date`'s job plans: for every job, its best plan per GPU model from the day's
+    offers (rank 1 = the cheapest that meets its deadline), or one 'no_plan' row saying why.
+
+    `start_at` (UTC) is when the jobs would start. Returns the number of rows stored.
+    """
+    computed_at = _now_utc()
+    found: list[pd.DataFrame] = []
+    missing: list[dict[str, Any]] = []
+    for job in jobs:
+        answer = plan_job(con, job, start_at=start_at, plan_date=plan_date)
+        columns = _job_columns(job, plan_date, computed_at)
+        if answer.reason is None:
+            found.append(answer.plans.assign(**columns, status="ok", reason=None))
+        else:
+            missing.append({**columns, "rank": 1, "status": "no_plan", "reason": answer.reason})
+    with plans.transaction(con):
+        con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
+        for frame in (pd.concat(found, ignore_index=True) if found else None, pd.DataFrame(missing)):
+            if frame is None or frame.empty:
+                continue
+            con.register("job_plan_rows", frame.reindex(columns=list(JOB_PLAN_COLUMNS)))
+            try:
+                con.execute("INSERT INTO job_plans BY NAME SELECT * FROM job_plan_rows")
+            finally:
+                con.unregister("job_plan_rows")
+    return _count(con, "SELECT count(*) FROM job_plans WHERE plan_date = $d", plan_date)
+
+
+def _count(con: duckdb.DuckDBPyConnection, sql: str, day: date) -> int:
+    return int(con.execute(sql, {"d": day}).fetchall()[0][0])
+
+
+def compute_job_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_move_pct: float) -> int:
+    """Replace `plan_date`'s job plan changes against the previous day with job plans.
+
+    A job's best plan changed when its platform, GPU or GPU count did, when its total moved by at
+    least `price_move_pct` percent, or when it became possible or impossible. Returns the count.
+    """
+    with plans.transaction(con):
+        con.execute("DELETE FROM job_plan_changes WHERE change_date = $d", {"d": plan_date})
+        queries.execute(
+            con,
+            "job_plan_changes",
+            plan_date=plan_date,
+            price_move_pct=float(price_move_pct),
+            computed_at=_now_utc(),
+        )
+    return _count(con, "SELECT count(*) FROM job_plan_changes WHERE change_date = $d", plan_date)
+
+
+def compute_job_plan_changes_for_days(
+    con: duckdb.DuckDBPyConnection, days: Sequence[date], price_move_pct: float
+) -> int:
+    """The changes of `days` oldest first, then of the first day with job plans after them (its
+    previous day may be new). Returns the number of changes of `days`."""
+    if not days:
+        return 0
+    ordered = sorted(set(days))
+    changes = sum(compute_job_plan_changes(con, day, price_move_pct) for day in ordered)
+    ((following,),) = con.execute(
+        "SELECT min(plan_date) FROM job_plans WHERE plan_date > $d", {"d": ordered[-1]}
+    ).fetchall()
+    if following is not None:
+        compute_job_plan_changes(con, following, price_move_pct)
+    return changes
+
+
+def job_plans_for_date(con: duckdb.DuckDBPyConnection, plan_date: date | None = None) -> pd.DataFrame:
+    """The job plans of `plan_date` (None: the latest day with job plans), by job and rank."""
+    return queries.frame(con, "job_plans_for_date", plan_date=plan_date)
+
+
+def job_changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
+    """The job plan changes recorded for `plan_date`."""
+    return con.execute(
+        "SELECT * FROM job_plan_changes WHERE change_date = $d ORDER BY job, change_type", {"d": plan_date}
+    ).df()
+
+
+def jobs_without_plan(con: duckdb.DuckDBPyConnection, plan_date: date, jobs: Sequence[str]) -> list[str]:
+    """Of `jobs`, those with neither a plan nor a stated reason on `plan_date`."""
+    return list(queries.frame(con, "job_plans_missing", plan_date=plan_date, jobs=list(jobs))["job"])
