@@ -1,35 +1,9 @@
 -- How the crawl behind $plan_date's offers of $platform compares with the platform's own last
--- $history good crawls before it (status ok or partial, our crawls, offline only against offline):
+-- $history good crawls before it (which crawls: the drift_crawls macro, migration 075):
 -- offers loaded, the share of offers whose GPU name matched no catalog card, the share of quotes
 -- rejected. One row; history_crawls = 0 when there is nothing to compare with (or no good crawl today).
-WITH today AS (
-    SELECT c.crawl_id, r.offline, r.offers_loaded, r.items_rejected
-    FROM plan_crawls AS c
-    JOIN crawl_runs AS r USING (crawl_id)
-    WHERE c.platform = $platform
-      AND c.plan_date = $plan_date
-      AND r.status IN ('ok', 'partial')
-      AND r.source = 'crawl'
-),
-earlier AS (
-    -- a crawl can stand for several days (a platform not re-crawled): count it once
-    SELECT c.crawl_id, max(c.plan_date) AS last_day
-    FROM plan_crawls AS c
-    JOIN crawl_runs AS r USING (crawl_id)
-    WHERE c.platform = $platform
-      AND c.plan_date < $plan_date
-      AND r.status IN ('ok', 'partial')
-      AND r.source = 'crawl'
-      AND r.offline = (SELECT offline FROM today)
-      AND c.crawl_id NOT IN (SELECT crawl_id FROM today)
-    GROUP BY c.crawl_id
-    ORDER BY last_day DESC
-    LIMIT $history
-),
-crawls AS (
-    SELECT crawl_id, TRUE AS is_today FROM today
-    UNION ALL
-    SELECT crawl_id, FALSE AS is_today FROM earlier
+WITH crawls AS (
+    SELECT crawl_id, is_today FROM drift_crawls($platform, $plan_date, $history)
 ),
 metrics AS (
     SELECT
