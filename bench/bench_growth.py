@@ -38,6 +38,7 @@ import duckdb
 import pandas as pd
 
 from gpuplan.settings import Settings
+from pipelines.resources import PUBLISHED_AFTER, WRITING_STEPS
 from scrapers.summary import digest_feed
 from warehouse import connect, fx, gpus, plans
 from warehouse.loading import load_crawl
@@ -46,16 +47,9 @@ from warehouse.plan_requirements import size_days
 FLAT_RATIO = 1.15  # the same bound as the refresh on a year of history (issue 16)
 WINDOW_DAYS = 30
 PLATFORMS = 8
-STEPS = (
-    "fx_rates",
-    "gpus",
-    "offers",
-    "plan_requirements",
-    "plan_candidates",
-    "cheapest_plans",
-    "plan_changes",
-)
-PUBLISHING = {"offers", "plan_changes"}  # as pipelines.resources: after offers, and at the end
+# The daily run's writing steps in order, and the two that publish: after offers, and the last.
+STEPS = WRITING_STEPS
+PUBLISHING = {PUBLISHED_AFTER, WRITING_STEPS[-1]}
 FEED_COPY_SQL = (  # one platform's offers of the day as a crawl feed (OfferItem JSONL)
     "COPY (SELECT platform, offer_id, region, gpu_name_raw, gpu_model, gpu_form, gpu_memory_gb, gpu_count, "
     "price_amount, price_currency, price_per, billing_period, min_term_periods, pricing_type, "
