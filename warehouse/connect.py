@@ -45,7 +45,7 @@ import fcntl
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from importlib.metadata import version
 from pathlib import Path
@@ -125,6 +125,19 @@ def _folder_error(path: Path, doing: str, exc: OSError) -> WarehouseLocationErro
     )
 
 
+def _flock_by(fd: int, deadline: float, busy: Callable[[int], str]) -> None:
+    """Take an exclusive flock on `fd`, polling until `deadline` (time.monotonic); past it,
+    WriterBusyError with the message `busy(fd)` makes then (it may name the holder)."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise WriterBusyError(busy(fd)) from None
+            time.sleep(_LOCK_POLL_S)
+
+
 def _holder(fd: int) -> str:
     os.lseek(fd, 0, os.SEEK_SET)
     return os.read(fd, 200).decode("utf-8", "replace").strip() or "unknown process"
@@ -155,17 +168,14 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
                 raise _folder_error(path, "creating the writer lock", exc) from exc
             raise
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise WriterBusyError(
-                            f"another gpuplan writer ({_holder(fd)}) holds {path}; gave up after "
-                            f"{timeout_s:g} s. Let it finish and retry (readers never block the writer)."
-                        ) from None
-                    time.sleep(_LOCK_POLL_S)
+            _flock_by(
+                fd,
+                deadline,
+                lambda held: (
+                    f"another gpuplan writer ({_holder(held)}) holds {path}; gave up after "
+                    f"{timeout_s:g} s. Let it finish and retry (readers never block the writer)."
+                ),
+            )
             if _same_file(fd, path):
                 os.ftruncate(fd, 0)
                 since = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -271,17 +281,14 @@ def _guard(private: Path, deadline: float, timeout_s: float) -> Iterator[None]:
         yield
         return
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise WriterBusyError(
-                        f"another gpuplan writer is working on {private} (its lock file was deleted or "
-                        f"replaced); gave up after {timeout_s:g} s. Let it finish and retry"
-                    ) from None
-                time.sleep(_LOCK_POLL_S)
+        _flock_by(
+            fd,
+            deadline,
+            lambda: (
+                f"another gpuplan writer is working on {private} (its lock file was deleted or "
+                f"replaced); gave up after {timeout_s:g} s. Let it finish and retry"
+            ),
+        )
         yield
     finally:
         os.close(fd)
