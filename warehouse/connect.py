@@ -284,7 +284,7 @@ def _guard(private: Path, deadline: float, timeout_s: float) -> Iterator[None]:
         _flock_by(
             fd,
             deadline,
-            lambda: (
+            lambda _: (
                 f"another gpuplan writer is working on {private} (its lock file was deleted or "
                 f"replaced); gave up after {timeout_s:g} s. Let it finish and retry"
             ),
