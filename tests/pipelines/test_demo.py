@@ -1,8 +1,8 @@
 """A first offline refresh shows the product: the day before from the snapshots' `previous/`, then the day.
 
-Every platform's bundled fixture but `quotes` (a user's own file) holds a recorded day before
-(`scrapers/fixtures/<slug>/previous/`, RECONSTRUCTED on public clients' structure: see each
-fixture's README). A first `gpuplan refresh --offline` on a fresh warehouse replays those first,
+Every platform's bundled fixture holds a recorded day before (`scrapers/fixtures/<slug>/previous/`,
+RECONSTRUCTED on public clients' structure, and for `quotes` the same example file a day earlier:
+see each fixture's README). A first `gpuplan refresh --offline` on a fresh warehouse replays those first,
 as the day before, then the latest snapshots, so its plans already show changes.
 """
 
