@@ -5,6 +5,7 @@ Two rules, one home:
   terminal's, else 80). Columns that do not fit are left out in a stated order, the ones that may
   shrink are cut with an ellipsis, and a legend below says what the short headers mean and what
   was left out. `wide=True` shows every column at full width, however long the lines get.
+  Figures in cells read one way everywhere (`number`: thousands separated, blank when missing).
   Machine formats (`--json`, `--format csv`) never come through here.
 - **Live on a terminal, plain lines otherwise.** On a terminal, progress is a rich live display
   that redraws in place; in logs, CI and pipes it is a few plain lines that read well afterwards
@@ -37,6 +38,18 @@ MIN_SHRUNK_WIDTH = 8
 _UNBOUNDED = 10_000
 
 Cell = str | Text
+
+
+def number(value: float | None, digits: int = 0) -> str:
+    """A figure in a table cell: `12,345` or `4.3` (`digits` after the point), blank when missing
+    (None, NaN, pandas' NA: no pandas import, most commands never load it)."""
+    if value is None:
+        return ""
+    try:
+        figure = float(value)
+    except TypeError:  # pandas' NA
+        return ""
+    return "" if math.isnan(figure) else f"{figure:,.{digits}f}"
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -140,12 +153,14 @@ def _table(
     shown: list[int],
     caption: str | None,
 ) -> Table:
-    # No vertical rules: two spaces between columns are worth more than lines at 80 columns.
+    # No vertical rules: two spaces between columns (the blank rule and one cell of padding on the
+    # right) are worth more than lines at 80 columns.
     table = Table(
         caption=caption,
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
+        padding=(0, 1, 0, 0),
         caption_justify="left",
     )
     for index in shown:

@@ -382,6 +382,16 @@ def aliases(gpu_model: str) -> tuple[str, ...]:
     raise UnknownGpu(f"{gpu_model!r} is not a catalog card")
 
 
+@cache
+def short_name(gpu_model: str) -> str:
+    """The shortest name people write that means this card (`910B`, `4090 48G`, `H100`): the card,
+    its aliases, and those without a leading `RTX `/`Ascend `, the first of the shortest that
+    resolves back to it. For tables, where every cell counts."""
+    names = [gpu_model, *aliases(gpu_model)]
+    names += [name.split(" ", 1)[1] for name in names if name.startswith(("RTX ", "Ascend "))]
+    return min((name for name in names if _resolves_to(name, gpu_model)), key=lambda name: (len(name), name))
+
+
 def _resolves_to(name: str, gpu_model: str) -> bool:
     try:
         return resolve(name).gpu_model == gpu_model

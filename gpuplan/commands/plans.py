@@ -3,8 +3,8 @@
 Without --tokens: the daily model-size tables from the published warehouse (no Dagster needed).
 With --tokens: your job planned on the fly from each platform's latest good crawl, priced in full by
 each platform's billing (`warehouse.job_plans`); nothing is written and no refresh is needed.
-Tables fit the terminal: one plan per line at 80 columns with a legend below, more columns on a
-wider terminal, every column with --wide.
+Tables fit the terminal (`gpuplan.display`): one plan per line at 80 columns with a legend below,
+more columns on a wider terminal, every column with --wide.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from zoneinfo import ZoneInfo
 import pandas as pd
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
+from gpuplan import display
+from gpuplan.display import Column
 from gpuplan.settings import Settings
-from gpuplan.tables import Column, fitted_table, money, short_gpu, show_table
 from sizing import assumptions, gpu_names
 from sizing.jobs import Job, job_sizing, parse_duration, parse_tokens
 from warehouse import connect, job_plans, plans
@@ -30,17 +31,9 @@ from warehouse import connect, job_plans, plans
 RANKING_LABELS = {"lowest_rent": "rent", "lowest_cost_per_btoken": "tok"}
 BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo"}
 PLAN_BILLING = {"monthly_plan": "mo", "weekly_plan": "wk", "daily_plan": "d", "reserved": "res"}
-LEGEND_DAILY = (
-    "rent: least rent for a month of training; tok: least cost per billion tokens. Plan: GPU×count "
-    "platform; * stock unknown; (mo)/(wk)/(d)/(res) monthly, weekly, daily or reserved terms; "
-    "[N nodes] a cluster. days, USD/{tokens}: one run of {tokens} tokens (GPUPLAN_DEFAULT_TOKENS), "
-    "in total as billed (whole billing periods, at least the minimum term)."
-)
-LEGEND_JOB = (
-    "Best plan per GPU model. Plan: GPU×count platform; * stock unknown; [N nodes] a cluster. bill: "
-    "billing period (h, d, wk, mo): totals round up to whole periods and pay at least the minimum term. "
-    "finish: if started now ({zone})."
-)
+PLAN_LEGEND = "GPU×count platform, * stock unknown, [N nodes] a cluster"
+TERMS_LEGEND = "(mo)/(wk)/(d)/(res) monthly, weekly, daily or reserved terms"
+BILLED_LEGEND = "in whole billing periods, at least the minimum term"
 
 
 class Currency(StrEnum):
@@ -203,10 +196,7 @@ def _daily(
     if as_json:
         typer.echo(plans_json(frame))
         return
-    console = Console()
-    show_table(console, lambda every, width: plans_table(frame, every, width), wide)
-    if excluded is not None and len(excluded):
-        console.print(excluded_note(excluded), highlight=False)
+    print_plans(display.console(), frame, excluded, wide=wide)
 
 
 def plans_json(frame: pd.DataFrame) -> str:
@@ -248,36 +238,65 @@ def plan_label(row: pd.Series | dict[str, Any], billing: str | None) -> str:
     stock = "" if row["stock_known"] else "*"
     term = f" ({billing})" if billing else ""
     nodes = f" [{row['nodes']} nodes]" if row["nodes"] and row["nodes"] > 1 else ""
-    return f"{short_gpu(row['gpu_model'])}×{row['gpu_count']} {row['platform']}{stock}{term}{nodes}"
+    gpus = f"{gpu_names.short_name(row['gpu_model'])}×{row['gpu_count']}"
+    return f"{gpus} {row['platform']}{stock}{term}{nodes}"
 
 
-def plans_table(frame: pd.DataFrame, wide: bool = False, max_width: int | None = None) -> Table:
-    """The daily plans: one line per (model, method, ranking); money in whole units."""
+def print_plans(
+    out: Console, frame: pd.DataFrame, excluded: pd.DataFrame | None = None, *, wide: bool = False
+) -> None:
+    """The daily plans as a table that fits `out` (one line per model, method and ranking; money in
+    whole units), then a line on the offers left out as implausibly cheap. `gpuplan plans` and
+    `gpuplan refresh` both print them so."""
     tokens = frame["job_tokens"].dropna()
     budget = f"{tokens.iloc[0] / 1e9:g}B" if len(tokens) else "?"
     day = pd.Timestamp(frame["plan_date"].iloc[0]).date()
-    figures = [("CNY/mo", "rent_cny_per_month"), ("USD/Btok", "cost_usd_per_billion_tokens")]
-    if wide:
-        figures[1:1] = [("USD/mo", "rent_usd_per_month"), ("Mtok/day", "tokens_per_day")]
-    figures += [("days", "train_days"), (f"USD/{budget}", "total_usd")]
-    if wide:
-        figures += [(f"CNY/{budget}", "total_cny"), ("GB/GPU", "per_gpu_memory_gb")]
-    columns = [Column("model", right=False), Column("by", right=False), Column("plan", flexible=True)]
-    columns += [Column(header) for header, _ in figures]
-    rows = []
+    figures = _daily_figures(budget)
+    columns = [
+        Column("model"),
+        Column("by", legend="rent least rent for a month, tok least cost per billion tokens"),
+        Column("plan", shrink=True, legend=f"{PLAN_LEGEND}, {TERMS_LEGEND}"),
+        *(column for column, _, _ in figures),
+    ]
+    rows: list[list[display.Cell]] = []
     for _, row in frame.iterrows():
         ask = [f"{row['model']} {row['method']}", RANKING_LABELS[row["ranking"]]]
         if row["status"] != "ok":
-            rows.append([*ask, "[yellow]no offer fits[/yellow]"])
+            rows.append([*ask, Text("no offer fits", style="yellow"), *("" for _ in figures)])
             continue
-        cells = []
-        for _, column in figures:
-            value = row[column] / 1e6 if column == "tokens_per_day" else row[column]
-            cells.append(money(value, 1 if column in ("train_days", "per_gpu_memory_gb") else 0))
+        cells = [_figure(row[field], scale, digits) for _, field, (scale, digits) in figures]
         rows.append([*ask, plan_label(row, PLAN_BILLING.get(row["pricing_type"])), *cells])
-    return fitted_table(
-        f"Cheapest plans, {day}", LEGEND_DAILY.format(tokens=budget), columns, rows, max_width
-    )
+    display.print_table(out, columns, rows, wide=wide, title=f"Cheapest plans, {day}")
+    if excluded is not None and len(excluded):
+        out.print(excluded_note(excluded), highlight=False)
+
+
+def _figure(value: float | None, scale: float, digits: int) -> str:
+    return display.number(None if value is None else value * scale, digits)
+
+
+def _daily_figures(budget: str) -> list[tuple[Column, str, tuple[float, int]]]:
+    """The daily table's figures: (column, field, (scale, digits)); the ones left out first at
+    narrow widths have the highest `drop`."""
+    run = f"one run of {budget} tokens (GPUPLAN_DEFAULT_TOKENS)"
+    return [
+        (Column("CNY/mo", "right", legend="a month's rent"), "rent_cny_per_month", (1, 0)),
+        (Column("USD/mo", "right", drop=3), "rent_usd_per_month", (1, 0)),
+        (Column("Mtok/day", "right", drop=4, legend="million tokens a day"), "tokens_per_day", (1e-6, 0)),
+        (
+            Column("USD/Btok", "right", legend="cost per billion tokens"),
+            "cost_usd_per_billion_tokens",
+            (1, 0),
+        ),
+        (Column("days", "right", legend=f"to train {run}"), "train_days", (1, 1)),
+        (
+            Column(f"USD/{budget}", "right", legend=f"that run in total as billed ({BILLED_LEGEND})"),
+            "total_usd",
+            (1, 0),
+        ),
+        (Column(f"CNY/{budget}", "right", drop=2), "total_cny", (1, 0)),
+        (Column("GB/GPU", "right", drop=1, legend="memory per GPU"), "per_gpu_memory_gb", (1, 1)),
+    ]
 
 
 # --- a job of yours ------------------------------------------------------------------------------
@@ -313,19 +332,21 @@ def _job(
             record["assumptions"] = lines
         typer.echo(json.dumps(records, ensure_ascii=False, indent=1))
         return
-    console = Console()
+    console = display.console()
     console.print(_job_heading(job, day, now, zone), highlight=False)
-    legend = LEGEND_JOB.format(zone=settings.schedule_timezone)
-    show_table(
-        console, lambda every, width: job_table(answer.plans, currency, zone, legend, every, width), wide
-    )
+    print_job_plans(console, answer.plans, currency, zone, wide=wide)
     console.print("Assumptions:", highlight=False)
     for line in lines:
         console.print(f"  - {line}", highlight=False)
 
 
 def _local(moment: dt.datetime | pd.Timestamp, zone: ZoneInfo) -> str:
-    return pd.Timestamp(moment).tz_localize("UTC").tz_convert(zone).strftime("%Y-%m-%d %H:%M")
+    return _local_time(moment, zone).strftime("%Y-%m-%d %H:%M")
+
+
+def _local_time(moment: dt.datetime | pd.Timestamp, zone: ZoneInfo) -> pd.Timestamp:
+    """A naive UTC moment (as the warehouse keeps them) in `zone`."""
+    return pd.Timestamp(moment).tz_localize("UTC").tz_convert(zone)
 
 
 def tokens_text(tokens: float) -> str:
@@ -349,39 +370,53 @@ def _job_heading(job: Job, day: dt.date | None, now: dt.datetime, zone: ZoneInfo
     )
 
 
-def job_table(
+def print_job_plans(
+    out: Console,
     frame: pd.DataFrame,
     currency: Currency,
     zone: ZoneInfo,
-    legend: str,
-    wide: bool,
-    max_width: int | None = None,
-) -> Table:
-    """A job's plans, best first: one line per GPU model."""
+    *,
+    wide: bool = False,
+) -> None:
+    """A job's plans, best first, as a table that fits `out`: one line per GPU model."""
     unit, other = currency.value.lower(), "usd" if currency is Currency.CNY else "cny"
-    fields: list[tuple[Column, str]] = [(Column("#"), "rank"), (Column("plan", flexible=True), "plan")]
-    fields += [(Column("bill", right=False), "billing_period")]
-    if wide:
-        fields += [(Column("region", flexible=True), "region"), (Column("offer", flexible=True), "offer_id")]
-    fields += [(Column("MFU"), "mfu"), (Column(f"{currency.value}/GPU-h"), f"price_{unit}_per_gpu_hour")]
-    fields += [(Column("days"), "train_days"), (Column("finish"), "finish")]
-    fields += [(Column(f"{currency.value} total"), f"total_{unit}")]
-    if wide:
-        fields += [(Column("billed h"), "billed_hours"), (Column(f"{other.upper()} total"), f"total_{other}")]
-    rows = [[_job_cell(row, field, zone, wide) for _, field in fields] for _, row in frame.iterrows()]
-    return fitted_table("Plans for your job", legend, [column for column, _ in fields], rows, max_width)
+    finishes = [_local_time(finish, zone) for finish in frame["finish"]]
+    # month-day when every plan finishes in the same year, said once in the legend; --wide: in full
+    years = {finish.year for finish in finishes}
+    year = years.pop() if len(years) == 1 and not wide else None
+    finish_legend = f"if started now ({zone.key}{f', {year}' if year else ''})"
+    fields = [
+        (Column("#", "right"), "rank"),
+        (Column("plan", shrink=True, legend=PLAN_LEGEND), "plan"),
+        (Column("bill", legend=f"billing period (h, d, wk, mo), totals {BILLED_LEGEND}"), "billing_period"),
+        (Column("region", shrink=True, drop=3), "region"),
+        (Column("offer", shrink=True, drop=4), "offer_id"),
+        (Column("MFU", "right"), "mfu"),
+        (Column(f"{currency.value}/GPU-h", "right"), f"price_{unit}_per_gpu_hour"),
+        (Column("days", "right"), "train_days"),
+        (Column("finish", "right", legend=finish_legend), "finish"),
+        (Column(f"{currency.value} total", "right"), f"total_{unit}"),
+        (Column("billed h", "right", drop=2, legend="hours paid for"), "billed_hours"),
+        (Column(f"{other.upper()} total", "right", drop=1), f"total_{other}"),
+    ]
+    rows = [
+        [_job_cell(row, field, finish, year) for _, field in fields]
+        for (_, row), finish in zip(frame.iterrows(), finishes, strict=True)
+    ]
+    columns = [column for column, _ in fields]
+    display.print_table(out, columns, rows, wide=wide, title="Plans for your job: the best per GPU model")
 
 
-def _job_cell(row: pd.Series, field: str, zone: ZoneInfo, wide: bool) -> str:
+def _job_cell(row: pd.Series, field: str, finish: pd.Timestamp, year: int | None) -> str:
     value = row.get(field)
     if field == "plan":
         return plan_label(row, None)
     if field == "billing_period":
         return BILLING_LABELS.get(str(value), str(value))
     if field == "finish":
-        return _local(row["finish"], zone)[0 if wide else 5 :]  # month-day when narrow: the year is this one
+        return finish.strftime("%m-%d %H:%M" if year else "%Y-%m-%d %H:%M")
     if field == "mfu":
         return f"{value:.0%}"
     if field in ("rank", "region", "offer_id"):
         return "" if value is None or pd.isna(value) else str(value)
-    return money(value, 2 if "per_gpu_hour" in field else 1 if field == "train_days" else 0)
+    return display.number(value, 2 if "per_gpu_hour" in field else 1 if field == "train_days" else 0)

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from gpuplan import display
-from gpuplan.commands.plans import excluded_note, plans_table
+from gpuplan.commands.plans import print_plans
 from gpuplan.crawl_display import CrawlBoard, outcome_line
 from gpuplan.settings import Settings
 from scrapers.registry import platform_tokens
@@ -149,6 +149,4 @@ def _print_day(
     for d in drifted:
         out.print(f"[yellow]{d.check_name} check failed[/yellow]: {'; '.join(d.problems)}", highlight=False)
     if not frame.empty:
-        out.print(plans_table(frame))
-        if len(excluded):
-            out.print(excluded_note(excluded), highlight=False)
+        print_plans(out, frame, excluded)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import pandas as pd
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -61,6 +62,12 @@ def test_wide_ignores_the_console_width() -> None:
     lines = _printed(30, wide=True)
     assert _row(lines, "a-rather")[0] == ROWS[0][0]
     assert "extra" in _row(lines, "name")
+
+
+def test_numbers_read_one_way_and_missing_ones_are_blank() -> None:
+    assert display.number(12345.4) == "12,345"
+    assert display.number(4.26, 1) == "4.3"
+    assert [display.number(value) for value in (None, float("nan"), pd.NA)] == ["", "", ""]
 
 
 def test_plain_progress_is_a_line_every_tenth_and_at_the_end() -> None:

@@ -61,7 +61,7 @@ def refreshed(tmp_path_factory) -> tuple[dict[str, str], Settings, str]:
     """One offline refresh of DAY into a fresh warehouse: (environment, settings, CLI output)."""
     root = tmp_path_factory.mktemp("refresh")
     env = {"GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"), "GPUPLAN_CRAWL_DIR": str(root / "crawls")}
-    result = _refresh(env)
+    result = _refresh({**env, "COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     return env, Settings.from_env(env), result.output
 
@@ -89,6 +89,21 @@ def test_refresh_offline_plans_every_model_and_method(refreshed):
     assert small.loc["lowest_rent", "gpu_count"] == 1
     assert small.loc["lowest_rent", "commitment_usd"] <= small.loc["lowest_cost_per_btoken", "commitment_usd"]
     assert "Cheapest plans" in output and "7B" in output
+
+
+def test_refresh_prints_the_plans_one_per_line_within_80_columns(refreshed):
+    """The same fitted table as `gpuplan plans` (issue 20): no row wrapped, the legend below."""
+    _, settings, output = refreshed
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        count = len(plans.plans_for_date(con))
+    lines = output.splitlines()
+    title = lines.index(f"Cheapest plans, {DAY}")
+    assert lines[title + 2].startswith("───")
+    rows = lines[title + 3 : title + 3 + count]
+    assert all("×" in row or "no offer fits" in row for row in rows), rows
+    assert lines[title + 3 + count].startswith("by: ")
+    assert any(line.startswith("hidden at this width: ") for line in lines[title + 3 + count :])
+    assert max(len(line.rstrip()) for line in lines[title:]) <= 80
 
 
 def test_refresh_off_a_terminal_says_what_each_platform_did(refreshed):

@@ -216,7 +216,8 @@ def test_at_80_columns_one_plan_per_line_and_no_line_longer(offline, args):
     rule = next(index for index, line in enumerate(lines) if line.startswith("───"))
     rows, after = lines[rule + 1 : rule + 1 + plans], lines[rule + 1 + plans]
     assert all("×" in row or "no offer fits" in row for row in rows), rows  # none wrapped
-    assert after.startswith(("rent:", "Best plan"))  # then the legend: no more rows than plans
+    assert after.startswith(("by: ", "plan: "))  # then the legend: no more rows than plans
+    assert any(line.startswith("hidden at this width: ") for line in lines[rule + 1 + plans :])
     wide = _cli(offline, "plans", *args, "--wide", columns=80)
     assert wide.exit_code == 0 and max(len(line) for line in wide.stdout.splitlines()) > 80
 

@@ -16,6 +16,7 @@ from sizing.gpu_names import (
     identify,
     identify_first,
     resolve,
+    short_name,
 )
 
 GPUS_CSV = Path(__file__).parents[2] / "sizing" / "data" / "gpus.csv"
@@ -173,3 +174,21 @@ def test_every_family_of_the_catalog_has_its_row() -> None:
         described = [row["family"] for row in csv.DictReader(rows)]
     assert sorted(described) == sorted(families)
     assert len(described) == len(set(described))
+
+
+@pytest.mark.parametrize(
+    ("gpu_model", "short"),
+    [
+        ("Ascend 910B 64GB", "910B"),
+        ("RTX 4090 48GB", "4090 48G"),
+        ("H100 SXM 80GB", "H100"),
+        ("A100 PCIe 40GB", "A100 PCIe 40GB"),
+    ],
+)
+def test_a_card_s_short_name_is_the_shortest_that_means_it(gpu_model: str, short: str) -> None:
+    assert short_name(gpu_model) == short
+
+
+def test_every_card_s_short_name_resolves_back_to_it() -> None:
+    for gpu_model in canonical_models():
+        assert resolve(short_name(gpu_model)).gpu_model == gpu_model
