@@ -45,6 +45,9 @@ ROOT = Path(__file__).parents[2]
 CLI = "from gpuplan.cli import run; run()"
 POOL = "duckdb_writer"
 DAY, OTHER_DAY = date(2026, 11, 30), date(2026, 11, 29)
+# A warehouse with an earlier day already planned: a refresh of DAY is then one run, as on any day
+# after a warehouse's first (a first offline refresh also replays the recorded day before).
+SEED_DAY = date(2026, 11, 1)
 SETTLE_S = 120.0  # the most any of these runs may take on a loaded CI machine
 STOP_S = 15.0  # "stops within seconds": a signalled process must be gone by then
 
@@ -59,16 +62,36 @@ class Home:
         return dg.DagsterInstance.from_config(str(self.dagster_home))
 
 
-def _home(root: Path) -> Home:
-    dagster_home = root / "dagster_home"
-    dagster_home.mkdir(parents=True)
-    shutil.copy2(ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
-    values = {
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse folder whose warehouse has SEED_DAY planned (quotes only), made once a module."""
+    root = tmp_path_factory.mktemp("seed")
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "GPUPLAN_DEBUG")}
+    env |= {**_values(root), "GPUPLAN_CRAWL_DIR": str(root / "crawls")}
+    command = [sys.executable, "-c", CLI, "refresh", "--offline", "--platform", "quotes"]
+    done = subprocess.run(
+        [*command, "--date", SEED_DAY.isoformat()], env=env, capture_output=True, text=True, timeout=SETTLE_S
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+def _values(root: Path) -> dict[str, str]:
+    return {
         "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
         "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
         "GPUPLAN_MODELS": "7B",
         "GPUPLAN_METHODS": "qlora",
     }
+
+
+def _home(root: Path, seed: Path) -> Home:
+    for path in seed.glob("warehouse.*"):  # the snapshot, the writer file and its records
+        shutil.copy2(path, root / path.name)
+    dagster_home = root / "dagster_home"
+    dagster_home.mkdir(parents=True)
+    shutil.copy2(ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
+    values = _values(root)
     env = {**os.environ, **values, "DAGSTER_HOME": str(dagster_home)}
     env.pop("GPUPLAN_DEBUG", None)
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
@@ -156,8 +179,8 @@ class KilledHolder:
 
 
 @pytest.fixture(scope="module")
-def killed_holder(tmp_path_factory: pytest.TempPathFactory) -> KilledHolder:
-    home = _home(tmp_path_factory.mktemp("killed-holder"))
+def killed_holder(tmp_path_factory: pytest.TempPathFactory, seed: Path) -> KilledHolder:
+    home = _home(tmp_path_factory.mktemp("killed-holder"), seed)
     with _writer_held(home):
         holder = _refresh(home, DAY)
         run_id = str(_until(lambda: _slot_holders(home), "the first refresh to claim the writer slot").pop())
@@ -216,8 +239,8 @@ def _stand_in_holder(home: Home) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("stop", ["sigterm", "bound"])
-def test_a_refresh_waiting_inside_dagster_for_the_slot_stops(stop: str, tmp_path: Path) -> None:
-    home = _home(tmp_path)
+def test_a_refresh_waiting_inside_dagster_for_the_slot_stops(stop: str, tmp_path: Path, seed: Path) -> None:
+    home = _home(tmp_path, seed)
     known = _run_ids(home)
     waiter = _refresh(home, DAY, "--wait", "4" if stop == "bound" else "600")
     # past its own check of the slot: its run has started, and its crawl takes a few seconds
@@ -242,8 +265,8 @@ def test_a_refresh_waiting_inside_dagster_for_the_slot_stops(stop: str, tmp_path
     assert run_id not in _slot_holders(home) | _waiting_runs(home)
 
 
-def test_two_refreshes_of_one_day_never_share_its_crawls(tmp_path: Path) -> None:
-    home = _home(tmp_path)
+def test_two_refreshes_of_one_day_never_share_its_crawls(tmp_path: Path, seed: Path) -> None:
+    home = _home(tmp_path, seed)
     folder = home.settings.crawl_dir / "offline" / DAY.isoformat()
     with _writer_held(home):
         first = _refresh(home, DAY)
@@ -265,8 +288,11 @@ def test_two_refreshes_of_one_day_never_share_its_crawls(tmp_path: Path) -> None
     with connect.reader(home.settings.warehouse) as con:
         runs = con.execute("SELECT status, count(*) FROM crawl_runs GROUP BY ALL").fetchall()
         recorded = plans.day_crawls(con, DAY)
-    # the same snapshot crawled twice, whole: one crawl by content (its feed's hash), never a failed one
-    assert runs == [("ok", 1)]
+    with connect.reader(seed / "warehouse.duckdb") as con:
+        (seeded,) = con.execute("SELECT count(*) FROM crawl_runs").fetchone() or (0,)
+    # the same snapshot crawled twice, whole: one crawl by content (its feed's hash; the seed's day
+    # crawled it already), never a failed one
+    assert runs == [("ok", seeded)]
     latest = CrawlSummary.read(folder / "quotes.summary.json")
     assert list(recorded["status"]) == ["ok"] and latest.status == "ok"
     assert list(recorded["offers_loaded"]) == [latest.items_yielded]
