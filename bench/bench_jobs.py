@@ -155,7 +155,7 @@ def main() -> int:
 
     answer: job_plans.JobPlans = sql[2]  # type: ignore[assignment]
     loop: dict[str, tuple[float, float]] = naive[2]  # type: ignore[assignment]
-    ours = {row.gpu_model: (row.total_usd, row.train_hours) for row in answer.plans.itertuples()}
+    ours = {plan["gpu_model"]: (plan["total_usd"], plan["train_hours"]) for plan in answer.plans}
     if set(ours) != set(loop) or not all(
         math.isclose(a, b, rel_tol=1e-9) for gpu in ours for a, b in zip(ours[gpu], loop[gpu], strict=True)
     ):

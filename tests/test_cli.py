@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import subprocess
-import sys
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import typer.main
@@ -17,38 +17,16 @@ from warehouse import connect
 
 # Each costs from half a second (Scrapy, pandas) to a second and a half (Dagster) to import.
 HEAVY = frozenset({"scrapy", "twisted", "dagster", "pandas", "matplotlib"})
-PROBE = """
-import sys
-sys.argv = ["gpuplan", *sys.argv[1:]]
-from gpuplan.cli import run
-try:
-    run()
-except SystemExit:
-    pass
-print("IMPORTED", *sorted({name.split(".")[0] for name in sys.modules}), file=sys.stderr)
-"""
-
-
-def _imported_by(env: dict[str, str], *args: str) -> set[str]:
-    """The top-level packages a `gpuplan ARGS` process imported."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    (line,) = [line for line in done.stderr.splitlines() if line.startswith("IMPORTED ")]
-    return set(line.split()[1:])
 
 
 @pytest.mark.parametrize("args", [("--help",), ("sql", "select 1"), ("size", "7B"), ("sql", "--help")])
-def test_light_commands_import_no_heavy_library(args: tuple[str, ...], settings: Settings) -> None:
+def test_light_commands_import_no_heavy_library(
+    args: tuple[str, ...], settings: Settings, probe_gpuplan: Callable[..., Any]
+) -> None:
     with connect.writer(settings.warehouse):
         pass  # a published warehouse for `gpuplan sql`
     env = {"PATH": "", "GPUPLAN_WAREHOUSE": str(settings.warehouse), "PYTHONDONTWRITEBYTECODE": "1"}
-    imported = _imported_by(env, *args)
+    imported = probe_gpuplan(env, *args).imported
     assert "typer" in imported, "the probe did not run gpuplan"
     assert imported & HEAVY == set(), f"gpuplan {' '.join(args)} imported {sorted(imported & HEAVY)}"
 

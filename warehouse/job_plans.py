@@ -6,22 +6,25 @@ and how they can be rented are the daily plans' rules (`judged_offers`, `plan_sh
 run costs is `billed_hours` (migration 051). `compute_job_plans` stores every job's plans for a
 day in `job_plans`, and `compute_job_plan_changes` what changed in each job's best plan since the
 previous day with job plans (`job_plan_changes`, which the digest reports first). Every compute
-function replaces exactly its day's rows.
+function replaces exactly its day's rows. Planning a job needs no pandas (plain rows in and out):
+the ad-hoc job plan's process would spend half its start importing it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
 from sizing.jobs import Job
 from warehouse import plans, queries
-from warehouse.plan_requirements import job_requirements_frame
+from warehouse.plan_requirements import job_requirement_rows
+
+if TYPE_CHECKING:  # DuckDB makes the frames of the stored plans; planning a job builds none
+    import pandas as pd
 
 # Columns of a stored job plan (table job_plans, migrations 050 and 051).
 JOB_PLAN_COLUMNS = (
@@ -61,12 +64,13 @@ JOB_PLAN_COLUMNS = (
 
 @dataclass(frozen=True)
 class JobPlans:
-    """One job's answer. `plans`: the best plan of each GPU model that meets the deadline, `rank` 1
-    the best (columns of job_plan_options.sql); `fastest`: the plan that finishes first whatever the
-    deadline (None: no offer fits at all); `reason`: why `plans` is empty (None when it is not)."""
+    """One job's answer. `plans`: the best plan of each GPU model that meets the deadline, in rank
+    order, `rank` 1 the best (rows with the columns of job_plan_options.sql, plain Python values:
+    `finish` a naive UTC datetime); `fastest`: the plan that finishes first whatever the deadline
+    (None: no offer fits at all); `reason`: why `plans` is empty (None when it is not)."""
 
     job: Job
-    plans: pd.DataFrame
+    plans: list[dict[str, Any]]
     fastest: dict[str, Any] | None
     reason: str | None
 
@@ -80,7 +84,7 @@ def duration_text(days: float) -> str:
     return f"{days * 24:.0f} h" if days < 2 else f"{days:.1f} days"
 
 
-def plan_text(plan: dict[str, Any] | pd.Series) -> str:
+def plan_text(plan: Mapping[str, Any]) -> str:
     """One plan in a line's worth: `vastai H100 SXM 80GB x8 (offer 123)`."""
     return f"{plan['platform']} {plan['gpu_model']} x{plan['gpu_count']} (offer {plan['offer_id']})"
 
@@ -107,7 +111,7 @@ def plan_job(
 
     `start_at` (UTC, naive) is when the job would start: finish = start_at + train time; the
     deadline is `job.within_days` after it. `fastest` ranks by train time instead of total. Reads
-    only (a registered frame aside): works on the published read-only snapshot.
+    only (the job's requirement rows are a bound parameter): works on the published read-only snapshot.
     """
     scope = {
         "plan_date": plan_date,
@@ -115,35 +119,37 @@ def plan_job(
         "platforms": list(job.platforms) or None,
         "gpus": list(job.gpus) or None,
     }
-    empty = pd.DataFrame()
-    units = queries.frame(con, "job_unit_sizes", **scope)
-    if units.empty:
-        return JobPlans(job, empty, None, f"no offers{_scope(job, plan_date)}")
-    requirements = job_requirements_frame(job, units)
+    units = con.execute(queries.sql("job_unit_sizes"), scope).fetchall()
+    if not units:
+        return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}")
+    requirements = [
+        {column: row[column] for column in plans.REQUIREMENT_COLUMNS}
+        for row in job_requirement_rows(job, units)
+    ]
     limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
-    con.register("job_requirements", requirements)
-    try:
-        options = queries.frame(
+    options = (
+        queries.records(
             con,
             "job_plan_options",
             **scope,
+            requirements=requirements,
             max_gpu_count=limit,
             train_tokens=job.train_tokens,
             deadline_hours=None if job.within_days is None else job.within_days * 24,
             fastest=fastest,
             start_at=start_at,
         )
-    finally:
-        con.unregister("job_requirements")
-    found = options[options["kind"] == "plan"].drop(columns="kind").reset_index(drop=True)
-    quickest = options[options["kind"] == "fastest"].drop(columns="kind")
-    best = {str(k): v for k, v in quickest.iloc[0].items()} if len(quickest) else None
+        if requirements  # an empty list has no STRUCT type to bind; no requirement, no plan
+        else []
+    )
+    found = [_without_kind(option) for option in options if option["kind"] == "plan"]
+    best = next((_without_kind(option) for option in options if option["kind"] == "fastest"), None)
     if best is None:
         reason = (
             f"no offer fits: {job.model} {job.method} fits on no GPU on offer{_scope(job, plan_date)} "
             f"with up to {limit} GPUs"
         )
-    elif found.empty:
+    elif not found:
         reason = (
             f"nothing finishes within {duration_text(job.within_days or 0)}: the fastest plan, "
             f"{plan_text(best)}, takes {duration_text(best['train_days'])}"
@@ -151,6 +157,10 @@ def plan_job(
     else:
         reason = None
     return JobPlans(job, found, best, reason)
+
+
+def _without_kind(option: dict[str, Any]) -> dict[str, Any]:
+    return {column: value for column, value in option.items() if column != "kind"}
 
 
 def _job_columns(job: Job, plan_date: date, computed_at: datetime) -> dict[str, Any]:
@@ -175,25 +185,21 @@ def compute_job_plans(
     `start_at` (UTC) is when the jobs would start. Returns the number of rows stored.
     """
     computed_at = _now_utc()
-    found: list[pd.DataFrame] = []
-    missing: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     for job in jobs:
         answer = plan_job(con, job, start_at=start_at, plan_date=plan_date)
         columns = _job_columns(job, plan_date, computed_at)
         if answer.reason is None:
-            found.append(answer.plans.assign(**columns, status="ok", reason=None))
+            rows += [{**plan, **columns, "status": "ok", "reason": None} for plan in answer.plans]
         else:
-            missing.append({**columns, "rank": 1, "status": "no_plan", "reason": answer.reason})
+            rows.append({**columns, "rank": 1, "status": "no_plan", "reason": answer.reason})
     with plans.transaction(con):
         con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
-        for frame in (pd.concat(found, ignore_index=True) if found else None, pd.DataFrame(missing)):
-            if frame is None or frame.empty:
-                continue
-            con.register("job_plan_rows", frame.reindex(columns=list(JOB_PLAN_COLUMNS)))
-            try:
-                con.execute("INSERT INTO job_plans BY NAME SELECT * FROM job_plan_rows")
-            finally:
-                con.unregister("job_plan_rows")
+        if rows:  # one STRUCT per row, every row with every column (unnest needs one type)
+            con.execute(
+                "INSERT INTO job_plans BY NAME SELECT unnest($rows, recursive := true)",
+                {"rows": [{column: row.get(column) for column in JOB_PLAN_COLUMNS} for row in rows]},
+            )
     return _count(con, "SELECT count(*) FROM job_plans WHERE plan_date = $d", plan_date)
 
 

@@ -5,25 +5,30 @@ day's offers (`plan_unit_sizes.sql`). A requirement depends on (model, method, G
 only, never on the day, so `size_days` sizes every count any of its days offers once and
 gives each day exactly the rows sizing that day alone would give. The daily run (one day),
 a Dagster backfill (a range) and `gpuplan backfill` all size through `size_days`.
-A job plan (issue 17) sizes its own job the same way (`job_requirements_frame`), through the
-job's one call into the sizing model (`sizing.jobs.job_requirements`).
+A job plan (issue 17) sizes its own job the same way (`job_requirement_rows`), through the
+job's one call into the sizing model (`sizing.jobs.job_requirements`), as plain rows: the ad-hoc
+job plan (`gpuplan plans --tokens`) imports no pandas (half its process's start), so pandas is
+imported only inside the functions that build frames.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 import duckdb
-import pandas as pd
 
 from sizing.catalog import GpuSpec, load_gpus
 from sizing.jobs import Job, job_requirements
 from sizing.planner import requirements
 from sizing.results import Requirement
 from warehouse import plans, queries
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -59,12 +64,35 @@ def _fields(requirement: Requirement) -> dict[str, object]:
     return {field.name: getattr(requirement, field.name) for field in dataclasses.fields(requirement)}
 
 
+def requirement_rows(found: Iterable[Requirement], gpus: Sequence[GpuSpec]) -> list[dict[str, object]]:
+    """The sizing model's requirements as rows: each one's fields and its GPU's `gpus_per_node`
+    (REQUIREMENT_COLUMNS and the rest of `Requirement`). `gpus` holds every GPU of `found`."""
+    per_node = {gpu.gpu_model: gpu.gpus_per_node for gpu in gpus}
+    rows = []
+    for requirement in found:
+        row = _fields(requirement)
+        row["gpus_per_node"] = per_node[requirement.gpu_model]
+        rows.append(row)
+    return rows
+
+
+def _offered(unit_sizes: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
+    """GPU model -> the unit sizes (GPU counts) its offers come in, from (gpu_model, gpu_count) pairs."""
+    offered: dict[str, list[int]] = {}
+    for gpu_model, gpu_count in unit_sizes:
+        offered.setdefault(gpu_model, []).append(gpu_count)
+    return offered
+
+
+def _pairs(unit_sizes: pd.DataFrame) -> Iterable[tuple[str, int]]:
+    return zip(unit_sizes["gpu_model"], unit_sizes["gpu_count"], strict=True)
+
+
 def _count_groups(
-    gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame, limit: int
+    gpus: Sequence[GpuSpec], offered: Mapping[str, Sequence[int]], limit: int
 ) -> dict[tuple[int, ...], list[str]]:
-    """GPU models grouped by the job sizes they take: each group is sized in one call, so the
-    GPU-independent work is done once per group."""
-    offered = unit_sizes.groupby("gpu_model")["gpu_count"].agg(list).to_dict()
+    """GPU models grouped by the job sizes they take (`offered`: `_offered`): each group is sized
+    in one call, so the GPU-independent work is done once per group."""
     groups: dict[tuple[int, ...], list[str]] = {}
     for gpu in gpus:
         counts = plan_gpu_counts(gpu.gpus_per_node, offered.get(gpu.gpu_model, []), limit)
@@ -80,43 +108,40 @@ def requirements_frame(
     `unit_sizes` (gpu_model, gpu_count) are the unit sizes on offer. GPUs that take the same job
     sizes are sized in one call, so the GPU-independent work is done once per group.
     """
-    groups = _count_groups(gpus, unit_sizes, plans.MAX_PLAN_GPU_COUNT)
-    frame = pd.DataFrame(
-        [
-            _fields(requirement)
-            for model in models
-            for method in methods
-            for counts, names in groups.items()
-            for requirement in requirements(model, method, gpu_counts=counts, gpus=names)
-        ]
+    import pandas as pd  # the daily path's frames; see the module's docstring
+
+    groups = _count_groups(gpus, _offered(_pairs(unit_sizes)), plans.MAX_PLAN_GPU_COUNT)
+    found = (
+        requirement
+        for model in models
+        for method in methods
+        for counts, names in groups.items()
+        for requirement in requirements(model, method, gpu_counts=counts, gpus=names)
     )
-    frame["gpus_per_node"] = frame["gpu_model"].map({gpu.gpu_model: gpu.gpus_per_node for gpu in gpus})
-    return frame
+    return pd.DataFrame(requirement_rows(found, gpus))
 
 
-def job_requirements_frame(job: Job, unit_sizes: pd.DataFrame) -> pd.DataFrame:
-    """The sizing model's rows for one job (REQUIREMENT_COLUMNS) on the GPU models of `unit_sizes`
-    (gpu_model, gpu_count: the unit sizes its offers come in), at every job size those offers allow
-    up to the job's `max_gpus`. Empty (with the columns) when nothing is on offer."""
-    on_offer = set(unit_sizes["gpu_model"])
-    gpus = [gpu for gpu in load_gpus() if gpu.gpu_model in on_offer]
-    groups = _count_groups(gpus, unit_sizes, job.max_gpus or plans.MAX_PLAN_GPU_COUNT)
-    rows = [
-        _fields(requirement)
+def job_requirement_rows(job: Job, unit_sizes: Iterable[tuple[str, int]]) -> list[dict[str, object]]:
+    """The sizing model's rows for one job (`requirement_rows`) on the GPU models of `unit_sizes`
+    ((gpu_model, gpu_count) pairs: the unit sizes its offers come in), at every job size those
+    offers allow up to the job's `max_gpus`. Empty when nothing is on offer."""
+    offered = _offered(unit_sizes)
+    gpus = [gpu for gpu in load_gpus() if gpu.gpu_model in offered]
+    groups = _count_groups(gpus, offered, job.max_gpus or plans.MAX_PLAN_GPU_COUNT)
+    found = (
+        requirement
         for counts, names in groups.items()
         if counts
         for requirement in job_requirements(job, counts, names)
-    ]
-    if not rows:
-        return pd.DataFrame(columns=list(plans.REQUIREMENT_COLUMNS))
-    frame = pd.DataFrame(rows)
-    frame["gpus_per_node"] = frame["gpu_model"].map({gpu.gpu_model: gpu.gpus_per_node for gpu in gpus})
-    return frame.loc[:, list(plans.REQUIREMENT_COLUMNS)]
+    )
+    return requirement_rows(found, gpus)
 
 
 def job_sizes(gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame) -> pd.DataFrame:
     """(gpu_model, gpu_count) pairs `requirements_frame` sizes for a day whose offers come in `unit_sizes`."""
-    offered = unit_sizes.groupby("gpu_model")["gpu_count"].agg(list).to_dict()
+    import pandas as pd  # the daily path's frames; see the module's docstring
+
+    offered = _offered(_pairs(unit_sizes))
     return pd.DataFrame(
         [
             (gpu.gpu_model, count)
@@ -135,6 +160,8 @@ def size_days(
     `con` is the writer; the offers of a day are those of the crawls recorded for it (plan_crawls).
     Raises what the sizing model raises for an unknown model or method, before anything is written.
     """
+    import pandas as pd  # the daily path's frames; see the module's docstring
+
     if not days:
         return SizedDays(
             requirements=pd.DataFrame(columns=list(plans.REQUIREMENT_COLUMNS)),

@@ -12,12 +12,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 import duckdb
-import pandas as pd
 
 from sizing.planner import DEFAULT_GPU_COUNTS
 from warehouse import queries
+
+if TYPE_CHECKING:  # frames come from DuckDB (`.df()`); the job plans import this module without pandas
+    import pandas as pd
 
 # The largest job considered: the sizing planner's largest default GPU count. Bigger jobs are clusters
 # bought by contract, not rented from the platforms we crawl, and each extra count multiplies the

@@ -29,6 +29,14 @@ def frame(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pd.DataFr
     return con.execute(sql(name), params or None).df()
 
 
+def records(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
+    """Run a named query with bound parameters and return its rows as dicts (column -> plain
+    Python value: DATE a `date`, TIMESTAMP a naive `datetime`, NULL None), without pandas."""
+    cursor = con.execute(sql(name), params or None)
+    columns = [column[0] for column in cursor.description or ()]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
 def execute(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
     """Run a named statement (no result) with bound parameters."""
     con.execute(sql(name), params or None)

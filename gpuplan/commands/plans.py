@@ -5,6 +5,8 @@ With --tokens: your job planned on the fly from each platform's latest good craw
 each platform's billing (`warehouse.job_plans`); nothing is written and no refresh is needed.
 Tables fit the terminal (`gpuplan.display`): one plan per line at 80 columns with a legend below,
 more columns on a wider terminal, every column with --wide.
+A job's plans come as plain rows: that path imports no pandas (half its process's start); the
+daily tables' frames import it where they are built.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 from zoneinfo import ZoneInfo
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -27,6 +29,9 @@ from gpuplan.settings import Settings
 from sizing import assumptions, gpu_names
 from sizing.jobs import Job, job_sizing, parse_duration, parse_tokens
 from warehouse import connect, job_plans, plans
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RANKING_LABELS = {"lowest_rent": "rent", "lowest_cost_per_btoken": "tok"}
 BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo"}
@@ -181,6 +186,8 @@ def _daily(
     wide: bool,
     as_json: bool,
 ) -> None:
+    import pandas as pd  # the daily tables are frames
+
     with connect.reader(settings.warehouse) as con:
         if gpus:
             frame = pd.concat(
@@ -201,21 +208,36 @@ def _daily(
 
 def plans_json(frame: pd.DataFrame) -> str:
     """The plans as a JSON array of objects (column names as keys, null for missing)."""
-    records = [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
-    return json.dumps(records, ensure_ascii=False, indent=1)
+    return json.dumps(plain_records(frame.to_dict("records")), ensure_ascii=False, indent=1)
+
+
+def plain_records(records: Iterable[Mapping[Any, object]]) -> list[dict[str, object]]:
+    """Rows (of a frame or of DuckDB) as JSON-ready objects: dates and times in ISO 8601, None
+    for missing (NULL, NaN, pandas' NA and NaT), numpy scalars as Python numbers."""
+    return [{str(key): _plain(value) for key, value in row.items()} for row in records]
 
 
 def _plain(value: object) -> object:
     if isinstance(value, list | tuple):
         return [_plain(item) for item in value]
-    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if type(value).__module__.startswith("pandas"):
+        return _plain_pandas(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value.item() if hasattr(value, "item") else value
+
+
+def _plain_pandas(value: object) -> object:
+    import pandas as pd  # loaded already: the value came from a frame
+
+    if value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, pd.Timestamp):
         # DuckDB DATE columns arrive as midnight timestamps
         return value.date().isoformat() if value == value.normalize() else value.isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return value.item() if hasattr(value, "item") else value
+    return value
 
 
 def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
@@ -233,7 +255,7 @@ def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
     )
 
 
-def plan_label(row: pd.Series | dict[str, Any], billing: str | None) -> str:
+def plan_label(row: pd.Series | Mapping[str, Any], billing: str | None) -> str:
     """A plan in a few characters: `910B×2 quotes (mo)`, `H100×16 lambda [2 nodes]`, `4090×1 vastai*`."""
     stock = "" if row["stock_known"] else "*"
     term = f" ({billing})" if billing else ""
@@ -248,6 +270,8 @@ def print_plans(
     """The daily plans as a table that fits `out` (one line per model, method and ranking; money in
     whole units), then a line on the offers left out as implausibly cheap. `gpuplan plans` and
     `gpuplan refresh` both print them so."""
+    import pandas as pd  # the daily plans are a frame
+
     tokens = frame["job_tokens"].dropna()
     budget = f"{tokens.iloc[0] / 1e9:g}B" if len(tokens) else "?"
     day = pd.Timestamp(frame["plan_date"].iloc[0]).date()
@@ -326,7 +350,7 @@ def _job(
         _fail(answer.reason)
     lines = assumptions.describe(job_sizing(job))
     if as_json:
-        records = json.loads(plans_json(answer.plans))
+        records = plain_records(answer.plans)
         for record in records:
             record["finish"] = f"{record['finish']}Z" if record["finish"] else None
             record["assumptions"] = lines
@@ -340,13 +364,13 @@ def _job(
         console.print(f"  - {line}", highlight=False)
 
 
-def _local(moment: dt.datetime | pd.Timestamp, zone: ZoneInfo) -> str:
+def _local(moment: dt.datetime, zone: ZoneInfo) -> str:
     return _local_time(moment, zone).strftime("%Y-%m-%d %H:%M")
 
 
-def _local_time(moment: dt.datetime | pd.Timestamp, zone: ZoneInfo) -> pd.Timestamp:
+def _local_time(moment: dt.datetime, zone: ZoneInfo) -> dt.datetime:
     """A naive UTC moment (as the warehouse keeps them) in `zone`."""
-    return pd.Timestamp(moment).tz_localize("UTC").tz_convert(zone)
+    return moment.replace(tzinfo=dt.UTC).astimezone(zone)
 
 
 def tokens_text(tokens: float) -> str:
@@ -372,15 +396,16 @@ def _job_heading(job: Job, day: dt.date | None, now: dt.datetime, zone: ZoneInfo
 
 def print_job_plans(
     out: Console,
-    frame: pd.DataFrame,
+    found: Sequence[Mapping[str, Any]],
     currency: Currency,
     zone: ZoneInfo,
     *,
     wide: bool = False,
 ) -> None:
-    """A job's plans, best first, as a table that fits `out`: one line per GPU model."""
+    """A job's plans (`JobPlans.plans`: rows, best first) as a table that fits `out`: one line per
+    GPU model."""
     unit, other = currency.value.lower(), "usd" if currency is Currency.CNY else "cny"
-    finishes = [_local_time(finish, zone) for finish in frame["finish"]]
+    finishes = [_local_time(plan["finish"], zone) for plan in found]
     # month-day when every plan finishes in the same year, said once in the legend; --wide: in full
     years = {finish.year for finish in finishes}
     year = years.pop() if len(years) == 1 and not wide else None
@@ -401,13 +426,13 @@ def print_job_plans(
     ]
     rows = [
         [_job_cell(row, field, finish, year) for _, field in fields]
-        for (_, row), finish in zip(frame.iterrows(), finishes, strict=True)
+        for row, finish in zip(found, finishes, strict=True)
     ]
     columns = [column for column, _ in fields]
     display.print_table(out, columns, rows, wide=wide, title="Plans for your job: the best per GPU model")
 
 
-def _job_cell(row: pd.Series, field: str, finish: pd.Timestamp, year: int | None) -> str:
+def _job_cell(row: Mapping[str, Any], field: str, finish: dt.datetime, year: int | None) -> str:
     value = row.get(field)
     if field == "plan":
         return plan_label(row, None)
@@ -418,5 +443,5 @@ def _job_cell(row: pd.Series, field: str, finish: pd.Timestamp, year: int | None
     if field == "mfu":
         return f"{value:.0%}"
     if field in ("rank", "region", "offer_id"):
-        return "" if value is None or pd.isna(value) else str(value)
+        return "" if value is None else str(value)
     return display.number(value, 2 if "per_gpu_hour" in field else 1 if field == "train_days" else 0)

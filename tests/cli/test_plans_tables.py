@@ -4,6 +4,7 @@ on a wide console or with --wide. `gpuplan refresh` prints the daily table throu
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 from zoneinfo import ZoneInfo
 
@@ -41,19 +42,17 @@ DAILY = pd.DataFrame(
         | {"pricing_type": "on_demand", "stock_known": True},
     ]
 ).astype({"gpu_count": "Int64", "nodes": "Int64"})  # as the warehouse gives them
-JOB = pd.DataFrame(
-    [
-        {"rank": rank, "gpu_model": gpu, "gpu_count": count, "platform": platform, "stock_known": True}
-        | {"nodes": 1, "billing_period": "hour", "region": "Japan, JP", "offer_id": "29400102"}
-        | {"mfu": 0.18, "price_usd_per_gpu_hour": 0.08, "price_cny_per_gpu_hour": 0.55, "train_days": 25.3}
-        | {"finish": pd.Timestamp("2026-12-26 18:48"), "total_usd": 51.0, "total_cny": 337.0}
-        | {"billed_hours": 608}
-        for rank, gpu, count, platform in [
-            (1, "RTX A4000 16GB", 1, "vastai"),
-            (2, "A100 PCIe 40GB", 1, "lambda"),
-        ]
+JOB = [  # JobPlans.plans: plain rows
+    {"rank": rank, "gpu_model": gpu, "gpu_count": count, "platform": platform, "stock_known": True}
+    | {"nodes": 1, "billing_period": "hour", "region": "Japan, JP", "offer_id": "29400102"}
+    | {"mfu": 0.18, "price_usd_per_gpu_hour": 0.08, "price_cny_per_gpu_hour": 0.55, "train_days": 25.3}
+    | {"finish": dt.datetime(2026, 12, 26, 18, 48), "total_usd": 51.0, "total_cny": 337.0}
+    | {"billed_hours": 608}
+    for rank, gpu, count, platform in [
+        (1, "RTX A4000 16GB", 1, "vastai"),
+        (2, "A100 PCIe 40GB", 1, "lambda"),
     ]
-)
+]
 
 
 def _lines(print_table, width: int) -> list[str]:

@@ -1,15 +1,19 @@
 -- A job's plans (issue 17): every way to rent the offers (plan_shapes, the daily plans' rule) at every
--- GPU count the sizing model says fits (job_requirements, a frame the caller registers: the sizing
--- model's rows for this job, REQUIREMENT_COLUMNS), priced in full by each offer's billing.
+-- GPU count the sizing model says fits ($requirements: the sizing model's rows for this job, a list
+-- of STRUCTs with REQUIREMENT_COLUMNS, bound by the caller: no frame to register, no pandas), priced
+-- in full by each offer's billing.
 --   train_hours   the job's tokens (x epochs) over the throughput of that GPU count
 --   billed_hours  what the platform bills for that run (billed_hours: whole periods, the minimum term)
 --   total_usd/cny rent per GPU-hour x GPUs x billed_hours
 -- Rows: kind 'plan', the best plan of each GPU model among those that finish within $deadline_hours
 -- (NULL: no deadline), ranked 1.. by total_usd (with $fastest, by train_hours); and kind 'fastest',
 -- the one plan that finishes first whatever the deadline (for "nothing is fast enough" answers).
--- Params: $plan_date, $latest, $max_gpu_count, $platforms, $gpus, $train_tokens, $deadline_hours,
+-- Params: $requirements, $plan_date, $latest, $max_gpu_count, $platforms, $gpus, $train_tokens, $deadline_hours,
 -- $fastest, $start_at (UTC: finish = start_at + train_hours).
-WITH options AS (
+WITH job_requirements AS (
+    SELECT unnest($requirements, recursive := true)
+),
+options AS (
     SELECT
         s.platform,
         s.offer_id,
