@@ -3,7 +3,8 @@ own load of the same file.
 
 The target (issue 16): a load, with its validation, duplicate rule, per-GPU-hour normalization and
 FX (USD and CNY), takes at most 1.3x `CREATE TABLE ... AS SELECT * FROM read_json(feed)` of the same
-feed, on the same writer connection, the same threads. Each run pairs the two, alternating, each on
+feed, on the same writer connection, the same threads and the same preserve_insertion_order (off,
+as the load runs). Each run pairs the two, alternating, each on
 a fresh copy of a migrated warehouse; the ratio is the median of the pairs' ratios (wall), with the
 CPU seconds of both beside it, and the load average before and after (the machine is shared). The
 summary carries the feed's sha256 as the crawl runner writes it (computed while it counts the
@@ -133,6 +134,9 @@ def timed(template: Path, folder: Path, summary: Path, threads: int, *, yardstic
         con.execute("SET threads = $threads", {"threads": threads})
         started, cpu_started = time.perf_counter(), time.process_time()
         if yardstick:
+            # The same freedom the load takes (load_crawl builds without keeping file order): both
+            # sides run under the same settings.
+            con.execute("SET preserve_insertion_order = false")
             con.execute("CREATE TABLE yardstick AS SELECT * FROM read_json($feed)", {"feed": feed})
             ((lines,),) = con.execute("SELECT count(*) FROM yardstick").fetchall()
         else:
