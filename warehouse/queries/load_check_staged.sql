@@ -76,8 +76,17 @@ SELECT
     pricing_type,
     TRY_CAST(available_gpus AS INTEGER) AS available_gpus,
     source_url,
-    CAST(timezone('UTC', observed_at_tz) AS TIMESTAMP) AS observed_at,
-    CAST(timezone('UTC', observed_at_tz) AS DATE) AS observed_date,
+    -- UTC wall time. A TIMESTAMPTZ is microseconds since the epoch in UTC, so make_timestamp of
+    -- them is timezone('UTC', ...) without its time-zone lookup (two per row cost ~0.25 CPU s of a
+    -- 1M-offer load); +-infinity, which have no microseconds, take timezone() as before.
+    CASE
+        WHEN isfinite(observed_at_tz) THEN make_timestamp(epoch_us(observed_at_tz))
+        ELSE timezone('UTC', observed_at_tz)
+    END AS observed_at,
+    CAST(CASE
+        WHEN isfinite(observed_at_tz) THEN make_timestamp(epoch_us(observed_at_tz))
+        ELSE timezone('UTC', observed_at_tz)
+    END AS DATE) AS observed_date,
     extra,
     reason,
     unparsed,
