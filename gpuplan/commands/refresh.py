@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.text import Text
 
 from gpuplan import display
-from gpuplan.commands.plans import print_plans
 from gpuplan.crawl_display import CrawlBoard, outcome_line
+from gpuplan.plan_tables import print_plans
 from gpuplan.settings import Settings
 from scrapers.registry import platform_tokens
 from warehouse import connect, drift, plans, queries

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pandas as pd
 from rich.console import Console
 
-from gpuplan.commands.plans import Currency, print_job_plans, print_plans
+from gpuplan.plan_tables import Currency, print_job_plans, print_plans
 
 PLAN = {
     "plan_date": pd.Timestamp("2026-11-29"),
