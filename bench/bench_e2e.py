@@ -49,6 +49,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import bench_history
 
@@ -130,8 +131,11 @@ def dagster_home(root: Path) -> Path:
     return home
 
 
-def refresh(folder: Path, platforms: list[str], home: Path | None) -> tuple[Run, dt.datetime]:
-    """Run `gpuplan refresh --offline` with its warehouse and crawls in `folder`, DAGSTER_HOME `home`."""
+def refresh(
+    folder: Path, platforms: list[str], home: Path | None, day: dt.date | None = None
+) -> tuple[Run, dt.datetime]:
+    """Run `gpuplan refresh --offline` (of `day`, else today) with its warehouse and crawls in
+    `folder`, DAGSTER_HOME `home`."""
     env = dict(os.environ)
     env |= {
         "GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb"),
@@ -141,6 +145,8 @@ def refresh(folder: Path, platforms: list[str], home: Path | None) -> tuple[Run,
     if home is not None:
         env["DAGSTER_HOME"] = str(home)
     command = [str(GPUPLAN), "refresh", "--offline", *(arg for p in platforms for arg in ("--platform", p))]
+    if day is not None:
+        command += ["--date", day.isoformat()]
     started_at = dt.datetime.now(dt.UTC)
     start = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -186,6 +192,23 @@ def split_from_event_log(run: Run, home: Path, started_at: dt.datetime, settings
     split["Dagster"] = (last - first) - sum(run.steps_s.values())
     split["after run"] = run.wall_s - sum(split.values())
     run.split_s = split
+
+
+def one_day(root: Path, platforms: list[str]) -> Path:
+    """A warehouse whose yesterday was refreshed (untimed), to copy before each measured refresh.
+
+    A first offline refresh of an empty warehouse also replays the snapshots' recorded day before
+    (two days of work); every daily run after a warehouse's first is one day. So the "empty"
+    warehouse the benches measure on is this one: one day of offers, then today refreshed.
+    """
+    folder = root / "one-day"
+    folder.mkdir(parents=True)
+    timezone = Settings.from_env({}).schedule_timezone
+    yesterday = dt.datetime.now(ZoneInfo(timezone)).date() - dt.timedelta(days=1)
+    run, _ = refresh(folder, platforms, None, yesterday)
+    if run.returncode != 0:
+        raise SystemExit("the untimed refresh of yesterday failed")
+    return folder
 
 
 def seed_history(template: Path, days: int) -> None:
@@ -281,13 +304,16 @@ def platform_ratio(root: Path, template: Path | None, repeat: int) -> int:
     return 0 if ratio <= RATIO_TARGET else 1
 
 
-def paired_runs(root: Path, template: Path, platforms: list[str], repeat: int) -> list[tuple[Run, Run]]:
-    """`repeat` pairs (empty, grown), one DAGSTER_HOME, each run split from its event log."""
+def paired_runs(
+    root: Path, template: Path, platforms: list[str], repeat: int, empty: Path
+) -> list[tuple[Run, Run]]:
+    """`repeat` pairs (empty: a copy of `empty`, grown: of `template`), one DAGSTER_HOME, each run
+    split from its event log."""
     home = dagster_home(root)
     pairs = []
     for index in range(repeat):
         pair = []
-        for kind, source in (("empty", None), ("history", template)):
+        for kind, source in (("empty", empty), ("history", template)):
             folder = fresh_folder(root, f"{kind}{index}", source)
             before = os.getloadavg()[0]
             run, started_at = refresh(folder, platforms, home)
@@ -350,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
 
     root = Path(tempfile.mkdtemp(prefix="bench_e2e."))
     try:
-        template = None
+        template = one_day(root, platforms) if args.history_days <= 0 else None
         if args.history_days > 0:
             template = root / "template"
             start = time.perf_counter()
@@ -388,7 +414,7 @@ def main_pairs(history_days: int, platforms: list[str], repeat: int) -> int:
         print(
             f"history: {history_days} days, {size_mb:,.0f} MB, built in {time.perf_counter() - start:.0f} s"
         )
-        pairs = paired_runs(root, template, platforms, repeat)
+        pairs = paired_runs(root, template, platforms, repeat, one_day(root, platforms))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if any(run.returncode != 0 for pair in pairs for run in pair):

@@ -114,7 +114,8 @@ def previous_demo_day(
     settings: Settings, day: dt.date, platforms: Sequence[str] | None
 ) -> tuple[dt.date, list[str]] | None:
     """The day before `day` and the platforms with a recorded previous day (`scrapers/fixtures/<slug>/
-    previous/`), when the warehouse has no day before `day` yet: what a first offline run replays."""
+    previous/`), when the warehouse holds no day before `day` (planned, crawled or imported): what a
+    first offline run replays."""
     before = day - dt.timedelta(days=1)
     recorded = [
         platform
@@ -125,7 +126,7 @@ def previous_demo_day(
         return None
     if settings.warehouse.exists():
         with connect.reader(settings.warehouse) as con:
-            if plans.recorded_days(con, dt.date.fromisoformat(FIRST_DAY), before):
+            if plans.has_history_before(con, day):
                 return None
     return before, recorded
 

@@ -210,6 +210,13 @@ def compute_plan_changes_for_days(
     return changes
 
 
+def has_history_before(con: duckdb.DuckDBPyConnection, day: date) -> bool:
+    """True when the warehouse holds a day before `day`: one planned, or a usable run (crawled or
+    imported) of an earlier day that was never planned."""
+    row = con.execute(queries.sql("history_before"), {"day": day}).fetchone()
+    return bool(row and row[0])
+
+
 def recorded_days(con: duckdb.DuckDBPyConnection, first: date, last: date) -> list[date]:
     """Days in [first, last] with a crawl recorded in plan_crawls (days that can have plans), oldest first.
 

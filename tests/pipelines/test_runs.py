@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from gpuplan.settings import Settings
-from pipelines.runs import execute_day
+from pipelines.runs import execute_day, previous_demo_day
 from scrapers.summary import CrawlSummary
 from warehouse import connect, plans
 
@@ -48,3 +48,17 @@ def test_a_failed_step_is_listed_with_its_cause(settings: Settings) -> None:
     )
     result = execute_day(broken, DAY, offline=True, platforms=["quotes"], wait_s=30)
     assert any(f.startswith("plan_requirements: ") and "no-such-model" in f for f in result.failures)
+
+
+def test_the_day_before_is_replayed_only_on_a_warehouse_without_history(settings: Settings) -> None:
+    # No warehouse yet: a first offline run replays the recorded day before first.
+    assert previous_demo_day(settings, DAY, ["quotes"]) == (DAY - dt.timedelta(days=1), ["quotes"])
+    with connect.writer(settings.warehouse) as con:
+        # history that was never planned (an import, or a year loaded before the first refresh):
+        # a run ten days earlier, no plan_crawls row
+        con.execute(
+            "INSERT INTO crawl_runs (crawl_id, platform, status, items_yielded, offers_loaded, loaded_at) "
+            "VALUES ('earlier', 'quotes', 'ok', 3, 3, $at)",
+            {"at": dt.datetime.combine(DAY - dt.timedelta(days=10), dt.time(6))},
+        )
+    assert previous_demo_day(settings, DAY, ["quotes"]) is None, "demo data must not land beside history"
