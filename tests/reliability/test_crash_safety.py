@@ -14,7 +14,6 @@ EFBIG, the error a full quota gives); "not writable" is a warehouse path under a
 from __future__ import annotations
 
 import hashlib
-import os
 import resource
 import signal
 import subprocess
@@ -29,6 +28,7 @@ import pytest
 from gpuplan.settings import Settings
 from reliability.fault_days import METHODS, MODELS, run_day
 from reliability.synthetic_crawls import write_crawl
+from reliability.warehouse_files import cli
 from warehouse import connect
 from warehouse.loading import load_crawl
 
@@ -113,24 +113,6 @@ def _assert_one_clear_line(stderr: str, *names: str) -> None:
         assert name in stderr, f"{name!r} not named in {stderr!r}"
 
 
-def _cli(settings: Settings, *args: str, preexec_fn=None) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GPUPLAN_WAREHOUSE": str(settings.warehouse),
-        "GPUPLAN_CRAWL_DIR": str(settings.crawl_dir),
-    }
-    env.pop("GPUPLAN_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-c", CLI, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        preexec_fn=preexec_fn,
-    )
-
-
 def test_loader_killed_mid_load_then_run_again(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     before = _history(settings)
@@ -170,7 +152,7 @@ def test_warehouse_full_mid_load(tmp_path: Path) -> None:
     def full_disk() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    result = _cli(settings, "load", str(summary), preexec_fn=full_disk)
+    result = cli(settings, "load", str(summary), child=True, preexec_fn=full_disk)
     assert result.returncode == 1
     assert _digest(settings.warehouse) == published
     after = _stored(settings)
@@ -189,7 +171,7 @@ def test_warehouse_folder_not_writable(tmp_path: Path) -> None:
     summary = write_crawl(settings.crawl_dir / LOAD_DAY.isoformat(), LOAD_DAY, HISTORY_OFFERS)
     files_before = sorted(tmp_path.rglob("*"))
     blocked = settings.with_warehouse(blocker / "warehouse.duckdb")
-    result = _cli(blocked, "load", str(summary))
+    result = cli(blocked, "load", str(summary), child=True)
     assert result.returncode == 1
     assert sorted(tmp_path.rglob("*")) == files_before, "a failed run left files behind"
     with connect.writer(
@@ -206,11 +188,12 @@ def test_published_path_not_replaceable(tmp_path: Path) -> None:
     taken = settings.with_warehouse(settings.warehouse.with_name("taken.duckdb"))
     taken.warehouse.mkdir()  # someone's folder where the snapshot goes: os.replace cannot take it
     connect.writer_path(taken.warehouse).write_bytes(connect.writer_path(settings.warehouse).read_bytes())
-    result = _cli(taken, "load", str(summary))
+    result = cli(taken, "load", str(summary), child=True)
     assert result.returncode == 1
     assert list(taken.warehouse.iterdir()) == [] and not list(taken.warehouse.parent.glob(".taken.duckdb.*"))
     taken.warehouse.rmdir()
-    assert _cli(taken, "load", str(summary)).returncode == 0  # already in the writer file: published now
+    # already in the writer file: published now
+    assert cli(taken, "load", str(summary), child=True).returncode == 0
     with connect.reader(taken.warehouse) as con:
         [(loaded,)] = con.execute("SELECT count(*) FROM offers").fetchall()
     assert loaded == sum(before.offers_by_crawl.values()) + HISTORY_OFFERS

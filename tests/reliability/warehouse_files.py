@@ -13,6 +13,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from unittest import mock
@@ -69,9 +70,15 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def cli(settings: Settings, *args: str, child: bool = False) -> subprocess.CompletedProcess[str]:
+def cli(
+    settings: Settings,
+    *args: str,
+    child: bool = False,
+    preexec_fn: Callable[[], object] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """`gpuplan ARGS` through the console entry point (`gpuplan.cli.run`: one line per error), in this
-    process (a CLI start costs 1.5 CPU seconds), or with `child` in a child process, as cron runs it."""
+    process (a CLI start costs 1.5 CPU seconds), or with `child` in a child process, as cron runs it
+    (`preexec_fn` runs in that child before gpuplan starts, e.g. to set a resource limit)."""
     env = {"GPUPLAN_WAREHOUSE": str(settings.warehouse), "GPUPLAN_CRAWL_DIR": str(settings.crawl_dir)}
     if child:
         full = {**os.environ, **env}
@@ -83,7 +90,9 @@ def cli(settings: Settings, *args: str, child: bool = False) -> subprocess.Compl
             text=True,
             timeout=120,
             check=False,
+            preexec_fn=preexec_fn,
         )
+    assert preexec_fn is None, "preexec_fn needs child=True"
     out, err = io.StringIO(), io.StringIO()
     code = 0
     with (
