@@ -97,12 +97,6 @@ def _naive_utc(moment: dt.datetime | None) -> dt.datetime | None:
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment is not None else None
 
 
-def _run_day(summary: CrawlSummary, loaded_at: dt.datetime) -> dt.date:
-    """The run's day (offers.run_day, migration 031): the UTC date it started, else when it loaded."""
-    started = _naive_utc(summary.started_at)
-    return (started or loaded_at).date()
-
-
 def _inserted(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> int:
     """Run a named INSERT and return how many rows it added."""
     ((rows,),) = con.execute(queries.sql(name), params).fetchall()
@@ -131,7 +125,8 @@ def _load_feed(
         "platform": summary.platform,
         "crawl_id": crawl_id,
         "source": summary.source,
-        "run_day": _run_day(summary, now),
+        "started_at": _naive_utc(summary.started_at),  # with loaded_at: offers.run_day (run_day_of)
+        "loaded_at": now,
     }
     try:
         con.execute(stage, params)

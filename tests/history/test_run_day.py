@@ -21,7 +21,7 @@ from .test_trend import _crawl
 # Offers whose run_day is not their run's day as daily_runs.day computes it.
 MISMATCHED_SQL = """
 SELECT count(*) FROM offers AS o JOIN crawl_runs AS r USING (crawl_id)
-WHERE o.run_day IS DISTINCT FROM CAST(coalesce(r.started_at, r.loaded_at) AS DATE)
+WHERE o.run_day IS DISTINCT FROM run_day_of(r.started_at, r.loaded_at)  -- migration 085
 """
 
 

@@ -107,3 +107,83 @@ def test_imports_pass_the_same_rule(writer_con: duckdb.DuckDBPyConnection, write
     history.load_imported(writer_con, "import:test", "synthetic.csv", runs, offers, refused)
     (reason,) = _rejected(writer_con)
     assert reason.startswith("implausible price: 0.1 USD per GPU-hour is under 10%")
+
+
+SEEN_FROM_OFFERS = """
+SELECT gpu_model, min(price_usd_per_gpu_hour), count(*)
+FROM offers
+WHERE gpu_model IS NOT NULL
+  AND price_usd_per_gpu_hour IS NOT NULL
+  AND offer_price_problem(price_usd_per_gpu_hour) IS NULL
+GROUP BY gpu_model ORDER BY gpu_model
+"""
+
+
+def test_the_cheapest_price_seen_is_kept_equal_to_the_offers_it_stands_for(
+    writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
+) -> None:
+    """Migration 080 keeps the references in gpu_price_seen, raised by each load instead of an
+    aggregate over every offer: after crawls (a cheaper day, a rejected price, a duplicate) and an
+    import it must equal that aggregate row for row."""
+    a100 = {"gpu_name_raw": "A100 SXM 80GB", "gpu_model": "A100 SXM 80GB"}
+    _load_day(writer_con, write_crawl, "2026-10-01", synthetic_offer(1, price_amount=2.0))
+    _load_day(
+        writer_con,
+        write_crawl,
+        "2026-10-02",
+        synthetic_offer(2, price_amount=1.5),
+        synthetic_offer(3, price_amount=0.1),  # rejected: under a tenth of 2.0
+        synthetic_offer(4, price_amount=1.2, **a100),
+        synthetic_offer(4, price_amount=1.1, **a100),  # a duplicate: one of the two loads
+        synthetic_offer(5, price_amount=1.0, gpu_model=None, gpu_name_raw="Mystery GPU"),
+    )
+    offer = synthetic_offer(9, price_amount=1.4, platform="importcloud", observed_at="2026-10-03T00:00:00Z")
+    runs = pd.DataFrame(
+        [
+            {
+                "crawl_id": "import-1",
+                "platform": "importcloud",
+                "day": pd.Timestamp("2026-10-03").date(),
+                "items_yielded": 1,
+                "rows_refused": 0,
+                "problem": None,
+            }
+        ]
+    )
+    imported = {"crawl_id": "import-1", "row_no": 0, "item_json": "{}"}
+    offers = pd.DataFrame([{"gpu_form": "SXM", "min_term_periods": 1, **offer, **imported}])
+    refused = pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS))
+    history.load_imported(writer_con, "import:test", "synthetic.csv", runs, offers, refused)
+
+    seen = writer_con.execute(
+        "SELECT gpu_model, cheapest_usd_per_gpu_hour, offers FROM gpu_price_seen ORDER BY gpu_model"
+    ).fetchall()
+    assert seen == writer_con.execute(SEEN_FROM_OFFERS).fetchall()
+    assert [(model, offers) for model, _, offers in seen] == [("A100 SXM 80GB", 1), (H100, 3)]
+
+
+def test_the_migration_fills_the_table_from_the_offers_already_loaded(tmp_path) -> None:
+    """A warehouse migrated up to 075 with offers in it gets gpu_price_seen filled from them."""
+    from warehouse import migrate
+
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    for migration in migrate.available():
+        (folder / migration.name).write_text(migration.sql, encoding="utf-8")
+    later = folder / "080_price_seen.sql"
+    held = later.read_text(encoding="utf-8")
+    later.unlink()
+    con = duckdb.connect()
+    migrate.migrate(con, folder)
+    for offer_id, usd in (("a", 2.0), ("b", 3.0), ("c", 500.0)):  # 500: outside the plausible range
+        con.execute(
+            "INSERT INTO offers (crawl_id, platform, offer_id, gpu_name_raw, gpu_model, gpu_count, "
+            "price_amount, price_currency, price_per, billing_period, pricing_type, hourly_rentable, "
+            "price_usd_per_gpu_hour, observed_at, observed_date) VALUES ('c', 'p', $offer_id, 'H100', "
+            "$gpu, 1, $usd, 'USD', 'gpu', 'hour', 'on_demand', TRUE, $usd, now(), current_date)",
+            {"gpu": H100, "offer_id": offer_id, "usd": usd},
+        )
+    later.write_text(held, encoding="utf-8")
+    assert migrate.migrate(con, folder) == ["080_price_seen.sql"]
+    assert con.execute("SELECT * FROM gpu_price_seen").fetchall() == [(H100, 2.0, 2)]
+    con.close()

@@ -1,9 +1,9 @@
 -- How the crawl behind $plan_date's offers of $platform compares with the platform's own last
--- $history good crawls before it (which crawls: the drift_crawls macro, migration 075):
+-- $history good crawls before it (which crawls: the drift_crawls macro, migrations 075 and 085):
 -- offers loaded, the share of offers whose GPU name matched no catalog card, the share of quotes
 -- rejected. One row; history_crawls = 0 when there is nothing to compare with (or no good crawl today).
 WITH crawls AS (
-    SELECT crawl_id, is_today FROM drift_crawls($platform, $plan_date, $history)
+    SELECT crawl_id, run_day, is_today FROM drift_crawls($platform, $plan_date, $history)
 ),
 metrics AS (
     SELECT
@@ -14,10 +14,11 @@ metrics AS (
     FROM crawls AS k
     JOIN crawl_runs AS r USING (crawl_id)
     LEFT JOIN (
-        SELECT crawl_id, avg(CASE WHEN gpu_model IS NULL THEN 1.0 ELSE 0.0 END) AS unknown_share
-        FROM offers
-        WHERE crawl_id IN (SELECT crawl_id FROM crawls)
-        GROUP BY crawl_id
+        -- by run day too: crawl_id alone prunes no row group of offers (migration 085)
+        SELECT o.crawl_id, avg(CASE WHEN o.gpu_model IS NULL THEN 1.0 ELSE 0.0 END) AS unknown_share
+        FROM offers AS o
+        JOIN crawls AS c ON c.crawl_id = o.crawl_id AND c.run_day = o.run_day
+        GROUP BY o.crawl_id
     ) AS u USING (crawl_id)
 )
 SELECT

@@ -8,13 +8,14 @@
 -- read_json parses each line once with every field as text (numbers keep their digits).
 -- ignore_errors turns a malformed or non-object line into a row of NULLs (`unparsed`): its
 -- verbatim text comes from load_unparsed_lines.
--- Params: $feed; $crawl_id, $source, $run_day (the run's day, offers.run_day) of the crawl.
+-- Params: $feed; $crawl_id, $source of the crawl; $started_at (its summary's, UTC, may be NULL) and
+-- $loaded_at, whose run_day_of (migration 085) is offers.run_day.
 CREATE OR REPLACE TEMP TABLE load_staged AS
 WITH typed AS (
     SELECT
         CAST($crawl_id AS VARCHAR) AS crawl_id,
         CAST($source AS VARCHAR) AS source,
-        CAST($run_day AS DATE) AS run_day,
+        run_day_of(CAST($started_at AS TIMESTAMP), CAST($loaded_at AS TIMESTAMP)) AS run_day,
         item,
         coalesce(
             item.platform, item.offer_id, item.region, item.gpu_name_raw, item.gpu_model,
