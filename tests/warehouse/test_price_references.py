@@ -31,6 +31,26 @@ def _rejected(con: duckdb.DuckDBPyConnection) -> list[str]:
     ]
 
 
+def _import(con: duckdb.DuckDBPyConnection, offer: dict) -> None:
+    """Load `offer` as a one-offer history import (run import-1 on 2026-10-03), as `gpuplan import` does."""
+    runs = pd.DataFrame(
+        [
+            {
+                "crawl_id": "import-1",
+                "platform": offer["platform"],
+                "day": pd.Timestamp("2026-10-03").date(),
+                "items_yielded": 1,
+                "rows_refused": 0,
+                "problem": None,
+            }
+        ]
+    )
+    imported = {"crawl_id": "import-1", "row_no": 0, "item_json": "{}"}
+    offers = pd.DataFrame([{"gpu_form": "SXM", "min_term_periods": 1, **offer, **imported}])
+    refused = pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS))
+    history.load_imported(con, "import:test", "synthetic.csv", runs, offers, refused)
+
+
 def test_a_lone_price_under_a_tenth_of_the_cards_history_is_rejected(
     writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
 ) -> None:
@@ -79,32 +99,7 @@ def test_no_history_judges_nothing(writer_con: duckdb.DuckDBPyConnection, write_
 def test_imports_pass_the_same_rule(writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> None:
     _load_day(writer_con, write_crawl, "2026-10-01", synthetic_offer(1, price_amount=2.0))
     offer = synthetic_offer(9, price_amount=0.1, platform="importcloud", observed_at="2026-10-03T00:00:00Z")
-    runs = pd.DataFrame(
-        [
-            {
-                "crawl_id": "import-1",
-                "platform": "importcloud",
-                "day": pd.Timestamp("2026-10-03").date(),
-                "items_yielded": 1,
-                "rows_refused": 0,
-                "problem": None,
-            }
-        ]
-    )
-    offers = pd.DataFrame(
-        [
-            {
-                "gpu_form": "SXM",
-                "min_term_periods": 1,
-                **offer,
-                "crawl_id": "import-1",
-                "row_no": 0,
-                "item_json": "{}",
-            }
-        ]
-    )
-    refused = pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS))
-    history.load_imported(writer_con, "import:test", "synthetic.csv", runs, offers, refused)
+    _import(writer_con, offer)
     (reason,) = _rejected(writer_con)
     assert reason.startswith("implausible price: 0.1 USD per GPU-hour is under 10%")
 
@@ -138,22 +133,7 @@ def test_the_cheapest_price_seen_is_kept_equal_to_the_offers_it_stands_for(
         synthetic_offer(5, price_amount=1.0, gpu_model=None, gpu_name_raw="Mystery GPU"),
     )
     offer = synthetic_offer(9, price_amount=1.4, platform="importcloud", observed_at="2026-10-03T00:00:00Z")
-    runs = pd.DataFrame(
-        [
-            {
-                "crawl_id": "import-1",
-                "platform": "importcloud",
-                "day": pd.Timestamp("2026-10-03").date(),
-                "items_yielded": 1,
-                "rows_refused": 0,
-                "problem": None,
-            }
-        ]
-    )
-    imported = {"crawl_id": "import-1", "row_no": 0, "item_json": "{}"}
-    offers = pd.DataFrame([{"gpu_form": "SXM", "min_term_periods": 1, **offer, **imported}])
-    refused = pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS))
-    history.load_imported(writer_con, "import:test", "synthetic.csv", runs, offers, refused)
+    _import(writer_con, offer)
 
     seen = writer_con.execute(
         "SELECT gpu_model, cheapest_usd_per_gpu_hour, offers FROM gpu_price_seen ORDER BY gpu_model"
