@@ -23,14 +23,16 @@ doubts is judged by that scan too, so the fast check can only ever make the verd
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import mmap
+import os
 import struct
 import tempfile
-from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import duckdb
 
@@ -125,7 +127,9 @@ def check_file(path: Path, compare_with: Path | None = None) -> FileCheck:
     """Check every block of `path` and open it read-only; never raises for a damaged file.
 
     `compare_with`: another file read alongside, block for block, to list the blocks of `path`
-    that differ from it (`FileCheck.differing`; None when the fast check could not run).
+    that differ from it (`FileCheck.differing`; None when the fast check could not run). It must
+    be a file verified before (the previous snapshot): blocks equal to its blocks are not
+    checksummed again.
     """
     if not path.exists():
         return FileCheck(path, False, False, "missing", None, 0, 0)
@@ -249,32 +253,34 @@ def _check_blocks(
             if free is not None:
                 block_count = present  # what is past the end is free: trimmed by DuckDB
             handle.seek(HEADER_BYTES)
-        with ExitStack() as stack:
-            other = None
-            if compare_with is not None:
-                other = stack.enter_context(compare_with.open("rb"))
-                other.seek(HEADER_BYTES)
-            checked, problem = _block_checksums(handle, present, block_bytes, other, differing)
+        if compare_with is not None and differing is not None:
+            with compare_with.open("rb") as other:
+                checked, problem = _compared_checksums(handle, other, present, block_bytes, differing)
+        else:
+            checked, problem = _block_checksums(handle, present, block_bytes)
         if problem is None and present < block_count:
             return -abs(checked) or -1, None
         return checked, problem
 
 
-def _block_checksums(
-    handle: BinaryIO,
-    block_count: int,
-    block_bytes: int,
-    other: BinaryIO | None = None,
-    differing: list[int] | None = None,
-) -> tuple[int, str | None]:
-    """Checksum `block_count` blocks from `handle`'s position; with `other` (at the same block),
-    append to `differing` each block whose bytes differ from `other`'s (or that it lacks)."""
+def _doubted(blocks: Any) -> int:
+    """How many rows of `blocks` (a writable uint64 array, one block a row; overwritten) do not
+    carry DuckDB's checksum of their payload in their first word."""
+    import numpy as np
+
+    stored = blocks[:, 0].copy()
+    blocks[:, 0] = 0  # the stored checksum is not part of the payload; 0 * factor adds nothing
+    with np.errstate(over="ignore"):
+        np.multiply(blocks, np.uint64(_CHECKSUM_FACTOR), out=blocks)
+    computed = np.bitwise_xor.reduce(blocks, axis=1) ^ np.uint64(_CHECKSUM_SEED)
+    return int(np.count_nonzero(computed != stored))
+
+
+def _block_checksums(handle: BinaryIO, block_count: int, block_bytes: int) -> tuple[int, str | None]:
+    """Checksum `block_count` blocks from `handle`'s position."""
     import numpy as np  # only when a file is checked: commands that never write stay light
 
-    words = block_bytes // 8
-    chunk = np.empty((_CHUNK_BLOCKS, words), dtype=np.uint64)
-    theirs = np.empty((_CHUNK_BLOCKS, words), dtype=np.uint64) if other is not None else None
-    factor = np.uint64(_CHECKSUM_FACTOR)
+    chunk = np.empty((_CHUNK_BLOCKS, block_bytes // 8), dtype=np.uint64)
     doubted = 0
     done = 0
     while done < block_count:
@@ -283,19 +289,60 @@ def _block_checksums(
         read = handle.readinto(view.data.cast("B"))  # type: ignore[attr-defined]
         if read != count * block_bytes:
             return done, f"cut short at block {done}"
-        if other is not None and theirs is not None and differing is not None:
-            other_view = theirs[:count]
-            got = other.readinto(other_view.data.cast("B")) // block_bytes  # type: ignore[attr-defined]
-            same = np.zeros(count, dtype=bool)
-            same[:got] = np.all(view[:got] == other_view[:got], axis=1)
-            differing.extend(int(done + index) for index in np.flatnonzero(~same))
-        stored = view[:, 0].copy()
-        view[:, 0] = 0  # the stored checksum is not part of the payload; 0 * factor adds nothing
-        with np.errstate(over="ignore"):
-            np.multiply(view, factor, out=view)
-        computed = np.bitwise_xor.reduce(view, axis=1) ^ np.uint64(_CHECKSUM_SEED)
-        doubted += int(np.count_nonzero(computed != stored))
+        doubted += _doubted(view)
         done += count
+    return (-block_count if doubted else block_count), None
+
+
+def _compared_checksums(
+    handle: BinaryIO, other: BinaryIO, block_count: int, block_bytes: int, differing: list[int]
+) -> tuple[int, str | None]:
+    """Compare `block_count` blocks of `handle` with `other`'s, appending to `differing` each block
+    whose bytes differ (or that `other` lacks), and checksum only those.
+
+    A block byte for byte equal to one of `other`, a snapshot verified when it was published (the
+    `.prev` an in-place publish writes over), has that block's checksum, already found good. Both
+    files are mapped, not read: a publish reads the writer file and the `.prev` whole (the part of
+    its cost that grows with history, issue 16), and a mapping spares copying both into buffers.
+    They are the writer's own files, under its locks, so neither is cut while it is mapped.
+    """
+    import numpy as np
+
+    size = os.fstat(handle.fileno()).st_size
+    if size < HEADER_BYTES + block_count * block_bytes:
+        return 0, f"cut short at block {max(0, (size - HEADER_BYTES) // block_bytes)}"
+    theirs = max(0, (os.fstat(other.fileno()).st_size - HEADER_BYTES) // block_bytes)
+    if block_count == 0:
+        return 0, None
+    words = block_bytes // 8
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    mine = mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+    yours = mmap.mmap(other.fileno(), 0, flags=flags, prot=mmap.PROT_READ) if theirs else None
+    try:
+        blocks = np.frombuffer(mine, np.uint64, block_count * words, HEADER_BYTES).reshape(-1, words)
+        shared = min(theirs, block_count)
+        previous = (
+            np.frombuffer(yours, np.uint64, shared * words, HEADER_BYTES).reshape(-1, words)
+            if yours is not None and shared
+            else blocks[:0]
+        )
+        doubted = 0
+        for done in range(0, block_count, _CHUNK_BLOCKS):
+            view = blocks[done : done + _CHUNK_BLOCKS]
+            same = np.zeros(len(view), dtype=bool)
+            common = max(0, min(len(view), shared - done))
+            same[:common] = np.all(view[:common] == previous[done : done + common], axis=1)
+            changed = np.flatnonzero(~same)
+            differing.extend(int(done + index) for index in changed)
+            if len(changed):
+                doubted += _doubted(view[changed])  # fancy indexing: a writable copy of those blocks
+        del blocks, previous, view  # no array may point into a mapping when it closes
+    finally:
+        for mapping in (mine, yours):
+            if mapping is not None:
+                # after an error an array may still point into it: then the collector closes it
+                with contextlib.suppress(BufferError):
+                    mapping.close()
     return (-block_count if doubted else block_count), None
 
 

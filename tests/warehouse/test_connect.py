@@ -285,6 +285,52 @@ def test_the_block_check_agrees_with_duckdb(settings: Settings, write_crawl: Wri
         con.execute("SELECT bit_xor(hash(COLUMNS(*))) FROM offers").fetchall()
 
 
+def test_a_compared_file_names_the_blocks_that_differ_and_checks_those(
+    settings: Settings, write_crawl: WriteCrawl
+) -> None:
+    """check_file(path, compare_with=previous): what an in-place publish writes, and its verification.
+    Blocks equal to the previous snapshot's (verified when it was published) are not checksummed
+    again; a changed block is, so damage in the writer file is still found."""
+    _load(settings, write_crawl, "day1", 2000, "2026-10-01")
+    previous = settings.warehouse.with_name("previous.duckdb")
+    previous.write_bytes(settings.warehouse.read_bytes())
+    same = integrity.check_file(settings.warehouse, compare_with=previous)
+    assert same.good and same.differing == ()
+    _load(settings, write_crawl, "day2", 2000, "2026-10-02")
+    changed = integrity.check_file(settings.warehouse, compare_with=previous)
+    assert changed.good and changed.differing
+    block = integrity.block_bytes()
+    with settings.warehouse.open("rb") as now, previous.open("rb") as then:
+        for index in range(changed.blocks):
+            now.seek(integrity.HEADER_BYTES + index * block)
+            then.seek(integrity.HEADER_BYTES + index * block)
+            assert (now.read(block) != then.read(block)) == (index in changed.differing), index
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        blocks_of = {
+            table: {
+                block_id
+                for (block_id,) in con.execute(
+                    "SELECT DISTINCT block_id FROM pragma_storage_info($table) WHERE block_id >= 0",
+                    {"table": table},
+                ).fetchall()
+            }
+            for table in ("fx_rates", "offers")
+        }
+    kept = min(blocks_of["fx_rates"] - set(changed.differing))  # the ECB history: day 2 left it as it was
+    rewritten = min(blocks_of["offers"] & set(changed.differing))  # offers: day 2 wrote them
+    for path in (settings.warehouse, previous):  # the same damage in both: trusted as verified before
+        with path.open("r+b") as handle:
+            handle.seek(integrity.HEADER_BYTES + kept * block + 512)
+            handle.write(random.Random(7).randbytes(64))
+    trusted = integrity.check_file(settings.warehouse, compare_with=previous)
+    assert trusted.good and trusted.differing == changed.differing
+    with settings.warehouse.open("r+b") as handle:  # damage only in the writer's file: checked
+        handle.seek(integrity.HEADER_BYTES + rewritten * block + 512)
+        handle.write(random.Random(8).randbytes(64))
+    check = integrity.check_file(settings.warehouse, compare_with=previous)
+    assert not check.good and check.problem
+
+
 def test_a_storage_format_the_block_check_does_not_know_falls_back_to_duckdb(
     settings: Settings, write_crawl: WriteCrawl, monkeypatch
 ) -> None:
