@@ -13,7 +13,9 @@ query reads that block (issue 14: a load that touched other blocks published the
 only good snapshot). DuckDB stores an 8-byte checksum at the start of every block and of each
 header page, and verifies it when it reads one; `check_file` computes the same checksum over the
 whole file (every block of the active header's block count, free ones included, which keep the
-checksum of their last write), then opens the file read-only and reads its catalog and stamp. The
+checksum of their last write; when it compares the file with the previous snapshot, for an
+in-place publish, only the blocks that differ from that verified file), then opens the file
+read-only and reads its catalog and stamp. The
 checksum is a multiply-xor over 64-bit words (DuckDB's `Checksum` in src/common/checksum.cpp),
 ~0.1 s for 300 MB with numpy; a DuckDB scan of every column of every table takes ~1 s. The layout
 is DuckDB's storage format, so it is calibrated against a file the installed DuckDB writes itself
