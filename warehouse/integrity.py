@@ -31,6 +31,8 @@ import mmap
 import os
 import struct
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -303,49 +305,66 @@ def _compared_checksums(
     whose bytes differ (or that `other` lacks), and checksum only those.
 
     A block byte for byte equal to one of `other`, a snapshot verified when it was published (the
-    `.prev` an in-place publish writes over), has that block's checksum, already found good. Both
-    files are mapped, not read: a publish reads the writer file and the `.prev` whole (the part of
-    its cost that grows with history, issue 16), and a mapping spares copying both into buffers.
-    They are the writer's own files, under its locks, so neither is cut while it is mapped.
+    `.prev` an in-place publish writes over), has that block's checksum, already found good. The
+    files are mapped a chunk at a time, not read: a publish reads the writer file and the `.prev`
+    whole (the part of its cost that grows with history, issue 16), and a mapping spares copying
+    both into buffers; one chunk at a time keeps the mapped pages, which count in the process's
+    RSS, to 2 x _CHUNK_BLOCKS blocks. They are the writer's own files, under its locks, so neither
+    is cut while it is mapped.
     """
-    import numpy as np
-
     size = os.fstat(handle.fileno()).st_size
     if size < HEADER_BYTES + block_count * block_bytes:
         return 0, f"cut short at block {max(0, (size - HEADER_BYTES) // block_bytes)}"
     theirs = max(0, (os.fstat(other.fileno()).st_size - HEADER_BYTES) // block_bytes)
-    if block_count == 0:
-        return 0, None
-    words = block_bytes // 8
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-    mine = mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
-    yours = mmap.mmap(other.fileno(), 0, flags=flags, prot=mmap.PROT_READ) if theirs else None
-    try:
-        blocks = np.frombuffer(mine, np.uint64, block_count * words, HEADER_BYTES).reshape(-1, words)
-        shared = min(theirs, block_count)
-        previous = (
-            np.frombuffer(yours, np.uint64, shared * words, HEADER_BYTES).reshape(-1, words)
-            if yours is not None and shared
-            else blocks[:0]
-        )
-        doubted = 0
-        for done in range(0, block_count, _CHUNK_BLOCKS):
-            view = blocks[done : done + _CHUNK_BLOCKS]
-            same = np.zeros(len(view), dtype=bool)
-            common = max(0, min(len(view), shared - done))
-            same[:common] = np.all(view[:common] == previous[done : done + common], axis=1)
-            changed = np.flatnonzero(~same)
-            differing.extend(int(done + index) for index in changed)
-            if len(changed):
-                doubted += _doubted(view[changed])  # fancy indexing: a writable copy of those blocks
-        del blocks, previous, view  # no array may point into a mapping when it closes
-    finally:
-        for mapping in (mine, yours):
-            if mapping is not None:
-                # after an error an array may still point into it: then the collector closes it
-                with contextlib.suppress(BufferError):
-                    mapping.close()
+    doubted = 0
+    for done in range(0, block_count, _CHUNK_BLOCKS):
+        count = min(_CHUNK_BLOCKS, block_count - done)
+        common = max(0, min(count, theirs - done))
+        offset = HEADER_BYTES + done * block_bytes  # a multiple of the page size, as mmap needs
+        with (
+            _mapped(handle, offset, count * block_bytes) as mine,
+            _mapped(other, offset, common * block_bytes) as yours,
+        ):
+            changed = _changed_blocks(mine, yours, count, common, block_bytes)
+            differing.extend(done + index for index in changed)
+            if changed and mine is not None:
+                doubted += _doubted(_blocks(mine, block_bytes)[changed])  # a writable copy of those
     return (-block_count if doubted else block_count), None
+
+
+@contextmanager
+def _mapped(handle: BinaryIO, offset: int, length: int) -> Iterator[mmap.mmap | None]:
+    """`length` bytes of `handle` from `offset`, mapped read-only (None for none)."""
+    if length == 0:
+        yield None
+        return
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    mapping = mmap.mmap(handle.fileno(), length, flags=flags, prot=mmap.PROT_READ, offset=offset)
+    try:
+        yield mapping
+    finally:
+        with contextlib.suppress(BufferError):  # an array still points into it (after an error)
+            mapping.close()
+
+
+def _blocks(mapping: mmap.mmap, block_bytes: int) -> Any:
+    import numpy as np
+
+    return np.frombuffer(mapping, dtype=np.uint64).reshape(-1, block_bytes // 8)
+
+
+def _changed_blocks(
+    mine: mmap.mmap | None, yours: mmap.mmap | None, count: int, common: int, block_bytes: int
+) -> list[int]:
+    """Indexes of the `count` blocks of `mine` that differ from `yours` (which has `common`)."""
+    import numpy as np
+
+    if mine is None:
+        return []
+    same = np.zeros(count, dtype=bool)
+    if yours is not None:
+        same[:common] = np.all(_blocks(mine, block_bytes)[:common] == _blocks(yours, block_bytes), axis=1)
+    return [int(index) for index in np.flatnonzero(~same)]
 
 
 def block_bytes() -> int:
