@@ -176,7 +176,7 @@ def report(days: list[Day]) -> float:
     for window in windows:
         steps = " ".join(f"{statistics.median(d.steps_s[name] for d in window):>12.3f}" for name in STEPS)
         peaks = "/".join(f"{max(d.peak_mb[name] for d in window):.0f}" for name in STEPS)
-        yardsticks = [d.yardstick_s for d in window if d.yardstick_s is not None]
+        yardsticks = _yardsticks(window)
         yardstick = f"{statistics.median(yardsticks):>9.3f}" if yardsticks else f"{'-':>9}"
         print(
             f"{f'{window[0].day:%m-%d}..':>9} {statistics.median(d.refresh_s for d in window):>9.3f} "
@@ -190,10 +190,14 @@ def report(days: list[Day]) -> float:
     return _against_yardstick(last) / _against_yardstick(first)
 
 
+def _yardsticks(window: list[Day]) -> list[float]:
+    """The yardstick refreshes measured in `window` (every YARDSTICK_EVERY-th day)."""
+    return [d.yardstick_s for d in window if d.yardstick_s is not None]
+
+
 def _against_yardstick(window: list[Day]) -> float:
     """A window's median refresh over the median of its yardstick refreshes."""
-    yardsticks = [d.yardstick_s for d in window if d.yardstick_s is not None]
-    return statistics.median(d.refresh_s for d in window) / statistics.median(yardsticks)
+    return statistics.median(d.refresh_s for d in window) / statistics.median(_yardsticks(window))
 
 
 def main() -> int:
@@ -210,16 +214,13 @@ def main() -> int:
         root = Path(scratch)
         settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(root / "warehouse" / "warehouse.duckdb")})
         started = time.perf_counter()
-        one_day = root / "one-day"
+        one_day = root / "one-day"  # the yardstick's warehouse: this one after its first day
         for offset in range(days):
             summaries = write_crawls(root / "crawls" / str(offset), first_day, offset, offers_per_day)
             day = first_day + dt.timedelta(days=offset)
             results.append(run_day(settings, day, summaries))
-            if offset == 0:  # the yardstick's warehouse: this one after its first day
-                one_day.mkdir()
-                for path in settings.warehouse.parent.iterdir():
-                    if path.name.startswith("warehouse") and not path.name.endswith(".lock"):
-                        shutil.copy2(path, one_day / path.name)
+            if offset == 0:
+                bench_e2e.fresh_folder(root, one_day.name, settings.warehouse.parent)
             elif offset % YARDSTICK_EVERY == 0 or offset == days - 1:
                 folder = bench_e2e.fresh_folder(root / "yardstick", str(offset), one_day)
                 yard = Settings.from_env({"GPUPLAN_WAREHOUSE": str(folder / "warehouse.duckdb")})
@@ -238,7 +239,7 @@ def main() -> int:
         f"\n{days} days x {offers_per_day:,} offers in {total_s:.0f} s; "
         f"load average (1, 5, 15 min) {before} before, {after} after"
     )
-    print(f"refresh, last {WINDOW_DAYS} days / first {WINDOW_DAYS} (median): {ratio:.2f}")
+    print(f"refresh over yardstick, last {WINDOW_DAYS} days / first {WINDOW_DAYS} (median): {ratio:.2f}")
     if args.quick:
         print("targets not judged in --quick")
         return 0

@@ -6,7 +6,8 @@
 --
 -- The day a run counts for: the UTC date it started, else the date it was loaded. The rule that
 -- daily_runs (030), usable_runs (061) and day_runs (040) spell inline and both loaders store in
--- offers.run_day (warehouse/loading.py `_run_day`, history_stage_imported.sql); new SQL calls this.
+-- offers.run_day (load_stage_feed.sql calls this; history_stage_imported.sql takes the import's
+-- day); new SQL calls this.
 CREATE MACRO run_day_of(started_at, loaded_at) AS CAST(coalesce(started_at, loaded_at) AS DATE);
 
 -- Migration 075's macro, the same crawls, now with each crawl's run_day.
