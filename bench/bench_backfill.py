@@ -31,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from scrapers.history import formats
 from sizing.catalog import load_gpus
 from warehouse import connect, history, plans, queries

@@ -54,7 +54,7 @@ from zoneinfo import ZoneInfo
 
 import bench_history
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 
 # The team's memory budget on the shared 24 GB dev machine.
 MEMORY_BUDGET_MB = 8_000

@@ -46,7 +46,7 @@ import bench_history
 import duckdb
 import pandas as pd
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.resources import PUBLISHED_AFTER, WRITING_STEPS
 from scrapers.summary import digest_feed
 from warehouse import connect, fx, gpus, plans

@@ -37,7 +37,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from sizing.catalog import load_gpus
 from warehouse import connect, history
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from scrapers.summary import digest_feed
 from warehouse import connect, queries
 from warehouse.loading import load_crawl

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect
 
 GPUPLAN = Path(sys.executable).with_name("gpuplan")

@@ -14,8 +14,9 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from config.watches_file import NO_WATCHES, WatchList
 from digest.changes import ChangedPlan, changed_plans
-from digest.watches import NO_WATCHES, WatchList, WatchResult, evaluate_watches
+from digest.watches import WatchResult, evaluate_watches
 from warehouse import drift, queries
 
 # The chart covers the "last 30 days", the digest day included.
@@ -231,8 +232,6 @@ Row = TypeVar("Row")
 def _rows(
     con: duckdb.DuckDBPyConnection, name: str, row_type: Callable[..., Row], **params: Any
 ) -> tuple[Row, ...]:
-    # fetchall, not queries.frame: DataFrames turn DATE into Timestamp and NULL INTEGER into NA,
+    # records, not queries.frame: DataFrames turn DATE into Timestamp and NULL INTEGER into NA,
     # and the dataclasses want plain Python values.
-    cursor = con.execute(queries.sql(name), params)
-    columns = [column[0] for column in cursor.description]
-    return tuple(row_type(**dict(zip(columns, values, strict=True))) for values in cursor.fetchall())
+    return tuple(row_type(**row) for row in queries.records(con, name, **params))

@@ -30,11 +30,11 @@ from typing import Any
 
 import duckdb
 
+from config.watches_file import NO_WATCHES, WatchList
 from digest import mailer
 from digest.catalogue import DEFAULT_LANGUAGE
 from digest.content import build_digest
 from digest.render import render
-from digest.watches import NO_WATCHES, WatchList
 from warehouse import connect, queries
 
 log = logging.getLogger(__name__)

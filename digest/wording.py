@@ -10,11 +10,12 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from config.watches_file import JobWatch, PriceWatch, StockWatch
 from digest.catalogue import PRIMARY_CURRENCY, Words, words
 from digest.changes import ChangedPlan, PlanSide, Reason
 from digest.chart import ChartLine
 from digest.content import CheckWarning, Digest, ExcludedOffer, PlanLine, PriceMove, StockChange
-from digest.watches import JobWatch, PriceWatch, StockWatch, WatchReading, WatchResult
+from digest.watches import WatchReading, WatchResult
 
 NO_VALUE = "–"  # shown for a missing number; never "0", which would read as free
 SYMBOLS = {"USD": "$", "CNY": "¥"}

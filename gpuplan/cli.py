@@ -29,8 +29,8 @@ import typer
 import typer.core
 import typer.main
 
+from config.settings import Settings
 from gpuplan import __version__, commands
-from gpuplan.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
+from config.user_files import UserFileError
 from pipelines import markdown
 from pipelines.assets.crawls import crawl_key, summary_path
 from pipelines.assets.jobs import read_job_file
 from pipelines.partitions import partition_days
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers.summary import CrawlSummary, SummaryError
-from sizing.jobs import JobsFileError
 from warehouse import job_plans, plans, queries
 
 # A crawl yielding under half its usual volume has lost pages or a parser (a layout change, a
@@ -206,7 +206,7 @@ def every_job_has_a_plan(
     where = str(requested[0]) if len(requested) == 1 else f"{requested[0]}..{requested[-1]}"
     try:
         jobs = read_job_file(warehouse)
-    except JobsFileError as exc:
+    except UserFileError as exc:
         return dg.AssetCheckResult(passed=False, description=str(exc), metadata={"day": where})
     if not jobs:
         return dg.AssetCheckResult(

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import dagster as dg
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.assets.crawls import build_crawl_assets, crawl_key
 from pipelines.assets.digest import build_digest_asset
 from pipelines.assets.jobs import build_job_assets

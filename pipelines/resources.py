@@ -18,8 +18,8 @@ import dagster as dg
 import duckdb
 from pydantic import Field
 
+from config.settings import Settings
 from digest.sending import SendOptions
-from gpuplan.settings import Settings
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import fixture_dir
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.assets.crawls import GROUP as CRAWLS
 from pipelines.assets.crawls import crawl_key, crawl_listener
 from pipelines.definitions import build_defs, policy_warnings_silenced

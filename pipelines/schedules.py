@@ -1,9 +1,8 @@
 """The daily schedule: runs `daily_refresh` for the current day, at `schedule_cron` in `schedule_timezone`."""
 
-from zoneinfo import ZoneInfo
-
 import dagster as dg
 
+from config.days import today
 from pipelines.jobs import daily_refresh
 
 
@@ -18,7 +17,7 @@ def build_daily_schedule(cron: str, timezone: str) -> dg.ScheduleDefinition:
         description=f"Runs the whole graph for the day at cron '{cron}' ({timezone}); default 06:00 daily.",
     )
     def daily_refresh_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
-        day = context.scheduled_execution_time.astimezone(ZoneInfo(timezone)).date().isoformat()
+        day = today(timezone, context.scheduled_execution_time).isoformat()
         return dg.RunRequest(partition_key=day)
 
     return daily_refresh_schedule

@@ -6,9 +6,7 @@ published snapshot like the other checks, and evaluates the watches as the diges
 plans. A fired watch turns the check yellow (severity WARN) with the watch in its description; a
 malformed watches file fails it (ERROR) with the file's line. The run goes on either way.
 
-`read_watches` is the one place the watches file is read: the CLI's `gpuplan digest`, the digest
-asset and this check call it, with GPU names resolved as people write them
-(`sizing.gpu_names.resolve`) and the platforms Scrapy knows.
+The file is read by `config.watches_file.read_watches`, with the platforms Scrapy knows.
 """
 
 from pathlib import Path
@@ -16,26 +14,17 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from config.watches_file import read_watches
 from digest.content import previous_plan_day
-from digest.watches import WatchList, WatchResult, evaluate_watches, read_watch_file
+from digest.watches import WatchResult, evaluate_watches
 from digest.wording import Wording
 from pipelines import markdown
 from pipelines.partitions import partition_days
 from pipelines.resources import MailerResource, WarehouseResource
 from scrapers.registry import platforms
-from sizing import gpu_names
 
 # The check speaks the UI's language; the mail speaks GPUPLAN_DIGEST_LANG.
 UI_LANGUAGE = "en"
-
-
-def read_watches(path: Path | None) -> WatchList:
-    """The watches in `path` (GPUPLAN_WATCHES; None: none). A bad file is the list's `error`."""
-    return read_watch_file(path, resolve_gpu=_card, platforms=platforms())
-
-
-def _card(name: str) -> str:
-    return gpu_names.resolve(name).gpu_model  # raises UnknownGpu (a ValueError) naming close cards
 
 
 @dg.asset_check(
@@ -51,7 +40,7 @@ def watches(
     context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, mailer: MailerResource
 ) -> dg.AssetCheckResult:
     path = Path(mailer.watches_file) if mailer.watches_file else None
-    listed = read_watches(path)
+    listed = read_watches(path, platforms())
     if listed.error:
         return dg.AssetCheckResult(
             passed=False, severity=dg.AssetCheckSeverity.ERROR, description=listed.error

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from config.locks import flock_by
 from scrapers.summary import utc_now
 
 LOCK_FILE = ".crawl.lock"
@@ -94,20 +95,13 @@ def crawl_folder_lock(folder: Path, *, wait_s: float, holder: str) -> Iterator[N
 
 def _take(path: Path, folder: Path, wait_s: float, holder: str) -> int:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                other = holder_of(folder) or "another process"
-                raise CrawlFolderBusy(
-                    f"crawl folder {folder} is in use by {other}; waited {wait_s:g} s. "
-                    "Two runs must not share a day's crawls: wait for it to finish, or stop it"
-                ) from None
-            time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+    if not flock_by(fd, time.monotonic() + wait_s, POLL_S):
+        os.close(fd)
+        other = holder_of(folder) or "another process"
+        raise CrawlFolderBusy(
+            f"crawl folder {folder} is in use by {other}; waited {wait_s:g} s. "
+            "Two runs must not share a day's crawls: wait for it to finish, or stop it"
+        )
     stamp = json.dumps({"holder": holder, "pid": os.getpid(), "since": utc_now().isoformat()})
     os.ftruncate(fd, 0)
     os.pwrite(fd, stamp.encode("utf-8"), 0)

@@ -21,15 +21,15 @@ One quote per CSV row (a header row names the columns) or per YAML list item:
 be read; `scrapers.quote_checks.check` turns one record into a quote or its problems, each with the
 line it is on: the field's own line in YAML, the row's first line in CSV.
 
-Hostile or careless files (issue 14): a YAML item whose aliases expand past `MAX_ITEM_VALUES`
-values, or refer to themselves, is refused with its line before anything is built from it (a
-"billion laughs" file costs nothing, and the file's other quotes still load); a key given twice
-in one item is a problem of that item. CSV as Excel writes it: header names in any case and
-spacing (" Billing Period " is billing_period), empty header cells (the columns Excel adds) are
-fine while their cells are empty, `;` or tab as the separator when the header has no comma, an
-Excel `sep=` first line; a column named twice is an error of the file; a field past the csv
-module's limit (an unclosed quote swallowing the rest) ends the reading at its line, the rows
-before it kept.
+Hostile or careless files (issue 14): YAML is read by `config.user_files.yaml_list`, the one
+reader of the user's files, so an item whose aliases expand too far, or refer to themselves, is
+refused with its line before anything is built from it (a "billion laughs" file costs nothing,
+and the file's other quotes still load); a key given twice in one item is a problem of that item.
+CSV as Excel writes it: header names in any case and spacing (" Billing Period " is
+billing_period), empty header cells (the columns Excel adds) are fine while their cells are
+empty, `;` or tab as the separator when the header has no comma, an Excel `sep=` first line; a
+column named twice is an error of the file; a field past the csv module's limit (an unclosed
+quote swallowing the rest) ends the reading at its line, the rows before it kept.
 """
 
 from __future__ import annotations
@@ -43,8 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from config import user_files
 from scrapers import parsing
 
 FIELDS = (
@@ -65,10 +64,6 @@ FIELDS = (
     "note",
 )
 REQUIRED = ("seller", "gpu", "price", "currency", "billing_period")
-# Values (scalars and collections, aliases counted each time they are used) one YAML item may
-# expand to. A quote is ~15 scalar fields; 1,000 leaves room for any note and stops a
-# "billion laughs" item (9 levels of 9 aliases: 387 million values) before it is built.
-MAX_ITEM_VALUES = 1_000
 _MERGE_KEY = "<<"  # YAML merge key: fields taken from an anchor, which explicit keys override
 
 
@@ -104,104 +99,36 @@ def read_records(text: str, file_name: str) -> list[Record]:
 
 
 def _yaml_records(text: str, file_name: str) -> list[Record]:
-    loader = yaml.SafeLoader(text)
     try:
-        try:
-            root = loader.get_single_node()
-        except yaml.YAMLError as error:
-            raise parsing.CrawlError(
-                f"{file_name}{_where(error)}: not valid YAML: {_problem(error)}"
-            ) from None
-        except RecursionError:
-            raise parsing.CrawlError(f"{file_name}: nested too deeply to be a list of quotes") from None
-        if root is None:
-            return []
-        if not isinstance(root, yaml.SequenceNode):
-            line = root.start_mark.line + 1
-            raise parsing.LayoutChanged(
-                f"{file_name} line {line}: expected a list of quotes ('- seller: ...')"
-            )
-        return [_yaml_record(loader, node) for node in root.value]
-    finally:
-        loader.dispose()
+        items = user_files.yaml_list(text, file_name, "quotes", "'- seller: ...'")
+    except user_files.NotAList as error:
+        raise parsing.LayoutChanged(str(error)) from None
+    except user_files.UserFileError as error:
+        raise parsing.CrawlError(str(error)) from None
+    return [_yaml_record(item) for item in items]
 
 
-def _yaml_record(loader: yaml.SafeLoader, node: yaml.Node) -> Record:
-    line = node.start_mark.line + 1
-    too_big = _expansion_problem(node)
-    if too_big is not None:
-        return Record({}, line, shape_problem=too_big)
-    if not isinstance(node, yaml.MappingNode):
-        value = loader.construct_document(node)
-        return Record({"value": value}, line, shape_problem="a quote is a set of fields (seller: ...)")
+def _yaml_record(item: user_files.Item) -> Record:
+    line, written = item.line, item.written
+    if item.refused is not None:
+        return Record({}, line, shape_problem=item.refused)
+    if written.pairs is None:
+        return Record(
+            {"value": written.value}, line, shape_problem="a quote is a set of fields (seller: ...)"
+        )
     first: dict[str, int] = {}
     problems = []
-    for key, _ in node.value:
-        name, key_line = str(key.value), key.start_mark.line + 1
+    for key, _ in written.pairs:
+        name = key.text if key.text is not None else str(key.value)
         if name == _MERGE_KEY:
             continue
         if name in first:
             problems.append(
-                (key_line, f"{name} is given twice (lines {first[name]} and {key_line}): keep one")
+                (key.line, f"{name} is given twice (lines {first[name]} and {key.line}): keep one")
             )
-        first.setdefault(name, key_line)
-    try:
-        item = loader.construct_document(node)
-    except yaml.YAMLError as error:
-        return Record({}, line, shape_problem=f"not a quote: {_problem(error)}")
-    values = {str(name): value for name, value in item.items()}
+        first.setdefault(name, key.line)
+    values = {str(name): value for name, value in written.value.items()}
     return Record(values, line, first, problems=tuple(problems))
-
-
-def _expansion_problem(node: yaml.Node) -> str | None:
-    """Why the values `node` stands for are too many to build (aliases expanded), or None."""
-    sizes: dict[
-        int, int
-    ] = {}  # id(node) -> its expanded size, so a shared anchor is counted once per use, fast
-
-    def size(current: yaml.Node, active: frozenset[int]) -> int:
-        key = id(current)
-        if key in active:
-            raise _SelfReference
-        if key not in sizes:
-            children: list[yaml.Node] = []
-            if isinstance(current, yaml.SequenceNode):
-                children = list(current.value)
-            elif isinstance(current, yaml.MappingNode):
-                children = [part for pair in current.value for part in pair]
-            total = 1
-            for child in children:
-                total += size(child, active | {key})
-                if total > MAX_ITEM_VALUES:
-                    break
-            sizes[key] = total
-        return sizes[key]
-
-    try:
-        expanded = size(node, frozenset())
-    except _SelfReference:
-        return "a YAML alias refers to the item it is in: refused"
-    except RecursionError:
-        return "nested too deeply to be a quote: refused"
-    if expanded > MAX_ITEM_VALUES:
-        return (
-            f"YAML aliases expand this item past {MAX_ITEM_VALUES:,} values "
-            "(a 'billion laughs' file?): refused, nothing built from it"
-        )
-    return None
-
-
-class _SelfReference(Exception):
-    pass
-
-
-def _where(error: yaml.YAMLError) -> str:
-    mark = getattr(error, "problem_mark", None)
-    return f" line {mark.line + 1}" if mark is not None else ""
-
-
-def _problem(error: yaml.YAMLError) -> str:
-    return getattr(error, "problem", None) or str(error)
 
 
 # --- CSV ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import duckdb
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect
 
 # Runs `gpuplan ARGS` as the console script does and says, at exit, which packages it imported.

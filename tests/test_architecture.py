@@ -1,11 +1,13 @@
 """The tree's import rules, checked on the source: data flows one way, and imports follow it.
 
     sizing/     pure: imports nothing of ours
-    scrapers/   web and files -> offer items; of ours only sizing (the GPU catalog and its names)
+    config/     settings, the user's files and their one reader, the schedule's day, file locks;
+                of ours only sizing (a job and a GPU name are the sizing model's); settings.py nothing
+    scrapers/   web and files -> offer items; of ours only sizing and config
     warehouse/  the only package that talks to DuckDB; never gpuplan, pipelines or digest
-    digest/     of ours only warehouse
+    digest/     of ours only warehouse and config
     pipelines/  Dagster wiring; builds Settings at the edge; imported by nobody but the CLI commands
-    gpuplan/    the edge: settings.py imports nothing of ours; only commands/ import pipelines
+    gpuplan/    the edge: imported by nobody; only commands/ import pipelines
 
 Every import statement counts, also one inside a function (a lazy import is still a dependency).
 """
@@ -18,16 +20,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = ("gpuplan", "scrapers", "warehouse", "sizing", "digest", "pipelines")
+OURS = ("gpuplan", "config", "scrapers", "warehouse", "sizing", "digest", "pipelines")
 
 # package -> the packages of ours it may import (itself always)
 ALLOWED: dict[str, frozenset[str]] = {
     "sizing": frozenset(),
-    "scrapers": frozenset({"sizing"}),
-    "warehouse": frozenset({"scrapers", "sizing"}),
-    "digest": frozenset({"warehouse"}),
-    "pipelines": frozenset({"gpuplan", "scrapers", "warehouse", "sizing", "digest"}),
-    "gpuplan": frozenset({"scrapers", "warehouse", "sizing", "digest", "pipelines"}),
+    "config": frozenset({"sizing"}),
+    "scrapers": frozenset({"config", "sizing"}),
+    "warehouse": frozenset({"config", "scrapers", "sizing"}),
+    "digest": frozenset({"config", "warehouse"}),
+    "pipelines": frozenset({"config", "scrapers", "warehouse", "sizing", "digest"}),
+    "gpuplan": frozenset({"config", "scrapers", "warehouse", "sizing", "digest", "pipelines"}),
 }
 
 
@@ -74,18 +77,40 @@ def test_each_package_imports_only_what_it_may(package: str) -> None:
 
 
 def test_settings_import_nothing_of_ours() -> None:
-    settings = ROOT / "gpuplan" / "settings.py"
+    settings = ROOT / "config" / "settings.py"
     assert [module for _, module in _imports(settings) if _ours(module)] == []
 
 
-def test_only_the_cli_commands_import_pipelines() -> None:
-    importers = [
+def _importers(package: str) -> list[str]:
+    """Files of our other packages that import `package`."""
+    return [
+        path.relative_to(ROOT).as_posix()
+        for other in OURS
+        if other != package
+        for path in _modules(other)
+        if any(_ours(module) == package for _, module in _imports(path))
+    ]
+
+
+def test_nothing_imports_the_edge() -> None:
+    """gpuplan/ is the edge: what the CLI and the Dagster code share lives below it (config/)."""
+    assert _importers("gpuplan") == []
+
+
+def test_one_reader_reads_the_users_yaml() -> None:
+    """Every YAML file a person writes (jobs, watches, quotes) goes through config/user_files.py,
+    where the guards against hostile files live; nothing else imports a YAML library."""
+    readers = [
         path.relative_to(ROOT).as_posix()
         for package in OURS
-        if package != "pipelines"
         for path in _modules(package)
-        if any(_ours(module) == "pipelines" for _, module in _imports(path))
+        if any(module.split(".")[0] in ("yaml", "ruamel") for _, module in _imports(path))
     ]
+    assert readers == ["config/user_files.py"]
+
+
+def test_only_the_cli_commands_import_pipelines() -> None:
+    importers = _importers("pipelines")
     assert importers, "the CLI runs the pipeline: some command must import it"
     assert all(path.startswith("gpuplan/commands/") for path in importers), importers
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import typer.main
 
+from config.settings import Settings
 from gpuplan import commands
 from gpuplan.cli import app, declared_commands
-from gpuplan.settings import Settings
 from warehouse import connect
 
 # Each costs from half a second (Scrapy, pandas) to a second and a half (Dagster) to import.

@@ -41,17 +41,17 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
-import fcntl
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
 
+from config.locks import flock_by
 from warehouse import integrity, publishing
 from warehouse.migrate import available, fingerprint, migrate
 from warehouse.publishing import PublishError, WarehouseDamagedError, previous_path, writer_path
@@ -125,19 +125,6 @@ def _folder_error(path: Path, doing: str, exc: OSError) -> WarehouseLocationErro
     )
 
 
-def _flock_by(fd: int, deadline: float, busy: Callable[[int], str]) -> None:
-    """Take an exclusive flock on `fd`, polling until `deadline` (time.monotonic); past it,
-    WriterBusyError with the message `busy(fd)` makes then (it may name the holder)."""
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise WriterBusyError(busy(fd)) from None
-            time.sleep(_LOCK_POLL_S)
-
-
 def _holder(fd: int) -> str:
     os.lseek(fd, 0, os.SEEK_SET)
     return os.read(fd, 200).decode("utf-8", "replace").strip() or "unknown process"
@@ -155,9 +142,9 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
     """flock(LOCK_EX) on `path`, polling up to `timeout_s`; released when the fd closes. Yields
     the deadline, which waiting for the writer file itself shares.
 
-    flock (not lockf) so that two writers in one process also exclude each other, and the
-    kernel drops the lock if the holder dies (SIGKILL included): no stale locks to clean. A lock
-    file deleted (or replaced) while we waited is not the lock any more: lock the file now there.
+    flock (`config.locks`): two writers in one process also exclude each other, and the kernel
+    drops the lock if the holder dies (SIGKILL included). A lock file deleted (or replaced) while
+    we waited is not the lock any more: lock the file now there.
     """
     deadline = time.monotonic() + timeout_s
     while True:
@@ -168,14 +155,11 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
                 raise _folder_error(path, "creating the writer lock", exc) from exc
             raise
         try:
-            _flock_by(
-                fd,
-                deadline,
-                lambda held: (
-                    f"another gpuplan writer ({_holder(held)}) holds {path}; gave up after "
+            if not flock_by(fd, deadline, _LOCK_POLL_S):
+                raise WriterBusyError(
+                    f"another gpuplan writer ({_holder(fd)}) holds {path}; gave up after "
                     f"{timeout_s:g} s. Let it finish and retry (readers never block the writer)."
-                ),
-            )
+                )
             if _same_file(fd, path):
                 os.ftruncate(fd, 0)
                 since = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -281,14 +265,11 @@ def _guard(private: Path, deadline: float, timeout_s: float) -> Iterator[None]:
         yield
         return
     try:
-        _flock_by(
-            fd,
-            deadline,
-            lambda _: (
+        if not flock_by(fd, deadline, _LOCK_POLL_S):
+            raise WriterBusyError(
                 f"another gpuplan writer is working on {private} (its lock file was deleted or "
                 f"replaced); gave up after {timeout_s:g} s. Let it finish and retry"
-            ),
-        )
+            )
         yield
     finally:
         os.close(fd)

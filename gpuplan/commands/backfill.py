@@ -16,8 +16,9 @@ from typing import Annotated
 
 import typer
 
+from config.days import today
+from config.settings import Settings
 from gpuplan import display
-from gpuplan.settings import Settings
 from warehouse import connect, history
 
 
@@ -37,13 +38,19 @@ def backfill_command(
     ] = None,
     last: Annotated[
         dt.datetime | None,
-        typer.Option("--to", formats=["%Y-%m-%d"], help="Last day (default: the latest day with data)."),
+        typer.Option(
+            "--to",
+            formats=["%Y-%m-%d"],
+            help="Last day (default: the latest day with data; never after today in GPUPLAN_SCHEDULE_TZ).",
+        ),
     ] = None,
 ) -> None:
     settings: Settings = ctx.obj
     first_day, last_day = (first.date() if first else None), (last.date() if last else None)
     if first_day and last_day and first_day > last_day:
         raise typer.BadParameter(f"--from {first_day} is after --to {last_day}", param_hint="--from")
+    # No day after today in the schedule's zone, as the Dagster job's partitions end there.
+    last_day = min(last_day or dt.date.max, today(settings.schedule_timezone))
     started = time.perf_counter()
     out = display.console()
     with connect.writer(settings.warehouse) as con:

@@ -11,17 +11,16 @@ platform must not fail a daily run; all of them broken must.
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Annotated
-from zoneinfo import ZoneInfo
 
 import typer
 from rich.text import Text
 
+from config.days import today
+from config.settings import Settings
 from gpuplan import display
 from gpuplan.crawl_display import STATUS_STYLE, CrawlBoard
-from gpuplan.settings import Settings
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import UnknownPlatform, platform_tokens, platforms
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
@@ -111,7 +110,7 @@ def crawl_command(
 
 def _default_dir(settings: Settings, offline: bool) -> Path:
     # The same day the daily pipeline files crawls under: today in its schedule's timezone.
-    day = dt.datetime.now(ZoneInfo(settings.schedule_timezone)).date().isoformat()
+    day = today(settings.schedule_timezone).isoformat()
     return settings.crawl_dir / "offline" / day if offline else settings.crawl_dir / day
 
 

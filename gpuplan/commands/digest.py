@@ -6,17 +6,17 @@ import datetime as dt
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
-from zoneinfo import ZoneInfo
 
 import typer
 
+from config.days import today
+from config.settings import Settings
+from config.watches_file import NO_WATCHES, WatchList, read_watches
 from digest.catalogue import LANGUAGES, UnknownLanguage, words
 from digest.content import build_digest
 from digest.export import digest_json
 from digest.render import embed_images, render
 from digest.sending import SendOptions, send_pending
-from digest.watches import NO_WATCHES, WatchList
-from gpuplan.settings import Settings
 from warehouse import connect
 
 # Exit status when a send failed or a day had no plans: the failure is recorded and retried,
@@ -72,7 +72,7 @@ def digest_command(
         words(language)
     except UnknownLanguage as exc:
         raise typer.BadParameter(str(exc), param_hint="--lang") from None
-    digest_date = day.date() if day else dt.datetime.now(ZoneInfo(settings.schedule_timezone)).date()
+    digest_date = day.date() if day else today(settings.schedule_timezone)
     watches = _watches(settings.watches_file)
     if send:
         _send(settings, digest_date, language, watches)
@@ -97,9 +97,9 @@ def digest_command(
 def _watches(path: Path | None) -> WatchList:
     if path is None:
         return NO_WATCHES
-    from pipelines.watches import read_watches  # Dagster's import cost, only with a watches file
+    from scrapers.registry import platforms  # Scrapy's spider loader: only with a watches file
 
-    return read_watches(path)
+    return read_watches(path, platforms())
 
 
 def _send(settings: Settings, digest_date: dt.date, lang: str, watches: WatchList) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 
 if TYPE_CHECKING:
     from warehouse.integrity import FileCheck

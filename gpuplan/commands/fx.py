@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect, fx
 
 fx_app = typer.Typer(

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 
+from config.settings import Settings
 from gpuplan import display
-from gpuplan.settings import Settings
 from sizing import gpu_names
 from sizing.catalog import GpuSpec, load_gpus
 from warehouse import connect, queries

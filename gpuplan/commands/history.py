@@ -15,8 +15,9 @@ import pandas as pd
 import typer
 from rich.console import Console
 
+from config.days import today
+from config.settings import Settings
 from gpuplan import display
-from gpuplan.settings import Settings
 from scrapers.history.platforms import platform_slug
 from sizing import gpu_names
 from warehouse import connect, history
@@ -47,7 +48,9 @@ def history_command(
         str | None,
         typer.Option("--platform", "-p", help="Only this platform (lambda, vastai; vast.ai works too)."),
     ] = None,
-    days: Annotated[int, typer.Option("--days", min=1, help="How many days back from today (UTC).")] = 90,
+    days: Annotated[
+        int, typer.Option("--days", min=1, help="How many days back from today (GPUPLAN_SCHEDULE_TZ).")
+    ] = 90,
     pricing: Annotated[
         str,
         typer.Option("--pricing", help="on_demand, spot, or any (both together)."),
@@ -66,7 +69,7 @@ def history_command(
             f"--pricing must be one of {', '.join(PRICING_CHOICES)}", param_hint="--pricing"
         )
     platform = platform_slug(platform) if platform else None
-    until = dt.datetime.now(dt.UTC).date()
+    until = today(settings.schedule_timezone)
     since = until - dt.timedelta(days=days - 1)
     try:
         models = list(gpu_names.family_models(gpu))

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from config.settings import Settings
 from gpuplan import display
-from gpuplan.settings import Settings
 from scrapers.history import formats
 from warehouse import connect
 from warehouse.imports import FileReport, import_file

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect
 from warehouse.loading import LoadResult, SummaryError, load_crawl
 

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import typer
 
+from config.settings import Settings
 from gpuplan import display
 from gpuplan.plan_tables import (
     Currency,
@@ -27,7 +28,6 @@ from gpuplan.plan_tables import (
     print_job_plans,
     print_plans,
 )
-from gpuplan.settings import Settings
 from sizing import assumptions, gpu_names
 from sizing.jobs import Job, job_sizing, parse_duration, parse_tokens
 from warehouse import connect, job_plans, plans

@@ -12,17 +12,17 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection
 from typing import Annotated
-from zoneinfo import ZoneInfo
 
 import pandas as pd
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from config import days
+from config.settings import Settings
 from gpuplan import display
 from gpuplan.crawl_display import CrawlBoard, outcome_line
 from gpuplan.plan_tables import print_plans
-from gpuplan.settings import Settings
 from scrapers.registry import platform_tokens
 from warehouse import connect, drift, plans, queries
 
@@ -79,7 +79,7 @@ def refresh_command(
         raise typer.BadParameter(
             f"unknown platform(s) {', '.join(unknown)}; known: {', '.join(known)}", param_hint="--platform"
         )
-    today = dt.datetime.now(ZoneInfo(settings.schedule_timezone)).date()
+    today = days.today(settings.schedule_timezone)
     plan_day = day.date() if day else today
     if not dt.date.fromisoformat(FIRST_DAY) <= plan_day <= today:
         raise typer.BadParameter(

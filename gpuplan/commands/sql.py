@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse.sandbox import Answer, Sandbox, SqlError, sandbox
 
 TABLE_MAX_ROWS = 1000  # rows a table shows unless --max-rows says otherwise

@@ -23,10 +23,10 @@ from contextvars import ContextVar
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import dagster as dg
 
+from config import days
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers.runner import OnProgress
 from scrapers.summary import CrawlSummary, SummaryError
@@ -47,7 +47,7 @@ def summary_path(warehouse: WarehouseResource, day: date, platform: str, offline
 
 def is_current(day: date, timezone: str, now: datetime | None = None) -> bool:
     """True for today and yesterday in `timezone`: a run that starts before midnight may crawl after it."""
-    today = (now or datetime.now(ZoneInfo(timezone))).astimezone(ZoneInfo(timezone)).date()
+    today = days.today(timezone, now)
     return today - timedelta(days=1) <= day <= today
 
 

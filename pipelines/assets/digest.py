@@ -6,10 +6,11 @@ from pathlib import Path
 
 import dagster as dg
 
+from config.watches_file import read_watches
 from digest.mailer import SmtpConfigError, check_settings
 from digest.sending import send_pending
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
-from pipelines.watches import read_watches
+from scrapers.registry import platforms
 
 
 def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
@@ -41,7 +42,7 @@ def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDef
             context.log.info(str(exc))
             return dg.MaterializeResult(metadata={"status": "not sent: SMTP not configured", "why": str(exc)})
         # a bad watches file is a line in the mail (and the watches check fails), never a lost mail
-        watches = read_watches(Path(mailer.watches_file) if mailer.watches_file else None)
+        watches = read_watches(Path(mailer.watches_file) if mailer.watches_file else None, platforms())
         results = send_pending(warehouse.path, day, replace(mailer.options(), watches=watches))
         failed = [result for result in results if result.status == "failed"]
         metadata = {

@@ -15,12 +15,13 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
-from gpuplan.jobs_file import read_jobs
+from config.jobs_file import read_jobs
+from config.user_files import UserFileError
 from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WRITER_POOL, WarehouseResource
-from sizing.jobs import Job, JobsFileError
+from sizing.jobs import Job
 from warehouse import job_plans, plans
 
 # Not the plans group: `backfill_plans` rebuilds the daily tables of past days; a job's plan is
@@ -43,7 +44,7 @@ PREVIEW_COLUMNS = (
 
 
 def read_job_file(warehouse: WarehouseResource) -> list[Job]:
-    """The jobs of GPUPLAN_JOBS (none when it is unset); raises JobsFileError with the file and line."""
+    """The jobs of GPUPLAN_JOBS (none when it is unset); raises UserFileError with the file and line."""
     return read_jobs(Path(warehouse.jobs_file)) if warehouse.jobs_file else []
 
 
@@ -84,7 +85,7 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
             return dg.MaterializeResult(metadata={"jobs_file": "none (GPUPLAN_JOBS is not set)"})
         try:
             jobs = read_job_file(warehouse)
-        except JobsFileError as exc:
+        except UserFileError as exc:
             # before the writer opens: the day's job plans stay as they were; nothing downstream
             raise dg.Failure(description=str(exc), metadata={"jobs_file": warehouse.jobs_file}) from None
         # Not one of WRITING_STEPS, so it publishes its own tables: a bad jobs file fails this step

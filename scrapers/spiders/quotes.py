@@ -18,14 +18,14 @@ is partial, and the other quotes still load. Two quotes in force with the same t
 validity on the crawl's date (the UTC date of `observed_at`) is rejected as `quote_expired`
 or `quote_not_yet_valid`: not an error, the file just needs a fresh quote. A file that
 cannot be read as a whole fails the crawl, and so does a path that is not a regular file (a
-FIFO would block the crawl, /dev/zero would never end) or a file over `MAX_FILE_BYTES`.
+FIFO would block the crawl, /dev/zero would never end) or a file over the size limit of every
+user's file (both `config.user_files.refusal`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 from scrapy.http import Request, Response
 from twisted.python.failure import Failure
 
+from config import user_files
 from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, describe_failure
@@ -47,10 +48,6 @@ EXAMPLE_PATH = Path(__file__).resolve().parents[1] / "data" / "quotes.example.ya
 # Offers from the bundled example cite it by its place in the project: its absolute path
 # differs per install, and the offline snapshot must match the request on every install.
 EXAMPLE_URL = "file:scrapers/data/quotes.example.yaml"
-# A hand-kept file of a thousand quotes is about 200 KB; 4 MiB is twenty times that. A larger
-# file is not a quotes file (a log, a database, an export of something else), and the whole
-# file is read into memory.
-MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 class QuotesSpider(PlatformSpider):
@@ -71,7 +68,7 @@ class QuotesSpider(PlatformSpider):
             return
         else:
             path, cited = configured, configured.as_uri()
-            refusal = _not_a_quotes_file(path)
+            refusal = user_files.refusal(path, "a quotes file")
             if refusal is not None:
                 self.record_failure(f"GPUPLAN_QUOTES_FILE {path}: {refusal}")
                 return
@@ -95,10 +92,9 @@ class QuotesSpider(PlatformSpider):
 
     def parse_quotes(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         file_name = Path(unquote(urlsplit(self.source_url(response)).path)).name
-        if len(response.body) > MAX_FILE_BYTES:  # it grew after first_requests looked at it
-            raise parsing.CrawlError(
-                f"{file_name} is over the {MAX_FILE_BYTES:,}-byte limit of a quotes file"
-            )
+        limit = user_files.MAX_FILE_BYTES  # every user's file's, with its reason
+        if len(response.body) > limit:  # it grew after first_requests looked at it
+            raise parsing.CrawlError(f"{file_name} is over the {limit:,}-byte limit of a quotes file")
         try:
             text = response.body.decode("utf-8-sig")
         except UnicodeDecodeError as error:
@@ -161,22 +157,3 @@ class QuotesSpider(PlatformSpider):
             available_gpus=quote.stock,
             extra={key: value for key, value in extra.items() if value is not None},
         )
-
-
-def _not_a_quotes_file(path: Path) -> str | None:
-    """Why `path` cannot be read as a quotes file before reading it, or None (a missing file is
-    left to the read, which says so)."""
-    try:
-        found = path.stat()  # follows links: a link to /dev/zero is a character device
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        return f"cannot be read ({error.strerror or error})"
-    if not stat.S_ISREG(found.st_mode):
-        kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"))
-        kind = next((name for test, name in kinds if test(found.st_mode)), "not a plain file")
-        return f"is {kind}, not a regular file: refused unread"
-    if found.st_size > MAX_FILE_BYTES:
-        limit = f"the {MAX_FILE_BYTES:,}-byte limit of a quotes file"
-        return f"is {found.st_size:,} bytes, over {limit}: refused unread"
-    return None

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from scrapers.registry import fixture_dir, platforms
 from scrapers.summary import CrawlSummary, digest_feed
 from warehouse import connect

@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner, Result
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from sizing import gpu_names
 from sizing.catalog import load_gpus
 

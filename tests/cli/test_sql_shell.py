@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from gpuplan.sql_shell import HISTORY_FILE, statements
 from warehouse import connect
 

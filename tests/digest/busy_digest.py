@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, timedelta
 
+from config.watches_file import JobWatch, PriceWatch, StockWatch
 from digest.changes import ChangedPlan, PlanSide, Reason
 from digest.content import (
     CheckWarning,
@@ -19,7 +20,7 @@ from digest.content import (
     PriceMove,
     StockChange,
 )
-from digest.watches import JobWatch, PriceWatch, StockWatch, WatchReading, WatchResult
+from digest.watches import WatchReading, WatchResult
 
 DAY = date(2026, 12, 1)
 PREVIOUS = DAY - timedelta(days=1)

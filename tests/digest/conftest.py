@@ -19,7 +19,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from synthetic_warehouse import SyntheticWarehouse
 
-from gpuplan.settings import Settings, SmtpSettings
+from config.settings import Settings, SmtpSettings
 from warehouse.migrate import migrate
 
 

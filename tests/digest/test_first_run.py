@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from config.settings import Settings
 from digest.content import build_digest
 from digest.render import render
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from scrapers.history import formats
 from scrapers.registry import fixture_dir, platforms
 from warehouse import connect

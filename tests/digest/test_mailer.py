@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
+from config.settings import SmtpSettings
 from digest.mailer import SmtpConfigError, build_message, check_settings, describe, scrub
 from digest.render import InlineImage, RenderedDigest
-from gpuplan.settings import SmtpSettings
 
 SMTP = SmtpSettings(
     host="smtp.gpuplan.test",

@@ -9,10 +9,10 @@ from datetime import date, timedelta
 import pytest
 from aiosmtpd.smtp import AuthResult
 
+from config.settings import Settings
+from config.watches_file import PriceWatch, WatchList
 from digest import mailer
 from digest.sending import SendOptions, send_pending
-from digest.watches import PriceWatch, WatchList
-from gpuplan.settings import Settings
 
 DAY = date(2026, 12, 1)
 HOSTILE = "<script>alert(1)</script>"

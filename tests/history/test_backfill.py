@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from scrapers.history import formats
 from sizing.catalog import load_gpus
 from warehouse import connect, queries

@@ -16,7 +16,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.definitions import build_defs
 from scrapers import registry
 from scrapers.history import formats

@@ -7,8 +7,8 @@ import re
 
 from typer.testing import CliRunner, Result
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 
 
 def _run(settings: Settings, *args: str, columns: int = 200) -> Result:

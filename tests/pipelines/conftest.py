@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.assets.crawls import crawl_key, is_current
 from pipelines.definitions import build_defs
 from scrapers.registry import platforms

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 import dagster as dg
 import pandas as pd
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.definitions import build_defs
 from pipelines.drift_checks import build_drift_checks
 from pipelines.partitions import daily_partitions

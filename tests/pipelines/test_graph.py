@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from pipelines.assets.crawls import crawl_key
 from pipelines.definitions import build_defs
 from scrapers import registry

@@ -13,7 +13,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.assets.jobs import build_job_assets, start_of
 from pipelines.checks import every_job_has_a_plan
 from pipelines.partitions import daily_partitions

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.runs import execute_day, previous_demo_day
 from scrapers.summary import CrawlSummary
 from warehouse import connect, plans

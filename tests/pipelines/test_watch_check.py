@@ -1,7 +1,7 @@
 """pipelines/watches.py: the asset check that shows in the Dagster UI which GPUPLAN_WATCHES fired.
 
 The offers and plans are SYNTHETIC rows (one H100 offer a day on vastai), written as the pipeline
-writes them; the watches file and the GPU names go through the real parser and `gpu_names.resolve`.
+writes them; the watches file and the GPU names go through the real reader (`config.watches_file`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from pipelines.partitions import daily_partitions
 from pipelines.resources import MailerResource, WarehouseResource
-from pipelines.watches import read_watches, watches
+from pipelines.watches import watches
 from warehouse import connect, plans
 
 DAY = date(2026, 11, 30)
@@ -100,11 +100,3 @@ def test_a_malformed_file_fails_the_check_with_its_line(two_days, tmp_path):
     evaluation = _evaluate(two_days, file)
     assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
     assert evaluation.description.startswith(f"GPUPLAN_WATCHES {file} line 3: unknown platform 'vast'")
-
-
-def test_gpu_names_resolve_as_people_write_them(tmp_path):
-    file = tmp_path / "watches.yaml"
-    file.write_text("- gpu: A100-80GB\n  min_available_gpus: 8\n- gpu: '4090'\n  min_available_gpus: 1\n")
-    assert [w.gpu_model for w in read_watches(file).watches] == ["A100 SXM 80GB", "RTX 4090 24GB"]
-    file.write_text("- gpu: H1000\n  min_available_gpus: 8\n")
-    assert "line 1: unknown GPU 'H1000'" in (read_watches(file).error or "")

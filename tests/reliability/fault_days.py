@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
+from config.settings import Settings
 from digest.content import build_digest
 from digest.render import render
-from gpuplan.settings import Settings
 from reliability.fault_server import Hit, serving
 from reliability.faults import (
     BY_NAME,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect
 from warehouse.loading import load_crawl
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from reliability.fault_days import METHODS, MODELS, run_day
 from reliability.synthetic_crawls import write_crawl
 from reliability.warehouse_files import cli

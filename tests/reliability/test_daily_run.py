@@ -20,7 +20,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.assets.crawls import GROUP as CRAWLS
 from pipelines.assets.crawls import crawl_key
 from pipelines.definitions import build_defs

@@ -22,9 +22,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from typer.testing import CliRunner, Result
 
+from config.settings import Settings
 from digest import mailer
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from reliability.fake_secrets import FAKE_SECRETS
 from reliability.fault_days import METHODS, MODELS, run_day
 from reliability.synthetic_crawls import write_crawl

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from reliability.fault_days import METHODS, MODELS, run_day
 from reliability.synthetic_crawls import write_crawl
 from reliability.warehouse_files import CLI, THIRD_DAY, crawl

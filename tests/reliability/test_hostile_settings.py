@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from config.settings import Settings
 from gpuplan.cli import run
-from gpuplan.settings import Settings
 
 pytestmark = pytest.mark.faults
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from pipelines.slot_watch import PROCESS_TAG, process_identity
 from scrapers.summary import CrawlSummary
 from warehouse import connect, plans

@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from reliability.synthetic_crawls import LINE, write_crawl
 from warehouse import connect, sandbox
 from warehouse.loading import load_crawl

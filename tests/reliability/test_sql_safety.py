@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from reliability.synthetic_crawls import write_crawl
 from warehouse import connect
 from warehouse.loading import load_crawl

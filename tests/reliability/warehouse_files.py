@@ -20,8 +20,8 @@ from unittest import mock
 
 import duckdb
 
+from config.settings import Settings
 from gpuplan.cli import run
-from gpuplan.settings import Settings
 from reliability.synthetic_crawls import write_crawl
 from warehouse import connect, integrity
 from warehouse.loading import load_crawl

@@ -1,4 +1,4 @@
-"""sizing/jobs.py: the amounts people write, Job's checks, and the jobs file with its line numbers."""
+"""sizing/jobs.py: the amounts people write and Job's checks (the jobs file: tests/config/)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from sizing.jobs import (
-    Job,
-    JobsFileError,
-    Written,
-    WrittenJob,
-    job_requirements,
-    jobs_from,
-    parse_duration,
-    parse_tokens,
-)
+from sizing.jobs import Job, job_requirements, parse_duration, parse_tokens
 from sizing.planner import requirements
 from sizing.setup import TrainingSetup
 
@@ -90,31 +81,3 @@ def test_job_requirements_are_the_sizing_model_with_the_jobs_settings():
     assert ours != requirements("13B", "qlora", (1, 2), ["A100 SXM 80GB"])  # the settings count
     default = job_requirements(Job("run", "13B", "qlora", tokens=1e9), (1,), ["A100 SXM 80GB"])
     assert default == requirements("13B", "qlora", (1,), ["A100 SXM 80GB"])
-
-
-def _job(*pairs: tuple[str, str | tuple[str, ...]], line: int = 1) -> WrittenJob:
-    """A job as a reader found it: each (key, value) on its own line after `line`."""
-    fields = []
-    for offset, (key, value) in enumerate(pairs, start=line + 1):
-        if isinstance(value, tuple):
-            written = Written(offset, items=tuple(Written(offset, text=item) for item in value))
-        else:
-            written = Written(offset, text=value)
-        fields.append((Written(offset, text=key), written))
-    return WrittenJob(line, tuple(fields))
-
-
-def test_jobs_are_checked_where_they_were_written():
-    base = (("name", "run"), ("model", "7B"), ("method", "lora"), ("tokens", "500M"))
-    (job,) = jobs_from([_job(*base, ("gpus", ("4090",)), ("within_days", "36h"))])
-    assert (job.tokens, job.gpus, job.within_days) == (5e8, ("RTX 4090 24GB",), 1.5)
-    with pytest.raises(JobsFileError, match=r"^j\.yaml line 6: job 'run': unknown GPU 'H1000'"):
-        jobs_from([_job(*base, ("gpus", ("H1000",)))], "j.yaml")
-    with pytest.raises(JobsFileError, match=r"^j\.yaml line 7: a second job named 'run'"):
-        jobs_from([_job(*base), _job(*base, line=7)], "j.yaml")
-    with pytest.raises(JobsFileError, match=r"^j\.yaml line 3: a job is a mapping"):
-        jobs_from([WrittenJob(3, None)], "j.yaml")
-    fields = _job(*base).fields or ()
-    mapping = WrittenJob(1, (*fields, (Written(9, text="platforms"), Written(9))))
-    with pytest.raises(JobsFileError, match=r"^j\.yaml line 9: platforms must be one value"):
-        jobs_from([mapping], "j.yaml")  # a mapping where a value belongs

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect, integrity
 from warehouse.loading import load_crawl
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 READER = """
 import sys, time
 from pathlib import Path
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect, integrity
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
 with connect.reader(settings.warehouse) as con:
@@ -50,7 +50,7 @@ HOLD_FILE = (
 WRITER = """
 import sys, time
 from pathlib import Path
-from gpuplan.settings import Settings
+from config.settings import Settings
 from warehouse import connect, integrity
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
 with connect.writer(settings.warehouse) as con:

@@ -6,8 +6,8 @@ import socket
 
 from typer.testing import CliRunner
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from warehouse import connect
 
 

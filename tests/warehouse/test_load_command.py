@@ -7,8 +7,8 @@ from pathlib import Path
 from synthetic_crawls import WriteCrawl, synthetic_offer
 from typer.testing import CliRunner, Result
 
+from config.settings import Settings
 from gpuplan.cli import app
-from gpuplan.settings import Settings
 from warehouse import connect
 
 

@@ -11,9 +11,9 @@ import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 from typer.testing import CliRunner, Result
 
+from config.settings import Settings
 from gpuplan.cli import app
 from gpuplan.commands.sql import MAX_QUERY_BYTES, _csv_cell, visible
-from gpuplan.settings import Settings
 from warehouse import connect
 from warehouse.loading import load_crawl
 

@@ -1,4 +1,4 @@
-"""gpuplan/jobs_file.py: the jobs file's YAML read into jobs, every problem named with its line."""
+"""config/jobs_file.py: the jobs file's YAML read into jobs, every problem named with its line."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.jobs_file import parse_jobs, read_jobs
-from sizing.jobs import Job, JobsFileError
+from config.jobs_file import parse_jobs, read_jobs
+from config.user_files import UserFileError
+from sizing.jobs import Job
 
 GOOD = """\
 # two jobs
@@ -82,20 +83,20 @@ JOB = "- name: run\n  model: 7B\n  method: lora\n  tokens: 1B\n"
         ("- name: run\n  model: 7B\n  method: lora\n", "jobs.yaml line 1: a job needs tokens"),
         (JOB + JOB, "jobs.yaml line 5: a second job named 'run'"),
         (JOB + "- just a name\n", "jobs.yaml line 5: a job is a mapping"),
-        ("name: run\nmodel: 7B\n", "jobs.yaml line 1: the file must be a list of jobs"),
+        ("name: run\nmodel: 7B\n", "jobs.yaml line 1: expected a list of jobs (- name: ...)"),
         (JOB + "  seq_len: [1\n", "jobs.yaml line 6: not valid YAML"),
         ("- name: run\n\tmodel: 7B\n", "jobs.yaml line 2: not valid YAML"),
     ],
 )
 def test_a_bad_jobs_file_says_which_line(text, message):
-    with pytest.raises(JobsFileError) as caught:
+    with pytest.raises(UserFileError) as caught:
         parse_jobs(text, "jobs.yaml")
     assert str(caught.value).startswith(message), str(caught.value)
     assert "\n" not in str(caught.value)  # one line
 
 
 def test_a_missing_jobs_file_is_named(tmp_path: Path):
-    with pytest.raises(JobsFileError, match=r"jobs file .*nowhere\.yaml not found"):
+    with pytest.raises(UserFileError, match=r"^GPUPLAN_JOBS .*nowhere\.yaml: not found$"):
         read_jobs(tmp_path / "nowhere.yaml")
 
 
@@ -112,5 +113,5 @@ def test_a_config_json_model_is_read_beside_the_jobs_file(tmp_path: Path):
     path.write_text(
         "- name: mine\n  model: nowhere/config.json\n  method: lora\n  tokens: 1B\n", encoding="utf-8"
     )
-    with pytest.raises(JobsFileError, match=r"line 2: job 'mine': .*nowhere/config.json"):
+    with pytest.raises(UserFileError, match=r"line 2: job 'mine': .*nowhere/config.json"):
         read_jobs(path)

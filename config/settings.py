@@ -165,9 +165,9 @@ class Settings:
         None  # DuckDB memory_limit of `gpuplan sql`; None: warehouse.sandbox's default
     )
     digest_lang: str = "en"  # en | zh: the digest's catalogue (checked where it is used)
-    watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (digest/watches.py)
+    watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (config/watches_file.py)
     crawler_contact: str | None = None  # a URL or e-mail platforms can reach the operator at (User-Agent)
-    jobs_file: Path | None = None  # GPUPLAN_JOBS: your own jobs, planned daily (gpuplan/jobs_file.py)
+    jobs_file: Path | None = None  # GPUPLAN_JOBS: your own jobs, planned daily (config/jobs_file.py)
     default_tokens: float = 1e9  # GPUPLAN_DEFAULT_TOKENS: one run's tokens in the daily tables' totals
 
     def with_warehouse(self, path: Path) -> Settings:

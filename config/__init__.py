@@ -1,0 +1,1 @@
+"""Settings from the environment, the user's files (one guarded reader), the schedule's day, file locks."""
