@@ -43,7 +43,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse import integrity
+from warehouse import blocks, integrity
 
 log = logging.getLogger(__name__)
 # Largest single write when publishing in place: adjacent changed blocks go out together up to this.
@@ -299,14 +299,15 @@ def _write_over_previous(warehouse: Path, temp: Path, generation: int) -> bool:
     return True
 
 
-def _write_blocks(source: Path, fd: int, blocks: tuple[int, ...]) -> None:
-    """Write `source`'s header pages and `blocks` at the same offsets into `fd`; cut it to size."""
+def _write_blocks(source: Path, fd: int, changed: tuple[int, ...]) -> None:
+    """Write `source`'s header pages and its `changed` blocks at the same offsets into `fd`; cut it
+    to size."""
     size = source.stat().st_size
-    block = integrity.block_bytes()
+    block = blocks.block_bytes()
     with source.open("rb") as handle:
-        runs = [(0, integrity.HEADER_BYTES)]
-        for index in blocks:
-            start = integrity.HEADER_BYTES + index * block
+        runs = [(0, blocks.HEADER_BYTES)]
+        for index in changed:
+            start = blocks.HEADER_BYTES + index * block
             if runs[-1][0] + runs[-1][1] == start and runs[-1][1] < _WRITE_BYTES:
                 runs[-1] = (runs[-1][0], runs[-1][1] + block)  # adjacent: one larger write
             else:

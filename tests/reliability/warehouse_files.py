@@ -23,7 +23,7 @@ import duckdb
 from config.settings import Settings
 from gpuplan.cli import run
 from reliability.synthetic_crawls import write_crawl
-from warehouse import connect, integrity
+from warehouse import blocks, connect, integrity
 from warehouse.loading import load_crawl
 
 CLI = "from gpuplan.cli import run; run()"  # the `gpuplan` console script
@@ -124,7 +124,7 @@ def data_block_offset(path: Path, table: str) -> int:
             {"table": table},
         ).fetchall()
         ((block_size,),) = con.execute("SELECT block_size FROM pragma_database_size()").fetchall()
-    return integrity.HEADER_BYTES + int(block_id) * int(block_size)
+    return blocks.HEADER_BYTES + int(block_id) * int(block_size)
 
 
 def overwrite(path: Path, offset: int, size: int = 4096) -> None:

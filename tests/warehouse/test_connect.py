@@ -16,7 +16,7 @@ import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
 from config.settings import Settings
-from warehouse import connect, integrity
+from warehouse import blocks, connect, integrity
 from warehouse.loading import load_crawl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -274,10 +274,10 @@ def test_the_block_check_agrees_with_duckdb(settings: Settings, write_crawl: Wri
         ).fetchall()
     with copy.open("r+b") as handle:
         if damage == "cut short":
-            handle.truncate(integrity.HEADER_BYTES + block * 262144 + 100)
+            handle.truncate(blocks.HEADER_BYTES + block * 262144 + 100)
         else:
             # noise: a repeated pattern over zeros cancels out of DuckDB's xor checksum
-            handle.seek(100 if damage == "header" else integrity.HEADER_BYTES + block * 262144 + 512)
+            handle.seek(100 if damage == "header" else blocks.HEADER_BYTES + block * 262144 + 512)
             handle.write(random.Random(damage).randbytes(64))
     check = integrity.check_file(copy)
     assert not check.good and check.problem
@@ -299,11 +299,11 @@ def test_a_compared_file_names_the_blocks_that_differ_and_checks_those(
     _load(settings, write_crawl, "day2", 2000, "2026-10-02")
     changed = integrity.check_file(settings.warehouse, compare_with=previous)
     assert changed.good and changed.differing
-    block = integrity.block_bytes()
+    block = blocks.block_bytes()
     with settings.warehouse.open("rb") as now, previous.open("rb") as then:
         for index in range(changed.blocks):
-            now.seek(integrity.HEADER_BYTES + index * block)
-            then.seek(integrity.HEADER_BYTES + index * block)
+            now.seek(blocks.HEADER_BYTES + index * block)
+            then.seek(blocks.HEADER_BYTES + index * block)
             assert (now.read(block) != then.read(block)) == (index in changed.differing), index
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
         blocks_of = {
@@ -320,12 +320,12 @@ def test_a_compared_file_names_the_blocks_that_differ_and_checks_those(
     rewritten = min(blocks_of["offers"] & set(changed.differing))  # offers: day 2 wrote them
     for path in (settings.warehouse, previous):  # the same damage in both: trusted as verified before
         with path.open("r+b") as handle:
-            handle.seek(integrity.HEADER_BYTES + kept * block + 512)
+            handle.seek(blocks.HEADER_BYTES + kept * block + 512)
             handle.write(random.Random(7).randbytes(64))
     trusted = integrity.check_file(settings.warehouse, compare_with=previous)
     assert trusted.good and trusted.differing == changed.differing
     with settings.warehouse.open("r+b") as handle:  # damage only in the writer's file: checked
-        handle.seek(integrity.HEADER_BYTES + rewritten * block + 512)
+        handle.seek(blocks.HEADER_BYTES + rewritten * block + 512)
         handle.write(random.Random(8).randbytes(64))
     check = integrity.check_file(settings.warehouse, compare_with=previous)
     assert not check.good and check.problem
@@ -335,7 +335,7 @@ def test_a_storage_format_the_block_check_does_not_know_falls_back_to_duckdb(
     settings: Settings, write_crawl: WriteCrawl, monkeypatch
 ) -> None:
     _load(settings, write_crawl, "day1", 50, "2026-10-01")
-    monkeypatch.setattr(integrity, "_layout", lambda: integrity._Layout(b"DUCK-other-", 262144))
+    monkeypatch.setattr(blocks, "layout", lambda: blocks.Layout(b"DUCK-other-", 262144))
     check = integrity.check_file(settings.warehouse)
     assert check.good and check.generation is not None
 
