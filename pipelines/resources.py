@@ -177,7 +177,7 @@ class MailerResource(dg.ConfigurableResource):
         )
 
     def options(self) -> SendOptions:
-        """How to send; the watches are read by the caller (pipelines.watches.read_watches)."""
+        """How to send; the watches are read by the caller (config.watches_file.read_watches)."""
         return SendOptions(
             smtp=self, price_move_pct=self.price_move_pct, skip_empty=self.skip_empty, lang=self.digest_lang
         )

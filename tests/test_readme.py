@@ -20,7 +20,7 @@ def _settings_table_names() -> set[str]:
 
 
 def test_every_environment_variable_read_by_settings_is_in_the_readme_table() -> None:
-    source = (ROOT / "gpuplan" / "settings.py").read_text(encoding="utf-8")
+    source = (ROOT / "config" / "settings.py").read_text(encoding="utf-8")
     # env.get("NAME") for plain values, read.<kind>("NAME") for the checked ones (settings._Reader)
     read = set(re.findall(r'(?:env\.get|read\.\w+)\("([A-Z_]+)"', source))
     assert read, "settings.py reads no variables? the pattern is out of date"

@@ -18,18 +18,8 @@ def _parse(text: str):
     return parse_watches(text, "watches.yaml", ("vastai", "runpod", "autodl"))
 
 
-EXAMPLE = """\
-# price: the cheapest on-demand H100 under 2 USD per GPU-hour, anywhere
-- gpu: H100
-  below_usd_per_gpu_hour: 2.0
-- gpu: "4090"
-  below_cny_per_gpu_hour: 2.5
-  platforms: [autodl]
-- gpu: H100 SXM 80GB
-  min_available_gpus: 8
-- job: qwen-sft
-  below_total_usd: 500
-"""
+# the cheapest on-demand H100 under 2 USD per GPU-hour, anywhere
+H100_UNDER_2 = "- gpu: H100\n  below_usd_per_gpu_hour: 2.0\n"
 
 
 def _day(
@@ -125,7 +115,7 @@ def test_a_watch_that_holds_on_the_first_day_fires(warehouse):
     """No previous day with plans: nothing held before, so a watch true on day one is news."""
     _day(warehouse, DAYS[0], {"vastai": [(H100, 1.5, 1)]})
     [result] = build_digest(
-        warehouse.con, DAYS[0], price_move_pct=10.0, watches=WatchList(_parse(EXAMPLE)[:1])
+        warehouse.con, DAYS[0], price_move_pct=10.0, watches=WatchList(_parse(H100_UNDER_2))
     ).watches
     assert result.before is None and result.fired
 
@@ -138,6 +128,6 @@ def test_a_placeholder_price_does_not_fire_a_price_watch(warehouse):
         _day(warehouse, day, {platform: [(H100, usd, 1)] for platform, usd in market.items()})
     warehouse.crawl(DAYS[1], "runpod", [{"gpu_model": H100, "usd": 0.5}])
     [result] = build_digest(
-        warehouse.con, DAYS[1], price_move_pct=10.0, watches=WatchList(_parse(EXAMPLE)[:1])
+        warehouse.con, DAYS[1], price_move_pct=10.0, watches=WatchList(_parse(H100_UNDER_2))
     ).watches
     assert result.now is not None and result.now.value == 2.5 and not result.fired
