@@ -62,6 +62,9 @@ class UserFileError(ValueError):
         self.source, self.problem, self.line = source, problem, line
         super().__init__(message(source, problem, line))
 
+    def __reduce__(self) -> tuple[type[UserFileError], tuple[str, str, int | None]]:
+        return type(self), (self.source, self.problem, self.line)  # pickled whole (a step's error)
+
 
 class NotAList(UserFileError):
     """The file is YAML, but not the list of items it must be."""

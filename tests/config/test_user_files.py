@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,9 @@ def test_an_error_is_one_bounded_line_that_still_names_the_file_and_line(tmp_pat
     assert error.startswith(f"GPUPLAN_WATCHES {tmp_path}"[:40])
     assert "watches.yaml line 2: below_usd_per_gpu_hour must be a positive number, not '999" in error
     assert error.endswith("…")
+
+
+def test_an_error_survives_pickling_whole() -> None:
+    error = pickle.loads(pickle.dumps(NotAList("f.yaml", "expected a list", 3)))
+    assert isinstance(error, NotAList) and (error.source, error.line) == ("f.yaml", 3)
+    assert str(error) == "f.yaml line 3: expected a list"
