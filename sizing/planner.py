@@ -70,6 +70,7 @@ class Sizing:
             loss=s.loss,
             loss_chunks=s.profile.loss_chunks,
             backward_layers=self.backward_layers,
+            eager_kernels=not s.uses_fused_kernels,
         )
 
     @cached_property
@@ -93,6 +94,7 @@ class Sizing:
     ) -> Breakdown:
         s = self.setup
         buffers = memory.sharding_buffers(states, self.spec, s.profile, stage, n, offload)
+        accounting = s.accounting(stage, n)
         return memory.breakdown(
             states,
             acts,
@@ -100,11 +102,15 @@ class Sizing:
             stage,
             n,
             offload,
-            s.accounting(stage, n),
+            accounting,
             s.profile.fragmentation,
             s.paged_optimizer,
             accumulating=s.grad_accum > 1,
             optimizer_in_backward=s.optimizer_in_backward,
+            transient=memory.step_transient(
+                states, s.profile, stage, n, offload, accounting, s.optimizer_in_backward
+            ),
+            step_buffers=memory.step_buffers(states, self.spec, s.profile, stage, n),
         )
 
     def _layer_costs(self, tp: int) -> LayerCosts:
@@ -122,13 +128,17 @@ class Sizing:
             return self._breakdown(self.states, self.activations, stage, gpu_count, offload)
         dp, lps = layout.dp(gpu_count), layout.layers_per_stage(self.spec)
         costs = self._layer_costs(layout.tp)
+        # Interleaving holds (1 + (p - 1)/(p v)) times the 1F1B first stage's micro-batches
+        # (Korthikanti §4.2.3).
+        p, v = layout.pp, self.setup.virtual_stages_for(self.spec.layers, layout.pp)
+        in_flight = min(p, self.setup.grad_accum) * (1 + (p - 1) / (p * v) if v > 1 else 1)
         stages = []
         for first in (True, False) if layout.pp > 1 else (True,):
             acts = activations.stage_activations(
                 costs,
                 self.activation_plan,
                 lps,
-                in_flight=min(layout.pp, self.setup.grad_accum) if first else 1,
+                in_flight=in_flight if first else 1,
                 has_loss=not first or layout.pp == 1,
             )
             states = scaled_states(self.states, stage_share(self.spec, layout, first))

@@ -119,4 +119,8 @@ def test_usable_memory_is_what_the_device_reports(name, reported_gib):
 
 
 def test_hbm_and_geforce_cards_offer_the_same_share():
-    assert find_gpu("H100 SXM 80GB").usable_fraction == USABLE_FRACTION == find_gpu("RTX 4090 24GB").usable_fraction
+    assert (
+        find_gpu("H100 SXM 80GB").usable_fraction
+        == USABLE_FRACTION
+        == find_gpu("RTX 4090 24GB").usable_fraction
+    )

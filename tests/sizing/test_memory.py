@@ -154,7 +154,10 @@ def test_case_5_accelerate_convention():
     assert states.total / GIB == pytest.approx(519, rel=0.01)
 
 
-# Cases 6-9: LLaMA-Factory's table at sequence 1024 (±25%). Our defaults otherwise.
+# Cases 6-9: LLaMA-Factory's table at sequence 1024 (±25%). Our defaults otherwise. The table
+# is a rule for the states ("18x" GB for full AMP, "8x" pure bf16), so it is checked against the
+# backward peak; on one GPU the Trainer's foreach AdamW step then adds a moment-sized temporary
+# over every parameter (4 bytes each in fp32, 2 in bf16), which the rule leaves out.
 LLAMA_FACTORY_GB = [
     ("full", {"7B": 120, "14B": 240, "30B": 600, "70B": 1200}),
     ("full-bf16", {"7B": 60, "14B": 120, "30B": 300, "70B": 600}),
@@ -168,8 +171,22 @@ LLAMA_FACTORY_GB = [
     [(method, size, gb) for method, sizes in LLAMA_FACTORY_GB for size, gb in sizes.items()],
 )
 def test_cases_6_to_9_llama_factory_table(method, size, published_gb):
-    total = prepare(size, method, TrainingSetup(seq_len=1024)).replica.total
-    assert total == pytest.approx(published_gb, rel=0.25)
+    sizing = prepare(size, method, TrainingSetup(seq_len=1024))
+    s = sizing.setup
+    backward = memory.breakdown(
+        sizing.states, sizing.activations, 0.0, 0, 1, "none", s.accounting(0, 1), s.profile.fragmentation
+    )
+    assert backward.total == pytest.approx(published_gb, rel=0.25)
+    step_temporary = sizing.states.step_temporary_bytes * sizing.states.trainable_params / 1e9
+    if method.startswith("full"):  # the optimizer step is the peak: the temporary on top
+        assert sizing.replica.total == pytest.approx(
+            backward.total
+            - backward.activations * (1 + s.profile.fragmentation)
+            + step_temporary * (1 + s.profile.fragmentation),
+            rel=1e-9,
+        )
+    else:  # adapters: a temporary of a few MB, the activations stay the peak
+        assert sizing.replica.total == pytest.approx(backward.total)
 
 
 @pytest.mark.parametrize(("model", "gpu"), [("65B", "RTX A6000 48GB"), ("33B", "RTX 4090 24GB")])
