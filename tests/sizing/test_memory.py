@@ -275,3 +275,45 @@ def test_longer_sequences_and_no_checkpointing_need_more_activations():
     assert acts(seq_len=8192) > base
     assert acts(checkpointing="none") > base
     assert acts(checkpointing="none", flash_attention=False) > acts(checkpointing="none")
+
+
+def test_eager_attention_keeps_what_hugging_faces_modelling_code_keeps():
+    # attn_implementation="eager", no recompute (--no-flash-attention under the hf profile): each
+    # LlamaRMSNorm keeps its fp32 input and bf16 output (+4 bytes over the 16-bit input), RoPE its
+    # unrotated q, k and rotate_half copies (+4), eager attention the fp32 softmax and its bf16
+    # copy per score (6 bytes where Korthikanti's fused count has 2, no dropout)
+    spec = resolve("llama-3.1-8b")
+    s, t = 4096, 4096
+    group = spec.main_group
+    fused = activations.layer_bytes(spec, group, t, s, keep_attention_scores=True)
+    eager = activations.layer_bytes(spec, group, t, s, keep_attention_scores=True, eager_kernels=True)
+    extra = 2 * 4 * t * spec.hidden + 4 * t * (spec.q_dim + spec.kv_dim) + 4 * spec.heads * s * t
+    assert eager.total - fused.total == extra
+    hf = prepare("llama-3.1-8b", "lora", TrainingSetup(framework="hf", seq_len=s, flash_attention=False))
+    assert hf.setup.checkpointing == "none" and hf.activation_plan.eager_kernels
+    # the scores dominate at 4096 tokens: 32 heads x 4096^2 x 6 bytes a layer
+    assert hf.replica.activations > 32 * 32 * s * s * 6 / 1e9
+    fused_kernels = TrainingSetup(framework="hf", seq_len=s, flash_attention=False, fused_kernels=True)
+    assert prepare("llama-3.1-8b", "lora", fused_kernels).replica.activations < hf.replica.activations
+
+
+@pytest.mark.parametrize(
+    ("framework", "optimizer", "stage", "bytes_per_param"),
+    [
+        ("hf", "adamw", 3, 4),  # torch's foreach AdamW: sqrt of the fp32 second moments
+        ("llamafactory", "adamw", 2, 2 + 4),  # DeepSpeed's 16-bit flatten, then the same temporary
+        ("deepspeed", "adamw", 2, 2),  # DeepSpeed's FusedAdam takes no temporary
+        ("torchtune", "adamw", 3, 0),  # fused=True in its configs
+        ("hf", "adamw-8bit", 3, 0),  # bitsandbytes updates in place
+        ("hf", "sgd", 3, 0),
+    ],
+)
+def test_the_optimizer_step_allocates_what_its_implementation_does(
+    framework, optimizer, stage, bytes_per_param
+):
+    sizing = prepare("llama-3.1-8b", "full", TrainingSetup(framework=framework, optimizer=optimizer))
+    accounting = sizing.setup.sharded_accounting
+    transient = memory.step_transient(sizing.states, sizing.setup.profile, stage, 64, "none", accounting)
+    assert transient == pytest.approx(bytes_per_param * sizing.states.trainable_params / 64)
+    offloaded = memory.step_transient(sizing.states, sizing.setup.profile, stage, 64, "optimizer", accounting)
+    assert offloaded == 0  # the step runs on the CPU
