@@ -144,6 +144,8 @@ _PROFILES = (
         model_parallel=True,
         optimizer_step="foreach",
         sources=(
+            "optimizer step: torch.optim.AdamW with the foreach default (Trainer adamw_torch; the DeepSpeed "
+            "configs name no optimizer, so DeepSpeed wraps it); kernels: Hugging Face's eager modelling code",
             "loss: Trainer + transformers ForCausalLMLoss (enable_liger_kernel and use_unsloth default "
             "False, src/llamafactory/hparams/model_args.py)",
             "checkpointing: disable_gradient_checkpointing default False (model_args.py)",
@@ -179,6 +181,8 @@ _PROFILES = (
         model_parallel=False,
         optimizer_step="foreach",
         sources=(
+            "optimizer step: torch.optim.AdamW, foreach on CUDA; kernels: Hugging Face's eager modelling "
+            "code (LlamaRMSNorm, apply_rotary_pos_emb), waiting on the GPU once a layer in its flash path",
             "loss: logits.float() in ForCausalLMLoss (src/transformers/loss/loss_utils.py)",
             "checkpointing: TrainingArguments.gradient_checkpointing default False",
             "FSDP: FULL_SHARD, TRANSFORMER_BASED_WRAP, BACKWARD_PRE (accelerate's FSDP defaults, as "
@@ -208,6 +212,8 @@ _PROFILES = (
         optimizer_step="fused",
         host_syncs=False,
         sources=(
+            "optimizer step: AdamW fused: True in the recipe configs; kernels eager unless compile: True "
+            "(compile defaults to False); no host sync per layer",
             "loss: LinearCrossEntropyLoss, num_output_chunks=8 "
             "(torchtune/modules/loss/cross_entropy_loss.py; recipes/configs/llama3_1/8B_full.yaml)",
             "checkpointing: enable_activation_checkpointing: True in the recipe configs",
@@ -240,6 +246,7 @@ _PROFILES = (
         optimizer_step="fused",
         fused_kernels=True,
         sources=(
+            "kernels: Triton RMSNorm, RoPE, SwiGLU and fast_lora (unsloth/kernels)",
             "loss: unsloth_fused_ce_loss, chunked so no full logits are held (unsloth/models/llama.py; "
             "unsloth-zoo unsloth_zoo/fused_losses/cross_entropy_loss.py)",
             "checkpointing: use_gradient_checkpointing='unsloth' offloads layer inputs to host RAM",
@@ -269,6 +276,7 @@ _PROFILES = (
         model_parallel=True,
         optimizer_step="fused",
         sources=(
+            "optimizer step: DeepSpeed's FusedAdam when its config names AdamW (deepspeed/ops/adam)",
             "buckets: reduce_bucket_size 5e8, stage3_prefetch_bucket_size 5e7, "
             "stage3_max_live_parameters 1e9 (deepspeed/runtime/zero/config.py); "
             "overlap_comm defaults to True at stage 3 only",
@@ -304,6 +312,9 @@ _PROFILES = (
         interleaved_pipeline=True,
         tp_comm_overlap=True,
         sources=(
+            "kernels: Transformer Engine (fused norms, cuDNN attention); interleaved pipeline and "
+            "--tp-comm-overlap as its recipes run them (Megatron-Bridge perf recipes; README, Communication "
+            "optimizations)",
             "loss: vocab_parallel_cross_entropy on an fp32 copy, softmax and gradient in place "
             "(megatron/core/tensor_parallel/cross_entropy.py)",
             "checkpointing: --recompute-granularity defaults to None; attention runs in fused/flash kernels, "
