@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 CATALOG_PATH = Path(__file__).with_name("data") / "gpus.csv"
@@ -53,7 +53,7 @@ class GpuSpec:
     verified: bool
     source: str
 
-    @property
+    @cached_property
     def usable_fraction(self) -> float:
         """Share of the nameplate the device reports to PyTorch (see USABLE_FRACTION)."""
         if self.family in ECC_GDDR_FAMILIES:
@@ -62,7 +62,7 @@ class GpuSpec:
             return ASCEND_USABLE_FRACTION
         return USABLE_FRACTION
 
-    @property
+    @cached_property
     def usable_memory_gb(self) -> float:
         """Memory a training process can allocate, in GB of 1e9 bytes."""
         return self.memory_gb * NAMEPLATE_BYTES_PER_GB * self.usable_fraction / 1e9

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sizing.activations import Activations
 from sizing.frameworks import Framework
 from sizing.methods import StateBytes
+from sizing.setup import TrainingSetup
 from sizing.shapes import ModelSpec
 
 GB = 1e9
@@ -269,3 +270,35 @@ def offloaded_cpu_gb(
     if offload == "all":
         moved += states.weights
     return CPU_BUFFER_FACTOR * moved / GB
+
+
+def peak(
+    states: StateBytes,
+    acts: Activations,
+    spec: ModelSpec,
+    setup: TrainingSetup,
+    stage: int,
+    gpu_count: int,
+    offload: str,
+) -> Breakdown:
+    """The peak on one GPU under a setup: its engine's buffers, state accounting, allocator margin,
+    gradient accumulation and optimizer step, as `breakdown` adds them up."""
+    profile = setup.profile
+    accounting = setup.accounting(stage, gpu_count)
+    return breakdown(
+        states,
+        acts,
+        sharding_buffers(states, spec, profile, stage, gpu_count, offload),
+        stage,
+        gpu_count,
+        offload,
+        accounting,
+        profile.fragmentation,
+        setup.paged_optimizer,
+        accumulating=setup.grad_accum > 1,
+        optimizer_in_backward=setup.optimizer_in_backward,
+        transient=step_transient(
+            states, profile, stage, gpu_count, offload, accounting, setup.optimizer_in_backward
+        ),
+        step_buffers=step_buffers(states, spec, profile, stage, gpu_count),
+    )

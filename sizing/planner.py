@@ -46,6 +46,9 @@ class Sizing:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _costs: dict[int, LayerCosts] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _microbatches: dict[tuple[str, Layout], float] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def for_method(self, method: str) -> Sizing:
         """The same model and setup with another method (the shape is not resolved again)."""
@@ -92,26 +95,7 @@ class Sizing:
     def _breakdown(
         self, states: methods.StateBytes, acts: Activations, stage: int, n: int, offload: str
     ) -> Breakdown:
-        s = self.setup
-        buffers = memory.sharding_buffers(states, self.spec, s.profile, stage, n, offload)
-        accounting = s.accounting(stage, n)
-        return memory.breakdown(
-            states,
-            acts,
-            buffers,
-            stage,
-            n,
-            offload,
-            accounting,
-            s.profile.fragmentation,
-            s.paged_optimizer,
-            accumulating=s.grad_accum > 1,
-            optimizer_in_backward=s.optimizer_in_backward,
-            transient=memory.step_transient(
-                states, s.profile, stage, n, offload, accounting, s.optimizer_in_backward
-            ),
-            step_buffers=memory.step_buffers(states, self.spec, s.profile, stage, n),
-        )
+        return memory.peak(states, acts, self.spec, self.setup, stage, n, offload)
 
     def _layer_costs(self, tp: int) -> LayerCosts:
         if tp not in self._costs:
@@ -236,7 +220,13 @@ class Sizing:
         option, fits = self.choose(gpu, gpu_count)
         if option is not None:
             tokens, mfu = throughput.tokens_per_second(
-                self.work, gpu, gpu_count, option.stage, self.setup, option.layout
+                self.work,
+                gpu,
+                gpu_count,
+                option.stage,
+                self.setup,
+                option.layout,
+                self._microbatch_seconds(gpu, option.layout),
             )
         else:
             fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
@@ -263,6 +253,17 @@ class Sizing:
             tp=option.layout.tp,
             pp=option.layout.pp,
         )
+
+    def _microbatch_seconds(self, gpu: GpuSpec, layout: Layout) -> float:
+        """One micro-batch on this GPU and layout, whatever the count (cached)."""
+        key = (gpu.gpu_model, layout)
+        if key not in self._microbatches:
+            s = self.setup
+            virtual = s.virtual_stages_for(self.spec.layers, layout.pp)
+            self._microbatches[key] = throughput.microbatch_seconds(
+                self.work, gpu, s.efficiency, s.internode_gb_per_s, layout, virtual
+            )
+        return self._microbatches[key]
 
     def cpu_memory_gb(self) -> float:
         s = self.setup

@@ -11,6 +11,7 @@ micro-batch 1 with gradient accumulation, flash attention, LoRA rank 8 on all li
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from sizing.frameworks import DEFAULT_FRAMEWORK, LOSSES, Framework, framework
 
@@ -140,7 +141,7 @@ class TrainingSetup:
             if self.offload != "none" or (self.zero_stage or 0) > 1:
                 raise ValueError("tensor/pipeline parallelism runs with ZeRO stage 0 or 1 and no offload")
 
-    @property
+    @cached_property
     def profile(self) -> Framework:
         return framework(self.framework)
 

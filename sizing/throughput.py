@@ -254,10 +254,13 @@ def step_seconds(
     internode_gb_per_s: float,
     layout: Layout = DATA_PARALLEL,
     virtual: int = 1,
+    microbatch: float | None = None,
 ) -> float:
     """Seconds for one optimizer step (grad_accum micro-batches) on each of `gpu_count` GPUs;
-    `virtual` pipeline stages per GPU (1: plain 1F1B)."""
-    microbatch = microbatch_seconds(w, gpu, stack_efficiency, internode_gb_per_s, layout, virtual)
+    `virtual` pipeline stages per GPU (1: plain 1F1B); `microbatch` the micro-batch's seconds when
+    the caller has them (they depend on the GPU and the layout only)."""
+    if microbatch is None:
+        microbatch = microbatch_seconds(w, gpu, stack_efficiency, internode_gb_per_s, layout, virtual)
     memory_bytes_per_s = gpu.memory_bandwidth_gb_per_s * 1e9
     states = w.states
     share = 1.0 if layout.model_parallel == 1 else stage_share(w.spec, layout, True)
@@ -297,9 +300,10 @@ def tokens_per_second(
     stage: int,
     setup: TrainingSetup,
     layout: Layout = DATA_PARALLEL,
+    microbatch: float | None = None,
 ) -> tuple[float, float]:
     """(tokens per second over all GPUs, MFU). With `setup.mfu` given, that MFU is taken as
-    is and the time model is skipped."""
+    is and the time model is skipped. `microbatch`: the micro-batch's seconds, if known."""
     peak_all = gpu.bf16_dense_tflops * 1e12 * gpu_count
     if setup.mfu is not None:
         return peak_all * setup.mfu / w.model_flops_per_token, setup.mfu
@@ -314,6 +318,7 @@ def tokens_per_second(
         setup.internode_gb_per_s,
         layout,
         virtual,
+        microbatch,
     )
     tokens = layout.dp(gpu_count) * w.grad_accum * w.tokens_per_microbatch / seconds
     return tokens, tokens * w.model_flops_per_token / peak_all
