@@ -44,7 +44,7 @@ MINDSPEED_LLAMA2_7B_MODEL_TFLOPS = 199
 
 def _ascend_line() -> str:
     return (
-        "Ascend 910B: no published fine-tuning MFU; the prior is the framework's stack efficiency on the "
+        "Ascend 910B: no published fine-tuning MFU; the prior is the framework's GEMM efficiency on the "
         f"default matmul ceiling ({throughput.DEFAULT_MATMUL_CEILING:.2f}), checked against MindSpeed-LLM's "
         f"LLaMA2-7B pretraining figure ({MINDSPEED_LLAMA2_7B_TOKENS_PER_NPU:,} tokens/s per NPU on an "
         f"Atlas 900 A2 PODc, {MINDSPEED_LLAMA2_7B_MODEL_TFLOPS} model TFLOPS/NPU; the NPU variant is not "
