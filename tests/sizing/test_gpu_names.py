@@ -96,7 +96,7 @@ CASES = [
     ("HL-225", None, "Gaudi 2 96GB", 96, None),  # Intel's part number
     ("Gaudi3", None, "Gaudi 3 128GB", 128, None),
     ("Habana Gaudi", 32, None, 32, None),  # the first Gaudi (HL-205, AWS DL1) is not in the catalog
-    ("Quadro RTX 6000", None, "Quadro RTX 6000 24GB", 24, None),  # Lambda
+    ("NVIDIA Quadro RTX 6000", 24, None, 24, None),  # Lambda's Turing card: not in the catalog
     ("RTX 6000", 24, None, 24, None),  # Quadro or Ada (48 GB): not guessed from the name alone
     ("NVIDIA RTX 4000 Ada Generation", 20, "RTX 4000 Ada 20GB", 20, None),  # RunPod
     ("RTX 4000 SFF Ada", 20, None, 20, None),  # the small-form-factor card is another product
