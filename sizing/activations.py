@@ -17,6 +17,14 @@ from sizing import frameworks
 from sizing.shapes import LayerGroup, ModelSpec
 
 ACTIVATION_BYTES = 2  # bf16 activations
+# Hugging Face's modelling code (LlamaRMSNorm, apply_rotary_pos_emb, eager_attention_forward in
+# src/transformers/models/llama/modeling_llama.py) run unfused: each RMSNorm keeps its fp32 input
+# (4 bytes) and its normalised bf16 output (2) for backward where a fused kernel keeps the 16-bit
+# input; RoPE keeps q and k before rotation and their rotate_half copies (2 + 2 bytes per element);
+# eager attention keeps the fp32 softmax (4) and its bf16 copy (2) per score.
+EAGER_NORM_EXTRA_BYTES = 4
+EAGER_ROPE_EXTRA_BYTES = 4
+EAGER_SCORE_BYTES = 6
 
 
 @dataclass(frozen=True)
@@ -35,10 +43,16 @@ class LayerBytes:
 
 
 def layer_bytes(
-    spec: ModelSpec, group: LayerGroup, tokens: int, seq_len: int, keep_attention_scores: bool
+    spec: ModelSpec,
+    group: LayerGroup,
+    tokens: int,
+    seq_len: int,
+    keep_attention_scores: bool,
+    eager_kernels: bool = False,
 ) -> LayerBytes:
     """Bytes one decoder layer of `group` stores without recompute for `tokens` tokens
-    (micro-batch x sequence) in sequences of `seq_len`.
+    (micro-batch x sequence) in sequences of `seq_len`. `eager_kernels`: Hugging Face's unfused
+    RMSNorm, RoPE and eager attention (see EAGER_*), not fused kernels (Korthikanti's count).
 
     Outside the TP region: the QKV input (2th), the MLP input (2th), two norms' inputs (4th),
     dropout masks after attention and MLP (th each, models with dropout only), MLA's low-rank
@@ -54,8 +68,16 @@ def layer_bytes(
     if spec.mla:
         replicated += 2 * t * (spec.q_lora_rank + spec.kv_lora_rank + spec.qk_rope_dim)
     parallel = 2 * t * (spec.q_dim + spec.kv_dim + spec.v_dim + spec.attention_out_dim)
+    rms_norm, rope = spec.bias != "all", spec.learned_positions == 0  # GPT-2 style: LayerNorm, no RoPE
+    if eager_kernels and rms_norm:
+        replicated += 2 * EAGER_NORM_EXTRA_BYTES * t * h
+    if eager_kernels and rope:
+        q_rope = spec.heads * spec.qk_rope_dim if spec.mla else spec.q_dim
+        k_rope = spec.qk_rope_dim if spec.mla else spec.kv_dim
+        parallel += EAGER_ROPE_EXTRA_BYTES * t * (q_rope + k_rope)
     if keep_attention_scores:
-        parallel += spec.heads * seq_len * t * (2 + 3 * mask)
+        score_bytes = EAGER_SCORE_BYTES if eager_kernels else ACTIVATION_BYTES
+        parallel += spec.heads * seq_len * t * (score_bytes + 3 * mask)
     per_width = 4 if spec.mlp == "gelu" else 8
     parallel += group.routed * per_width * t * group.ffn + per_width * t * group.shared_ffn
     if group.routed > 1:
@@ -106,6 +128,7 @@ class ActivationPlan:
     loss: str
     loss_chunks: int
     backward_layers: int  # the last layers backpropagation runs through (freeze-tuning: fewer)
+    eager_kernels: bool = False  # Hugging Face's unfused norms, RoPE and eager attention
 
 
 @dataclass(frozen=True)
@@ -128,12 +151,12 @@ def layer_costs(
     stored = 0.0
     working = 0.0
     for group in spec.layer_groups:
-        stored += group.count * layer_bytes(spec, group, tokens, plan.seq_len, keep_scores).per_gpu(
-            tp, sequence_parallel
-        )
+        eager = plan.eager_kernels
+        layer = layer_bytes(spec, group, tokens, plan.seq_len, keep_scores, eager)
+        stored += group.count * layer.per_gpu(tp, sequence_parallel)
         # One layer recomputed (or, without recompute, the largest layer) during backward, with
         # flash attention (or not) deciding whether its scores are materialised.
-        recomputed = layer_bytes(spec, group, tokens, plan.seq_len, not plan.flash_attention)
+        recomputed = layer_bytes(spec, group, tokens, plan.seq_len, not plan.flash_attention, eager)
         working = max(working, recomputed.per_gpu(tp, sequence_parallel))
     return LayerCosts(
         stored_per_layer=stored / spec.layers,
@@ -144,7 +167,7 @@ def layer_costs(
 
 
 def stage_activations(
-    costs: LayerCosts, plan: ActivationPlan, layers: int, in_flight: int = 1, has_loss: bool = True
+    costs: LayerCosts, plan: ActivationPlan, layers: int, in_flight: float = 1, has_loss: bool = True
 ) -> Activations:
     """Activations of one GPU holding `layers` layers with `in_flight` micro-batches stored
     (pipeline stages); `has_loss` when the LM head and the loss run on this GPU."""
@@ -165,7 +188,7 @@ def activations(
     tp: int = 1,
     sequence_parallel: bool = False,
     layers_on_gpu: int | None = None,
-    in_flight: int = 1,
+    in_flight: float = 1,
     has_loss: bool = True,
 ) -> Activations:
     """Activations of one GPU holding `layers_on_gpu` layers (all by default) with `in_flight`

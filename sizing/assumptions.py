@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sizing import catalog, frameworks, memory, methods, throughput
+from sizing import catalog, frameworks, kernels, memory, methods, throughput
 from sizing.parallel import DATA_PARALLEL, Layout
 from sizing.planner import Sizing
 
@@ -44,7 +44,7 @@ MINDSPEED_LLAMA2_7B_MODEL_TFLOPS = 199
 
 def _ascend_line() -> str:
     return (
-        "Ascend 910B: no published fine-tuning MFU; the prior is the framework's stack efficiency on the "
+        "Ascend 910B: no published fine-tuning MFU; the prior is the framework's GEMM efficiency on the "
         f"default matmul ceiling ({throughput.DEFAULT_MATMUL_CEILING:.2f}), checked against MindSpeed-LLM's "
         f"LLaMA2-7B pretraining figure ({MINDSPEED_LLAMA2_7B_TOKENS_PER_NPU:,} tokens/s per NPU on an "
         f"Atlas 900 A2 PODc, {MINDSPEED_LLAMA2_7B_MODEL_TFLOPS} model TFLOPS/NPU; the NPU variant is not "
@@ -95,8 +95,10 @@ def describe(sizing: Sizing, layout: Layout = DATA_PARALLEL, gpu: catalog.GpuSpe
     )
     lines.append(_layout_line(sizing, layout))
     lines.append(
-        f"GB = 1e9 bytes; usable GPU memory = {catalog.USABLE_FRACTION:.0%} of the nameplate in GiB "
-        "(Ascend 910B2C reports 62,432 of 65,536 MiB)"
+        f"GB = 1e9 bytes; usable GPU memory = what the device reports to PyTorch: "
+        f"{catalog.USABLE_FRACTION:.1%} of the nameplate in GiB "
+        f"({catalog.ECC_GDDR_USABLE_FRACTION:.1%} on ECC GDDR cards, "
+        f"{catalog.ASCEND_USABLE_FRACTION:.1%} on Ascend)"
     )
     lines.append(
         f"overhead = {memory.CUDA_CONTEXT_GB:.1f} GB CUDA context + "
@@ -105,16 +107,22 @@ def describe(sizing: Sizing, layout: Layout = DATA_PARALLEL, gpu: catalog.GpuSpe
     if s.mfu is not None:
         lines.append(f"throughput: MFU {s.mfu:.0%} as given (--mfu)")
     else:
+        kernels_word = "fused" if s.uses_fused_kernels else "eager (Hugging Face modelling code)"
         lines.append(
-            f"throughput: {s.efficiency:.0%} of each GPU's measured matmul ceiling on executed FLOPs"
-            + (
-                f", x{throughput.LORA_EFFICIENCY:.2f} for LoRA adapters"
-                if sizing.method in ("lora", "qlora")
-                else ""
-            )
-            + f"; collectives at {throughput.COLLECTIVE_EFFICIENCY:.0%} of link bandwidth, "
-            "overlapped with compute (tensor-parallel all-reduces and pipeline hand-offs are not); "
-            f"{s.internode_gb_per_s:.0f} GB/s per GPU between nodes"
+            f"throughput: GEMMs at {s.efficiency:.0%} of each GPU's measured matmul ceiling; "
+            f"{'flash' if s.flash_attention else 'eager'} attention with a causal mask at its kernel's "
+            f"rate; {kernels_word} element-wise kernels at {kernels.BANDWIDTH_EFFICIENCY:.0%} of memory "
+            f"bandwidth; {kernels.HOST_SECONDS_PER_OP * 1e6:.0f} us of host time per operator launched"
+            + (", waited on every layer" if profile.host_syncs else ", overlapped")
+            + f"; collectives at {throughput.COLLECTIVE_EFFICIENCY:.0%} of link bandwidth, overlapped "
+            "with compute (pipeline hand-offs are not; tensor-parallel ones "
+            + ("hidden behind the GEMMs where they fit" if s.overlaps_tp_comm else "are not")
+            + f"); {s.internode_gb_per_s:.0f} GB/s per GPU between nodes"
+        )
+        lines.append(
+            "MFU counts model FLOPs: 6N-style per token plus the attention products at half the s x s "
+            "square under the causal mask (Megatron-Core's convention; llm-foundry and torchtitan count "
+            "the full square, which reads higher at long sequences); recompute is not counted"
         )
     if gpu is None or gpu.interconnect == "HCCS":
         lines.append(_ascend_line())

@@ -9,18 +9,25 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 CATALOG_PATH = Path(__file__).with_name("data") / "gpus.csv"
 
 # Vendors size HBM/GDDR in binary units: an "80GB" H100 has 80 GiB of memory.
 NAMEPLATE_BYTES_PER_GB = 2**30
-# Share of the nameplate a training process can allocate (driver, ECC and firmware
-# reservations). An Ascend 910B2C reports 62,432 MiB of its 64 GiB (0.953, sizing.md §1.5);
-# the B200 lists 180 GB usable of 192 (0.9375). The CUDA context is counted separately,
-# as overhead in the memory model.
-USABLE_FRACTION = 0.95
+# Share of the nameplate the device offers a process, as PyTorch reports it ("GPU 0 has a total
+# capacity of ..." in its out-of-memory messages): 79.11-79.15 GiB of an 80 GB H100 or A100,
+# 139.80 of a 141 GB H200, 39.38-39.39 of an A100 40GB, 23.52-23.69 of a 24 GB RTX 3090/4090
+# (docs/sizing.md lists where each was read). The CUDA context, NCCL and cuBLAS buffers come out
+# of it: they are the memory model's overhead.
+USABLE_FRACTION = 0.985
+# Data-centre GDDR cards run with ECC on, which holds back 1/16: an A10G reports 22,516 MiB
+# (0.916 of 24 GiB), an L4 22.03-22.30 GiB, an L40S 46,068 MiB in Vast's listing (0.937).
+ECC_GDDR_FAMILIES = frozenset({"A10", "A10G", "A40", "L4", "L20", "L40", "L40S", "T4"})
+ECC_GDDR_USABLE_FRACTION = 15 / 16 * USABLE_FRACTION
+# An Ascend 910B2C reports 62,432 MiB of its 64 GiB (sizing.md §1.5).
+ASCEND_USABLE_FRACTION = 62_432 / 65_536
 
 
 @dataclass(frozen=True)
@@ -46,10 +53,19 @@ class GpuSpec:
     verified: bool
     source: str
 
-    @property
+    @cached_property
+    def usable_fraction(self) -> float:
+        """Share of the nameplate the device reports to PyTorch (see USABLE_FRACTION)."""
+        if self.family in ECC_GDDR_FAMILIES:
+            return ECC_GDDR_USABLE_FRACTION
+        if self.family.startswith("Ascend"):
+            return ASCEND_USABLE_FRACTION
+        return USABLE_FRACTION
+
+    @cached_property
     def usable_memory_gb(self) -> float:
         """Memory a training process can allocate, in GB of 1e9 bytes."""
-        return self.memory_gb * NAMEPLATE_BYTES_PER_GB * USABLE_FRACTION / 1e9
+        return self.memory_gb * NAMEPLATE_BYTES_PER_GB * self.usable_fraction / 1e9
 
 
 def _parse_bool(value: str, where: str) -> bool:

@@ -45,24 +45,30 @@ LOSSES = ("fp32", "vocab-parallel", "chunked", "fused")
 # distributed optimizer over data parallel, contiguous fp32 gradient buffer; ddp: replicas only.
 SHARDING = ("deepspeed", "fsdp", "fsdp2", "megatron", "ddp")
 
-# PyTorch's caching allocator strands blocks between sizes (ZeRO §3.2 saw >30% in extreme cases);
-# 10% is the ordinary case. With expandable_segments (set by Unsloth) freed pages are remapped
-# into one growing segment, so we keep half the margin for the transient peaks: a judgement.
-FRAGMENTATION = 0.10
-FRAGMENTATION_EXPANDABLE = 0.05
+# PyTorch's caching allocator strands blocks between sizes (ZeRO §3.2 saw >30% in extreme cases).
+# At out-of-memory time, real runs' messages show 0.5-8.5% of what was allocated reserved but
+# unallocated (494 MiB of 76.9 GiB, 1.21 of 74.0, 4.07 of 56.6, 4.37 of 73.9, 5.94 of 70.1 GiB;
+# docs/sizing.md): 5%. With expandable_segments (set by Unsloth and ms-swift's scripts) freed
+# pages are remapped into one growing segment: half that, a judgement.
+FRAGMENTATION = 0.05
+FRAGMENTATION_EXPANDABLE = 0.025
 
-# Fraction of each GPU's measured matmul ceiling a step sustains on the FLOPs it executes.
-# Fine-tuning stacks (eager Hugging Face/PEFT kernels, micro-batch 1): 0.40, a judgement between
-# pretraining stacks and Alpaca's ~7% MFU (sizing.md §0, §3.2), the least certain number here.
-# Megatron: its README reports 41-47% MFU for 2B-462B GPT models on H100 (NVIDIA/Megatron-LM
-# README.md, "Performance Benchmarking"); 47% over the H100's 0.803 matmul ceiling is 0.58, with
-# the bubble and exposed communication already inside the published figure, so 0.58 is the
-# kernel-side efficiency our time model then charges the bubble and TP communication against.
-FINETUNE_STACK_EFFICIENCY = 0.40
-MEGATRON_STACK_EFFICIENCY = 0.58
-# Llama 2's model card GPU-hours imply MFU 0.43-0.46 on A100 with attention FLOPs counted
-# (sizing.md §3.3): 0.52 of the A100's 0.869 ceiling. For --stack-efficiency in pretraining runs.
-PRETRAIN_STACK_EFFICIENCY = 0.52
+# Fraction of each GPU's measured matmul ceiling (MAMF) the training GEMMs sustain; the rest of a
+# step (attention kernels, memory-bound element-wise work, LoRA adapters, host dispatch, the
+# optimizer, exposed communication) is counted on its own (sizing/kernels.py). Calibrated on the
+# Qwen README's LoRA/full fine-tuning runs and llm-foundry's MPT runs on A100, checked on runs
+# it was not fitted to (docs/sizing.md, "Calibration"); the same for every stack, since the
+# GEMMs are cuBLAS's whoever calls them.
+GEMM_EFFICIENCY = 0.82
+# Megatron's published runs sustain less of the ceiling in their GEMMs: fitted on the three
+# Megatron-family runs we have (GPT-3 175B on 1024 A100s, 2022 README; MindSpeed-LLM's A800
+# reference for LLaMA2-7B; ms-swift's Megatron Qwen2.5-14B on 8 A800s): 0.72. Their layouts split
+# every GEMM over TP (smaller shapes) and their configs are pretraining-sized.
+MEGATRON_GEMM_EFFICIENCY = 0.72
+# Llama 2's model card GPU-hours (sizing.md §3.3) with a fused pretraining stack at sequence 4096
+# on A100: what --stack-efficiency takes to reproduce them (case 20); Meta's 2023 stack ran its
+# GEMMs below today's.
+PRETRAIN_STACK_EFFICIENCY = 0.50
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,12 @@ class Framework:
     model_parallel: bool
     sources: tuple[str, ...]
     single_gpu_accounting: str | None = None  # states on one GPU without ZeRO, when they differ
+    optimizer_step: str = "foreach"  # torch's foreach AdamW (a moment-sized temporary), or "fused"
+    fused_kernels: bool = False  # fused norms, RoPE and activations (Triton, Transformer Engine)
+    host_syncs: bool = True  # the host waits on the GPU once a layer (HF's flash-attention path)
+    attention_kernel: str = "flash2"  # FlashAttention-2 (SDPA's flash backend) or "cudnn" (TE)
+    interleaved_pipeline: bool = False  # virtual pipeline stages (Megatron's interleaved 1F1B)
+    tp_comm_overlap: bool = False  # tensor-parallel collectives overlapped with the layer's GEMMs
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -128,9 +140,12 @@ _PROFILES = (
         overlap_comm=False,
         state_accounting="deepspeed",
         fragmentation=FRAGMENTATION,
-        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        stack_efficiency=GEMM_EFFICIENCY,
         model_parallel=True,
+        optimizer_step="foreach",
         sources=(
+            "optimizer step: torch.optim.AdamW with the foreach default (Trainer adamw_torch; the DeepSpeed "
+            "configs name no optimizer, so DeepSpeed wraps it); kernels: Hugging Face's eager modelling code",
             "loss: Trainer + transformers ForCausalLMLoss (enable_liger_kernel and use_unsloth default "
             "False, src/llamafactory/hparams/model_args.py)",
             "checkpointing: disable_gradient_checkpointing default False (model_args.py)",
@@ -162,9 +177,12 @@ _PROFILES = (
         overlap_comm=False,
         state_accounting="zero",
         fragmentation=FRAGMENTATION,
-        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        stack_efficiency=GEMM_EFFICIENCY,
         model_parallel=False,
+        optimizer_step="foreach",
         sources=(
+            "optimizer step: torch.optim.AdamW, foreach on CUDA; kernels: Hugging Face's eager modelling "
+            "code (LlamaRMSNorm, apply_rotary_pos_emb), waiting on the GPU once a layer in its flash path",
             "loss: logits.float() in ForCausalLMLoss (src/transformers/loss/loss_utils.py)",
             "checkpointing: TrainingArguments.gradient_checkpointing default False",
             "FSDP: FULL_SHARD, TRANSFORMER_BASED_WRAP, BACKWARD_PRE (accelerate's FSDP defaults, as "
@@ -189,9 +207,13 @@ _PROFILES = (
         overlap_comm=True,
         state_accounting="zero",
         fragmentation=FRAGMENTATION,
-        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        stack_efficiency=GEMM_EFFICIENCY,
         model_parallel=False,
+        optimizer_step="fused",
+        host_syncs=False,
         sources=(
+            "optimizer step: AdamW fused: True in the recipe configs; kernels eager unless compile: True "
+            "(compile defaults to False); no host sync per layer",
             "loss: LinearCrossEntropyLoss, num_output_chunks=8 "
             "(torchtune/modules/loss/cross_entropy_loss.py; recipes/configs/llama3_1/8B_full.yaml)",
             "checkpointing: enable_activation_checkpointing: True in the recipe configs",
@@ -219,9 +241,12 @@ _PROFILES = (
         overlap_comm=False,
         state_accounting="zero",
         fragmentation=FRAGMENTATION_EXPANDABLE,
-        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        stack_efficiency=GEMM_EFFICIENCY,
         model_parallel=False,
+        optimizer_step="fused",
+        fused_kernels=True,
         sources=(
+            "kernels: Triton RMSNorm, RoPE, SwiGLU and fast_lora (unsloth/kernels)",
             "loss: unsloth_fused_ce_loss, chunked so no full logits are held (unsloth/models/llama.py; "
             "unsloth-zoo unsloth_zoo/fused_losses/cross_entropy_loss.py)",
             "checkpointing: use_gradient_checkpointing='unsloth' offloads layer inputs to host RAM",
@@ -247,9 +272,11 @@ _PROFILES = (
         overlap_comm=False,
         state_accounting="deepspeed",
         fragmentation=FRAGMENTATION,
-        stack_efficiency=FINETUNE_STACK_EFFICIENCY,
+        stack_efficiency=GEMM_EFFICIENCY,
         model_parallel=True,
+        optimizer_step="fused",
         sources=(
+            "optimizer step: DeepSpeed's FusedAdam when its config names AdamW (deepspeed/ops/adam)",
             "buckets: reduce_bucket_size 5e8, stage3_prefetch_bucket_size 5e7, "
             "stage3_max_live_parameters 1e9 (deepspeed/runtime/zero/config.py); "
             "overlap_comm defaults to True at stage 3 only",
@@ -276,9 +303,18 @@ _PROFILES = (
         overlap_comm=True,
         state_accounting="megatron",
         fragmentation=FRAGMENTATION,
-        stack_efficiency=MEGATRON_STACK_EFFICIENCY,
+        stack_efficiency=MEGATRON_GEMM_EFFICIENCY,
         model_parallel=True,
+        optimizer_step="fused",
+        fused_kernels=True,
+        host_syncs=False,
+        attention_kernel="cudnn",
+        interleaved_pipeline=True,
+        tp_comm_overlap=True,
         sources=(
+            "kernels: Transformer Engine (fused norms, cuDNN attention); interleaved pipeline and "
+            "--tp-comm-overlap as its recipes run them (Megatron-Bridge perf recipes; README, Communication "
+            "optimizations)",
             "loss: vocab_parallel_cross_entropy on an fp32 copy, softmax and gradient in place "
             "(megatron/core/tensor_parallel/cross_entropy.py)",
             "checkpointing: --recompute-granularity defaults to None; attention runs in fused/flash kernels, "

@@ -11,8 +11,7 @@ Two questions, two functions, one table:
 
 The table is the catalog itself: cards are the rows of `data/gpus.csv` (family, form, memory),
 families the rows of `data/gpu_families.csv` (the regex a name is matched with, what a bare
-family name means, the people's default). Adding a card is adding a gpus.csv row, and a family
-row when the family is new; nothing else lists variants.
+family name means, the people's default). A new card is a gpus.csv row (and a family row).
 
 Rules of `identify` (why each one exists):
 - The name is read as a family ("H100") plus what the text says about form (SXM / PCIe / NVL)
@@ -22,7 +21,8 @@ Rules of `identify` (why each one exists):
 - A memory figure from the platform (`memory_gb`, e.g. Vast's `gpu_ram`) is snapped to the
   family's real sizes within `MEMORY_SNAP_TOLERANCE`; sizes are never merged: an "RTX 4090" with
   48 GB is the modified 48 GB card, a different product from the 24 GB one.
-- Only when exactly one catalog row fits what is known do we name it.
+- Only when exactly one catalog row fits what is known do we name it (and, for a family whose
+  row is not the unit every platform counts in, `needs_memory`, only when the memory is stated).
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ class _Family:
     bare_memory_gb: float | None
     default_model: str  # the card people mean by the bare family name (resolve, never identify)
     aliases: tuple[str, ...]  # extra spellings, matched loosely (name_key) by resolve
+    needs_memory: bool = False  # an MI250X module is two 64 GB GCDs: identify needs the memory
 
 
 @cache
@@ -116,6 +117,7 @@ def _families() -> tuple[_Family, ...]:
                     bare_memory_gb=float(memory) if memory else None,
                     default_model=default,
                     aliases=tuple(a.strip() for a in row["aliases"].split("|") if a.strip()),
+                    needs_memory=row["needs_memory"].strip().lower() == "true",
                 )
             )
     if cards:
@@ -136,9 +138,9 @@ _CHINESE_WORDS = {"昇腾": " ASCEND ", "华为": " HUAWEI ", "英伟达": " NVI
 # Words that say nothing about which card it is. Anything else left over after the family, form
 # and memory are read makes the name unknown.
 _NOISE_WORDS = frozenset(
-    {"NVIDIA", "GEFORCE", "TESLA", "AMD", "INSTINCT", "HUAWEI", "GPU", "OAM", "HBM2E", "HBM3", "HBM3E"}
-    | {"GENERATION"}  # RunPod: "NVIDIA RTX 6000 Ada Generation"
-    | {"GB", "G", "GIB", "VRAM", "MEMORY", "CARD"}
+    {"NVIDIA", "GEFORCE", "TESLA", "AMD", "INSTINCT", "HUAWEI", "INTEL", "HABANA", "GPU", "OAM", "HBM2E"}
+    | {"HBM3", "HBM3E", "NVL72", "NVL36"}  # memory kinds; the GB200/GB300 rack, not another chip
+    | {"GENERATION", "GB", "G", "GIB", "VRAM", "MEMORY", "CARD"}  # RunPod: "... Ada Generation"
 )
 _FORM_WORDS = {
     "SXM": "SXM",
@@ -288,7 +290,7 @@ def _candidates(
 
 def _resolve_variant(family: _Family, words: list[str], memory_hint_gb: float | None) -> GpuIdentity:
     candidates, memory, form = _candidates(family, words, memory_hint_gb)
-    if len(candidates) != 1:
+    if len(candidates) != 1 or (family.needs_memory and memory is None):
         return GpuIdentity(None, memory, form)
     variant = candidates[0]
     return GpuIdentity(variant.gpu_model, variant.memory_gb, variant.form)
@@ -302,8 +304,6 @@ def _said_memory(named_memory: set[float], hint_gb: float | None) -> float | Non
 
 
 # --- names people write ------------------------------------------------------------------------
-
-
 def resolve(name: str) -> GpuMatch:
     """The card a person means by `name`; raises UnknownGpu with the nearest names otherwise."""
     key = name_key(name)

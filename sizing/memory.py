@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sizing.activations import Activations
 from sizing.frameworks import Framework
 from sizing.methods import StateBytes
+from sizing.setup import TrainingSetup
 from sizing.shapes import ModelSpec
 
 GB = 1e9
@@ -22,6 +23,12 @@ CUDA_CONTEXT_GB = 1.0
 # (additional_buffer_factor, deepspeed/runtime/zero/stage3.py; sizing.md §1.5).
 CPU_BUFFER_FACTOR = 1.5
 COMM_BYTES = 2  # ZeRO reduces and gathers in the 16-bit dtype
+# DeepSpeed's optimizer step (deepspeed/runtime/zero/stage3.py `_prepare_fp32_grad_for_sub_group`,
+# stage_1_and_2.py `step`) flattens each partition's gradients into a new tensor before casting to
+# fp32: ZeRO-3 a fp32 copy per sub-group of at most `sub_group_size` elements (1e9 by default,
+# deepspeed/runtime/zero/config.py), ZeRO-1/2 a 16-bit copy of the partition.
+DEEPSPEED_SUB_GROUP = 1e9
+FLAT_GRAD_BYTES = {3: 4, 2: 2, 1: 2}
 
 
 @dataclass(frozen=True)
@@ -142,6 +149,49 @@ def sharding_buffers(
     return largest.weights + largest.gradients + layer.weights
 
 
+def step_transient(
+    states: StateBytes,
+    profile: Framework,
+    stage: int,
+    gpu_count: int,
+    offload: str,
+    accounting: str,
+    optimizer_in_backward: bool = False,
+) -> float:
+    """Bytes the optimizer step allocates for a moment on one GPU, beyond the states it keeps:
+    torch's foreach AdamW (the Hugging Face Trainer's adamw_torch) makes a temporary the size of one
+    moment over the group it steps (StateBytes.step_temporary_bytes); DeepSpeed first flattens the
+    partition's gradients (FLAT_GRAD_BYTES), ZeRO-3 one sub-group at a time. Fused optimizers
+    (DeepSpeed's FusedAdam, Apex/Transformer Engine, torch's fused=True), a CPU optimizer and an
+    optimizer fused into backward allocate nothing of the kind."""
+    if offload != "none" or optimizer_in_backward:
+        return 0.0
+    group = states.trainable_params / (gpu_count if stage >= 1 else 1)
+    transient = 0.0
+    if accounting == "deepspeed" and stage >= 1:
+        if stage == 3:
+            group = min(group, DEEPSPEED_SUB_GROUP)
+        transient += FLAT_GRAD_BYTES[stage] * group
+    if profile.optimizer_step == "foreach":
+        transient += states.step_temporary_bytes * group
+    return transient
+
+
+def step_buffers(
+    states: StateBytes, spec: ModelSpec, profile: Framework, stage: int, gpu_count: int
+) -> float:
+    """The sharding engine's buffers that outlive backward: DeepSpeed's reduce bucket (allocated
+    once) and DDP's gradient buckets; gathered ZeRO-3/FSDP units are released by then."""
+    if gpu_count == 1:
+        return 0.0
+    if profile.sharding == "ddp":
+        return states.gradients if stage == 0 else 0.0
+    if profile.sharding == "deepspeed":
+        copies = 2 if profile.overlap_comm and stage < 3 else 1
+        return copies * profile.reduce_bucket_elements(spec.hidden, stage) * COMM_BYTES
+    return 0.0
+
+
 def breakdown(
     states: StateBytes,
     acts: Activations,
@@ -154,6 +204,8 @@ def breakdown(
     paged_optimizer: bool = False,
     accumulating: bool = True,
     optimizer_in_backward: bool = False,
+    transient: float = 0.0,
+    step_buffers: float = 0.0,
 ) -> Breakdown:
     """Everything on one GPU at its peak, in GB; stage 0 on one GPU is the unsharded replica.
     `fragmentation` is the allocator margin on what is allocated (the framework's).
@@ -166,12 +218,17 @@ def breakdown(
     end of backward; the breakdown shows that moment. Megatron's main-gradient buffer is
     allocated once and always held. With the optimizer step fused into backward only one
     module's gradient exists at a time.
+
+    The optimizer step is the other candidate for the peak: activations are gone, every gradient
+    is there, and the step allocates `transient` bytes (`step_transient`); only the engine's
+    persistent buffers (`step_buffers`) remain. The breakdown shows whichever moment holds more.
     """
     weights, gradients, optimizer = sharded_states(
         states, stage, gpu_count, offload, accounting, paged_optimizer
     )
     if optimizer_in_backward:
         gradients = min(gradients, states.module.gradients)
+    all_gradients = gradients
     activation_part = acts.peak
     if not accumulating and accounting != "megatron":
         if acts.peak >= gradients + acts.working_layer:
@@ -179,6 +236,15 @@ def breakdown(
         else:
             activation_part = acts.working_layer
     allocated = weights + gradients + optimizer + buffers + activation_part
+    at_step = weights + all_gradients + optimizer + step_buffers + transient
+    if at_step > allocated:
+        gradients, optimizer, buffers, activation_part = (
+            all_gradients,
+            optimizer + transient,
+            step_buffers,
+            0.0,
+        )
+        allocated = at_step
     return Breakdown(
         weights=weights / GB,
         gradients=gradients / GB,
@@ -204,3 +270,35 @@ def offloaded_cpu_gb(
     if offload == "all":
         moved += states.weights
     return CPU_BUFFER_FACTOR * moved / GB
+
+
+def peak(
+    states: StateBytes,
+    acts: Activations,
+    spec: ModelSpec,
+    setup: TrainingSetup,
+    stage: int,
+    gpu_count: int,
+    offload: str,
+) -> Breakdown:
+    """The peak on one GPU under a setup: its engine's buffers, state accounting, allocator margin,
+    gradient accumulation and optimizer step, as `breakdown` adds them up."""
+    profile = setup.profile
+    accounting = setup.accounting(stage, gpu_count)
+    return breakdown(
+        states,
+        acts,
+        sharding_buffers(states, spec, profile, stage, gpu_count, offload),
+        stage,
+        gpu_count,
+        offload,
+        accounting,
+        profile.fragmentation,
+        setup.paged_optimizer,
+        accumulating=setup.grad_accum > 1,
+        optimizer_in_backward=setup.optimizer_in_backward,
+        transient=step_transient(
+            states, profile, stage, gpu_count, offload, accounting, setup.optimizer_in_backward
+        ),
+        step_buffers=step_buffers(states, spec, profile, stage, gpu_count),
+    )

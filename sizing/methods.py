@@ -68,6 +68,11 @@ class StateBytes:
     module: UnitBytes
     dequant_buffer: float = 0.0  # QLoRA: one dequantized bf16 matrix at a time
     replicated_weights: float = 0.0
+    # Bytes per trainable parameter a foreach AdamW step allocates for a moment: its
+    # _multi_tensor_adam takes torch._foreach_sqrt of the second moments, one tensor per parameter
+    # of the group, before dividing (torch/optim/adam.py); one moment's precision. 8-bit AdamW and
+    # SGD update in place.
+    step_temporary_bytes: float = 0.0
 
     @property
     def total(self) -> float:
@@ -141,6 +146,7 @@ def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateByte
                 dequant_buffer = spec.largest_linear_params * BF16_BYTES
                 replicated = quantized * NF4_CONSTANT_BYTES_PER_PARAM
     moments = _MOMENT_BYTES[(setup.optimizer, moment_precision)]
+    step_temporary = moment_precision if setup.optimizer == "adamw" else 0
     # DeepSpeed reduces 16-bit gradients into an fp32 partition for the optimizer step.
     fp32_grads = trainable * FP32_BYTES if grad_b == BF16_BYTES and master_b else 0.0
     table = max(spec.embedding_params, spec.lm_head_params)
@@ -162,4 +168,5 @@ def state_bytes(spec: ModelSpec, method: str, setup: TrainingSetup) -> StateByte
         module=module,
         dequant_buffer=dequant_buffer,
         replicated_weights=replicated,
+        step_temporary_bytes=step_temporary,
     )

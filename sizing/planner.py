@@ -46,6 +46,9 @@ class Sizing:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _costs: dict[int, LayerCosts] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _microbatches: dict[tuple[str, Layout], float] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def for_method(self, method: str) -> Sizing:
         """The same model and setup with another method (the shape is not resolved again)."""
@@ -70,6 +73,7 @@ class Sizing:
             loss=s.loss,
             loss_chunks=s.profile.loss_chunks,
             backward_layers=self.backward_layers,
+            eager_kernels=not s.uses_fused_kernels,
         )
 
     @cached_property
@@ -91,21 +95,7 @@ class Sizing:
     def _breakdown(
         self, states: methods.StateBytes, acts: Activations, stage: int, n: int, offload: str
     ) -> Breakdown:
-        s = self.setup
-        buffers = memory.sharding_buffers(states, self.spec, s.profile, stage, n, offload)
-        return memory.breakdown(
-            states,
-            acts,
-            buffers,
-            stage,
-            n,
-            offload,
-            s.accounting(stage, n),
-            s.profile.fragmentation,
-            s.paged_optimizer,
-            accumulating=s.grad_accum > 1,
-            optimizer_in_backward=s.optimizer_in_backward,
-        )
+        return memory.peak(states, acts, self.spec, self.setup, stage, n, offload)
 
     def _layer_costs(self, tp: int) -> LayerCosts:
         if tp not in self._costs:
@@ -122,13 +112,17 @@ class Sizing:
             return self._breakdown(self.states, self.activations, stage, gpu_count, offload)
         dp, lps = layout.dp(gpu_count), layout.layers_per_stage(self.spec)
         costs = self._layer_costs(layout.tp)
+        # Interleaving holds (1 + (p - 1)/(p v)) times the 1F1B first stage's micro-batches
+        # (Korthikanti §4.2.3).
+        p, v = layout.pp, self.setup.virtual_stages_for(self.spec.layers, layout.pp)
+        in_flight = min(p, self.setup.grad_accum) * (1 + (p - 1) / (p * v) if v > 1 else 1)
         stages = []
         for first in (True, False) if layout.pp > 1 else (True,):
             acts = activations.stage_activations(
                 costs,
                 self.activation_plan,
                 lps,
-                in_flight=min(layout.pp, self.setup.grad_accum) if first else 1,
+                in_flight=in_flight if first else 1,
                 has_loss=not first or layout.pp == 1,
             )
             states = scaled_states(self.states, stage_share(self.spec, layout, first))
@@ -226,7 +220,13 @@ class Sizing:
         option, fits = self.choose(gpu, gpu_count)
         if option is not None:
             tokens, mfu = throughput.tokens_per_second(
-                self.work, gpu, gpu_count, option.stage, self.setup, option.layout
+                self.work,
+                gpu,
+                gpu_count,
+                option.stage,
+                self.setup,
+                option.layout,
+                self._microbatch_seconds(gpu, option.layout),
             )
         else:
             fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
@@ -253,6 +253,17 @@ class Sizing:
             tp=option.layout.tp,
             pp=option.layout.pp,
         )
+
+    def _microbatch_seconds(self, gpu: GpuSpec, layout: Layout) -> float:
+        """One micro-batch on this GPU and layout, whatever the count (cached)."""
+        key = (gpu.gpu_model, layout)
+        if key not in self._microbatches:
+            s = self.setup
+            virtual = s.virtual_stages_for(self.spec.layers, layout.pp)
+            self._microbatches[key] = throughput.microbatch_seconds(
+                self.work, gpu, s.efficiency, s.internode_gb_per_s, layout, virtual
+            )
+        return self._microbatches[key]
 
     def cpu_memory_gb(self) -> float:
         s = self.setup

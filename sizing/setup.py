@@ -11,6 +11,7 @@ micro-batch 1 with gradient accumulation, flash attention, LoRA rank 8 on all li
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from sizing.frameworks import DEFAULT_FRAMEWORK, LOSSES, Framework, framework
 
@@ -27,6 +28,10 @@ DEFAULT = "default"  # "the framework's value" for the settings a profile decide
 # Per-GPU bandwidth between nodes: 8 x 400 Gb/s NICs per 8-GPU node is the typical H100
 # cluster (sizing.md §4, ml-engineering network notes). Rental clusters are often slower.
 INTERNODE_GB_PER_S = 50.0
+# The interleaved schedule's chunks keep at least two layers (Megatron-Bridge recipes: Llama 3 70B
+# at PP8 VP5 is two layers a chunk, at PP4 VP5 four; the LoRA recipe's one-layer chunks are the
+# exception).
+MIN_LAYERS_PER_VIRTUAL_STAGE = 2
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,9 @@ class TrainingSetup:
     state_accounting: str = DEFAULT
     stack_efficiency: float | None = None
     internode_gb_per_s: float = INTERNODE_GB_PER_S
+    fused_kernels: bool | None = None
+    virtual_stages: int | None = None
+    tp_comm_overlap: bool | None = None
 
     def __post_init__(self) -> None:
         profile = framework(self.framework)
@@ -106,6 +114,8 @@ class TrainingSetup:
             raise ValueError(f"stack_efficiency must be in (0, 1], got {self.stack_efficiency}")
         if self.internode_gb_per_s <= 0:
             raise ValueError("internode_gb_per_s must be positive")
+        if self.virtual_stages is not None and self.virtual_stages < 1:
+            raise ValueError(f"virtual_stages must be at least 1, got {self.virtual_stages}")
         object.__setattr__(self, "lora_targets", _lora_targets(self.lora_targets))
 
     def _check_parallelism(self, profile: Framework) -> None:
@@ -131,7 +141,7 @@ class TrainingSetup:
             if self.offload != "none" or (self.zero_stage or 0) > 1:
                 raise ValueError("tensor/pipeline parallelism runs with ZeRO stage 0 or 1 and no offload")
 
-    @property
+    @cached_property
     def profile(self) -> Framework:
         return framework(self.framework)
 
@@ -167,6 +177,34 @@ class TrainingSetup:
         if self.sequence_parallel is not None:
             return self.sequence_parallel
         return self.profile.sharding == "megatron"
+
+    @property
+    def uses_fused_kernels(self) -> bool:
+        """Fused norms, RoPE and activations: as set, else the framework's."""
+        return self.profile.fused_kernels if self.fused_kernels is None else self.fused_kernels
+
+    @property
+    def overlaps_tp_comm(self) -> bool:
+        """Tensor-parallel collectives hidden behind the layer's GEMMs: as set, else the
+        framework's; Transformer Engine overlaps them only with sequence parallelism."""
+        overlap = self.profile.tp_comm_overlap if self.tp_comm_overlap is None else self.tp_comm_overlap
+        return overlap and self.uses_sequence_parallel
+
+    def virtual_stages_for(self, layers: int, pp: int) -> int:
+        """Pipeline chunks per GPU: as set, else, where the framework interleaves, the most that
+        leave MIN_LAYERS_PER_VIRTUAL_STAGE layers each (Megatron-Bridge's Llama 3 70B recipes run
+        80 layers as PP4 or PP8 with VP5); 1 (plain 1F1B) without a pipeline, when the layers do
+        not split evenly, or when the micro-batches are not a multiple of PP (Megatron's condition
+        for the interleaved schedule)."""
+        if pp == 1:
+            return 1
+        if self.virtual_stages is not None:
+            return self.virtual_stages
+        if not self.profile.interleaved_pipeline or layers % pp or self.grad_accum % pp:
+            return 1
+        per_stage = layers // pp
+        chunks = [v for v in range(1, per_stage + 1) if per_stage % v == 0]
+        return max((v for v in chunks if per_stage // v >= MIN_LAYERS_PER_VIRTUAL_STAGE), default=1)
 
     @property
     def min_zero_stage(self) -> int:

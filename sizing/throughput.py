@@ -1,20 +1,23 @@
-"""Throughput: FLOPs per token, a utilisation prior per GPU, and the time of one step.
+"""Throughput: what a micro-batch executes (sizing/kernels.py), the time of one step, and MFU.
 
-A step is `grad_accum` micro-batches per data-parallel replica. Each micro-batch costs the
-busiest GPU's share of its FLOPs at the GPU's dense peak x matmul ceiling x stack efficiency x
-method efficiency, plus QLoRA's dequantisation (memory-bound), plus the tensor-parallel
-all-reduces of its layers and the pipeline's activation hand-offs, which sit on the critical
-path. Data-parallel collectives (ZeRO/FSDP) overlap with compute: a micro-batch takes the longer
-of its compute and its collectives, the last one also hides the once-per-step collectives. A
-pipeline adds (p - 1) micro-batch slots (the bubble). The optimizer update and CPU offload
-traffic add on top. MFU is reported on the method's model FLOPs (without recompute), so
-recompute lowers MFU as it should.
+A micro-batch on the busiest GPU costs its GEMM FLOPs at the GPU's dense peak x measured matmul
+ceiling x GEMM efficiency, its flash-attention FLOPs at the attention kernel's rate, its
+memory-bound bytes (element-wise work, LoRA adapters, eager scores, NF4 dequantisation) at the
+sustained bandwidth, and the host time to launch its operators (added where the framework makes
+the host wait on the GPU every layer, overlapped otherwise), plus the tensor-parallel collectives
+its GEMMs do not hide and the pipeline's hand-offs. Data-parallel collectives (ZeRO/FSDP) overlap
+with compute: a micro-batch takes the longer of its compute and its collectives, the last one
+also hides the once-per-step ones. A pipeline adds (p - 1)/v micro-batch slots (the bubble of the
+interleaved schedule with v virtual stages). The optimizer update and CPU offload traffic add on
+top. MFU is reported on model FLOPs: the method's 6N-style count with causal attention at half the
+s x s square (Megatron-Core's counter), without recompute, so recompute lowers MFU.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sizing import collectives, kernels
 from sizing.activations import ACTIVATION_BYTES
 from sizing.catalog import GpuSpec
 from sizing.methods import NF4_DQ_BYTES_PER_PARAM, StateBytes
@@ -23,9 +26,10 @@ from sizing.setup import TrainingSetup
 from sizing.shapes import ModelSpec
 
 # Achievable BF16 matmul over dense peak, measured (MAMF finder, stas00/ml-engineering
-# compute/accelerator/README.md, 2026-08): A100 271.2/312, H100 794.5/989 ("H200 is the
-# same"), GH200 828.6/989, B200 1745/2250, MI300X 668.4/1300. A800/H800/H200 share the
-# silicon of A100/H100.
+# compute/accelerator/README.md, 744d01e1): A100 271.2/312, H100 794.5/989 ("H200 is the same"),
+# GH200 828.6/989, B200 1745/2250, B300 1769/2250, GB200 1822/2500, MI300X 668.4/1300, MI325X
+# 784.9/1300, MI355X 1565/2500 (the catalog's peak), Gaudi 2 418.7/432, Gaudi 3 1243/1677.
+# A800/H800/H200/H20 share the silicon of A100/H100.
 MATMUL_CEILING = {
     "A100": 271.2 / 312,
     "A800": 271.2 / 312,
@@ -34,54 +38,36 @@ MATMUL_CEILING = {
     "H200": 794.5 / 989,
     "GH200": 828.6 / 989,
     "B200": 1745 / 2250,
+    "B300": 1769 / 2250,
+    "GB200": 1822 / 2500,
     "MI300X": 668.4 / 1300,
+    "MI325X": 784.9 / 1300,
+    "MI355X": 1565 / 2500,
+    "Gaudi 2": 418.7 / 432,
+    "Gaudi 3": 1243 / 1677,
 }
 # Cards without a measurement get the H100's ratio, the middle of the NVIDIA parts above.
 # Ascend 910B has none against a known variant's peak (limulidae measured 328 TFLOPS of BF16
 # matmul on a 910B whose variant it does not state), so it takes this default too.
 DEFAULT_MATMUL_CEILING = 794.5 / 989
-# LoRA trains 25% faster than full fine-tuning on GPT-3 (Hu et al., arXiv 2106.09685) while
-# doing a third fewer FLOPs (4N instead of 6N): it runs at 1.25/1.5 of full's efficiency
-# (small adapter kernels, extra launches).
-LORA_EFFICIENCY = 1.25 / 1.5
-# nccl-tests reach about 80% of the advertised one-direction bandwidth (ml-engineering
-# network notes, sizing.md §4).
-COLLECTIVE_EFFICIENCY = 0.8
-# Ascend HCCS: intra-node all_reduce bus bandwidth measured at 2, 4 and 8 NPUs
-# (gameofdimension/limulidae README: 18 / 30 / 72 GB/s, against A800's 143 / 104 / 89), used
-# as is instead of the aggregate link figure, which HCCS's full mesh never delivers to one ring.
-HCCS_BUS_GB_PER_S = ((2, 18.0), (4, 30.0), (8, 72.0))
-# Host link, one direction, for CPU offload and for NVLink-bridge cards past their pair:
-# PCIe 3.0/4.0/5.0 x16 carry 16/32/64 GB/s per direction (sizing.md §4); GH200 reaches its
-# Grace CPU over NVLink-C2C (900 GB/s both directions).
-HOST_LINK_GB_PER_S = {
-    "V100": 16.0,
-    "H100": 64.0,
-    "H800": 64.0,
-    "H200": 64.0,
-    "H20": 64.0,
-    "B200": 64.0,
-    "MI300X": 64.0,
-    "RTX 5090": 64.0,
-    "GH200": 450.0,
-}
-DEFAULT_HOST_LINK_GB_PER_S = 32.0  # PCIe 4.0 x16
-# Sustained DRAM bandwidth of a rented GPU server's CPUs for the offloaded optimizer step;
-# dual-socket servers reach 100-300 GB/s, rented hosts are often the low end.
-CPU_MEMORY_GB_PER_S = 100.0
+COLLECTIVE_EFFICIENCY = collectives.COLLECTIVE_EFFICIENCY
 
 
 @dataclass(frozen=True)
 class Work:
-    """What one replica does per micro-batch and per step, independent of the GPU model.
-    `message_bytes` is one layer's activation (micro-batch x seq x hidden in bf16), the size
-    of each tensor-parallel all-reduce and of each pipeline hand-off."""
+    """What one replica executes per micro-batch and per step, independent of the GPU model.
+    FLOPs are per token; `memory_bytes_per_microbatch` is memory-bound traffic; `message_bytes`
+    is one layer's activation (micro-batch x seq x hidden in bf16), the size of each
+    tensor-parallel all-reduce and of each pipeline hand-off."""
 
     tokens_per_microbatch: int
-    model_flops_per_token: float  # the method's FLOPs, without recompute
-    hardware_flops_per_token: float  # what the GPU executes, recompute included
-    method_efficiency: float
-    dequant_bytes_per_microbatch: float  # QLoRA: NF4 read + bf16 write per pass
+    model_flops_per_token: float  # the method's FLOPs, causal attention at half, no recompute
+    gemm_flops_per_token: float  # executed matmuls, recompute (and eager attention) included
+    attention_flops_per_token: float  # executed flash-attention FLOPs, its backward's recompute in
+    memory_bytes_per_microbatch: float
+    host_ops_per_microbatch: float
+    host_syncs: bool
+    attention_kernel: str
     states: StateBytes
     grad_accum: int
     spec: ModelSpec
@@ -89,14 +75,78 @@ class Work:
     tp_collectives_per_layer: int
     sequence_parallel: bool
     accounting: str
+    tp_comm_overlap: bool
+
+    @property
+    def hardware_flops_per_token(self) -> float:
+        """Everything the GPU executes: GEMMs and attention kernels, recompute included."""
+        return self.gemm_flops_per_token + self.attention_flops_per_token
 
 
 def forward_flops_per_token(spec: ModelSpec, seq_len: int) -> tuple[float, float]:
-    """(matmul, attention) forward FLOPs per token: 2 x active weights, and the attention
-    scores and weighted sum 2 x layers x seq x (Q width + attention output width), MosaicML llm-foundry's
-    benchmark formula (4 x layers x hidden x seq for standard attention, the full s x s)."""
-    attention = 2.0 * spec.layers * seq_len * (spec.q_dim + spec.attention_out_dim)
-    return 2.0 * spec.active_matmul_params_per_token, attention
+    """(matmul, attention) forward FLOPs per token: 2 x active weights, and the full-square score
+    and value products (MosaicML llm-foundry's benchmark formula, verl's counter; a causal kernel
+    does `kernels.CAUSAL_FRACTION` of it)."""
+    return 2.0 * spec.active_matmul_params_per_token, kernels.attention_forward_flops(spec, seq_len)
+
+
+def _flops(
+    spec: ModelSpec, method: str, setup: TrainingSetup, backward_layers: int, adapter_params: int
+) -> tuple[float, float, float]:
+    """(model, executed GEMM, executed flash-attention) FLOPs per token.
+
+    Model: full = 3 x forward (6N + causal attention); lora/qlora: no weight gradients for the
+    frozen base, 4N + 3 x attention + 6 per adapter parameter; freeze: forward through
+    everything, backward through the LM head (input gradients) and the trained layers. Executed:
+    full checkpointing (and offload) re-runs the forward of every layer backward passes through;
+    a flash kernel's backward recomputes the scores (2.5 forward passes); without flash the score
+    and value products are GEMMs over the full square, backward twice forward, and selective
+    recompute re-runs them.
+    """
+    matmul, full_square = forward_flops_per_token(spec, setup.seq_len)
+    head = 2.0 * spec.vocab * spec.hidden
+    layer_matmul = (matmul - head) / spec.layers
+    attention = kernels.CAUSAL_FRACTION * full_square
+    share = backward_layers / spec.layers  # the layers backward runs through
+    if method in ("full", "full-bf16"):
+        model_matmul = 3 * matmul
+    elif method in ("lora", "qlora"):
+        model_matmul = 2 * matmul + 6.0 * adapter_params
+    else:
+        model_matmul = matmul + head + backward_layers * 2 * layer_matmul
+    model = model_matmul + attention * (1 + 2 * share)
+    recomputes = setup.checkpointing in ("full", "offload")
+    gemm = model_matmul + (backward_layers * layer_matmul if recomputes else 0.0)
+    if setup.flash_attention:
+        passes = 1 + kernels.FLASH_BACKWARD_PASSES * share + (share if recomputes else 0.0)
+        return model, gemm, attention * passes
+    reruns = recomputes or setup.checkpointing == "selective"
+    gemm += full_square * (1 + 2 * share + (share if reruns else 0.0))
+    return model, gemm, 0.0
+
+
+def _memory_bytes(
+    spec: ModelSpec, method: str, setup: TrainingSetup, backward_layers: int, fused: bool
+) -> float:
+    """Memory-bound bytes of one micro-batch: element-wise work, LoRA adapters, eager attention's
+    scores, NF4 dequantisation."""
+    tokens = setup.seq_len * setup.micro_batch
+    share = backward_layers / spec.layers
+    recomputes = setup.checkpointing in ("full", "offload")
+    forward_passes = 1 + (share if recomputes else 0.0)
+    backward = kernels.BACKWARD_BYTES_FACTOR * share
+    total = tokens * kernels.elementwise_bytes_per_token(spec, fused) * (forward_passes + backward)
+    if method in ("lora", "qlora"):
+        forward, back = kernels.lora_bytes_per_token(spec, fused, tuple(setup.lora_targets))
+        total += tokens * (forward * forward_passes + back)
+    if not setup.flash_attention:
+        scores = kernels.EAGER_SCORE_BYTES * spec.heads * setup.seq_len * spec.layers
+        reruns = recomputes or setup.checkpointing == "selective"
+        total += tokens * scores * (1 + kernels.BACKWARD_BYTES_FACTOR * share + (share if reruns else 0.0))
+    if method == "qlora":
+        passes = 2 + (1 if recomputes else 0)
+        total += passes * spec.decoder_linear_params * (NF4_DQ_BYTES_PER_PARAM + 2)
+    return total
 
 
 def work(
@@ -107,42 +157,23 @@ def work(
     backward_layers: int,
     adapter_params: int,
 ) -> Work:
-    """FLOPs and bytes per micro-batch for a method.
-
-    full: forward + backward (input and weight gradients) = 3 x forward, the 6N + 12Lhs of
-    MosaicML. lora/qlora: no weight gradients for the frozen base, so 4N + 12Lhs plus 6 per
-    adapter parameter. freeze: forward through everything, backward only through the output
-    projection (input gradients) and the trained layers. Full checkpointing (and its offloaded
-    form) re-runs the forward of every layer backward passes through; selective recompute
-    without flash attention re-runs the attention scores.
-    """
-    matmul, attention = forward_flops_per_token(spec, setup.seq_len)
-    layer_matmul = (matmul - 2.0 * spec.vocab * spec.hidden) / spec.layers
-    layer_attention = attention / spec.layers
-    if method in ("full", "full-bf16"):
-        model = 3 * (matmul + attention)
-    elif method in ("lora", "qlora"):
-        model = 2 * matmul + 3 * attention + 6.0 * adapter_params
-    else:
-        head = 2.0 * spec.vocab * spec.hidden
-        model = matmul + attention + head + backward_layers * (2 * layer_matmul + 2 * layer_attention)
-    recompute = 0.0
+    """FLOPs, bytes and launches per micro-batch for a method under a setup."""
+    model, gemm, attention = _flops(spec, method, setup, backward_layers, adapter_params)
+    fused = setup.uses_fused_kernels
     recomputes = setup.checkpointing in ("full", "offload")
-    if recomputes:
-        recompute = backward_layers * (layer_matmul + layer_attention)
-    elif setup.checkpointing == "selective" and not setup.flash_attention:
-        recompute = backward_layers * layer_attention
-    dequant = 0.0
-    if method == "qlora":
-        passes = 2 + (1 if recomputes else 0)
-        dequant = passes * spec.decoder_linear_params * (NF4_DQ_BYTES_PER_PARAM + 2)
+    adapted = kernels.lora_linears(spec, tuple(setup.lora_targets)) if method in ("lora", "qlora") else 0
+    nf4 = kernels.lora_linears(spec, ("all",)) if method == "qlora" else 0
+    passes = spec.layers + backward_layers * (2 if recomputes else 1)
     tokens = setup.seq_len * setup.micro_batch
     return Work(
         tokens_per_microbatch=tokens,
         model_flops_per_token=model,
-        hardware_flops_per_token=model + recompute,
-        method_efficiency=LORA_EFFICIENCY if method in ("lora", "qlora") else 1.0,
-        dequant_bytes_per_microbatch=dequant,
+        gemm_flops_per_token=gemm,
+        attention_flops_per_token=attention,
+        memory_bytes_per_microbatch=_memory_bytes(spec, method, setup, backward_layers, fused),
+        host_ops_per_microbatch=passes * kernels.layer_ops(fused, adapted, nf4),
+        host_syncs=setup.profile.host_syncs,
+        attention_kernel=setup.profile.attention_kernel,
         states=states,
         grad_accum=setup.grad_accum,
         spec=spec,
@@ -153,69 +184,64 @@ def work(
         tp_collectives_per_layer=4 + (2 if recomputes else 0),
         sequence_parallel=setup.uses_sequence_parallel,
         accounting=setup.sharded_accounting,
+        tp_comm_overlap=setup.overlaps_tp_comm,
     )
 
 
-def host_link_gb_per_s(gpu: GpuSpec) -> float:
-    """One direction of the GPU's link to its host CPU."""
-    if gpu.interconnect.startswith("PCIe"):
-        return gpu.interconnect_gb_per_s / 2
-    return HOST_LINK_GB_PER_S.get(gpu.family, DEFAULT_HOST_LINK_GB_PER_S)
-
-
-def collective_gb_per_s(gpu: GpuSpec, gpu_count: int, internode_gb_per_s: float) -> float:
-    """Bandwidth one GPU's collectives see: one direction of its link, at nccl efficiency
-    (HCCS: the measured bus bandwidth); across nodes, the slower of that and the network."""
-    if gpu.interconnect == "HCCS":
-        ring = min(gpu_count, gpu.gpus_per_node)
-        link = next((gb for count, gb in HCCS_BUS_GB_PER_S if ring <= count), HCCS_BUS_GB_PER_S[-1][1])
-        return (
-            min(link, internode_gb_per_s * COLLECTIVE_EFFICIENCY) if gpu_count > gpu.gpus_per_node else link
-        )
-    link = gpu.interconnect_gb_per_s / 2
-    if gpu.interconnect == "NVLink bridge" and gpu_count > 2:
-        link = host_link_gb_per_s(gpu)  # bridges join pairs; past a pair it is PCIe
-    if gpu_count > gpu.gpus_per_node:
-        link = min(link, internode_gb_per_s)
-    return link * COLLECTIVE_EFFICIENCY
-
-
-def _comm_bytes(
-    states: StateBytes, stage: int, n: int, accounting: str, share: float = 1.0
-) -> tuple[float, float]:
-    """(per micro-batch, per step) bytes each GPU sends in ring collectives over `n` replicas,
-    for a model-parallel shard holding `share` of the states."""
-    if n == 1:
-        return 0.0, 0.0
-    ring = (n - 1) / n * share
-    grads, weights, trainable = states.gradients, states.weights, states.trainable_params
-    if accounting == "megatron":  # reduced in fp32 from the main-gradient buffer
-        grads = states.fp32_gradient_bytes or grads
-    if stage == 3:  # all-gather weights forward and backward, reduce-scatter gradients
-        return ring * (2 * weights + grads), 0.0
-    if stage == 2:  # reduce-scatter every micro-batch, all-gather updated weights per step
-        return ring * grads, ring * trainable * 2
-    if stage == 1 and accounting == "megatron":  # reduce-scatter, then all-gather params
-        return 0.0, ring * (grads + trainable * 2)
-    return 0.0, 2 * ring * grads  # one all-reduce per step (no sync while accumulating)
-
-
-def _model_parallel_seconds(w: Work, gpu: GpuSpec, layout: Layout, internode_gb_per_s: float) -> float:
-    """Exposed seconds per micro-batch of TP all-reduces and pipeline hand-offs."""
+def _model_parallel_seconds(
+    w: Work, gpu: GpuSpec, layout: Layout, internode_gb_per_s: float, gemm_seconds: float, virtual: int
+) -> float:
+    """Exposed seconds per micro-batch of TP collectives and pipeline hand-offs. Overlapped TP
+    collectives (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap) hide behind the
+    layer's GEMMs; what does not fit behind them stays exposed."""
     seconds = 0.0
     tp = layout.tp
     if tp > 1:
         per_layer = w.tp_collectives_per_layer * 2 * (tp - 1) / tp * w.message_bytes
-        bandwidth = collective_gb_per_s(gpu, tp, internode_gb_per_s) * 1e9
-        seconds += layout.layers_per_stage(w.spec) * per_layer / bandwidth
+        bandwidth = collectives.collective_gb_per_s(gpu, tp, internode_gb_per_s) * 1e9
+        comm = layout.layers_per_stage(w.spec) * per_layer / bandwidth
+        seconds += max(0.0, comm - gemm_seconds) if w.tp_comm_overlap else comm
     if layout.pp > 1:
         # One activation forward and one gradient backward per boundary, sequence-split with SP;
-        # across nodes once TP x PP outgrows one.
+        # across nodes once TP x PP outgrows one; each virtual stage is a boundary of its own.
         message = w.message_bytes / (tp if w.sequence_parallel else 1)
         spans_nodes = layout.model_parallel > gpu.gpus_per_node
         link = internode_gb_per_s if spans_nodes else gpu.interconnect_gb_per_s / 2
-        seconds += 2 * message / (link * COLLECTIVE_EFFICIENCY * 1e9)
+        seconds += 2 * virtual * message / (link * COLLECTIVE_EFFICIENCY * 1e9)
     return seconds
+
+
+def microbatch_seconds(
+    w: Work,
+    gpu: GpuSpec,
+    stack_efficiency: float,
+    internode_gb_per_s: float,
+    layout: Layout = DATA_PARALLEL,
+    virtual: int = 1,
+) -> float:
+    """Seconds of one micro-batch on the busiest GPU (the last pipeline stage, one TP shard)."""
+    peak = gpu.bf16_dense_tflops * 1e12
+    ceiling = MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
+    matmul_share = 1.0 if layout.model_parallel == 1 else compute_share(w.spec, layout)
+    layer_share = layout.layers_per_stage(w.spec) / w.spec.layers / layout.tp
+    tokens = w.tokens_per_microbatch
+    gemm = tokens * w.gemm_flops_per_token * matmul_share / (peak * ceiling * stack_efficiency)
+    attention_rate = peak * ceiling * kernels.attention_efficiency(gpu, w.attention_kernel)
+    attention = tokens * w.attention_flops_per_token * layer_share / attention_rate
+    memory = (
+        w.memory_bytes_per_microbatch
+        * layer_share
+        / (gpu.memory_bandwidth_gb_per_s * 1e9 * kernels.BANDWIDTH_EFFICIENCY)
+    )
+    device = gemm + attention + memory
+    host = (
+        w.host_ops_per_microbatch
+        * kernels.HOST_SECONDS_PER_OP
+        * layout.layers_per_stage(w.spec)
+        / w.spec.layers
+    )
+    compute = device + host if w.host_syncs else max(device, host)
+    return compute + _model_parallel_seconds(w, gpu, layout, internode_gb_per_s, gemm, virtual)
 
 
 def step_seconds(
@@ -227,30 +253,28 @@ def step_seconds(
     stack_efficiency: float,
     internode_gb_per_s: float,
     layout: Layout = DATA_PARALLEL,
+    virtual: int = 1,
+    microbatch: float | None = None,
 ) -> float:
-    """Seconds for one optimizer step (grad_accum micro-batches) on each of `gpu_count` GPUs."""
-    peak = gpu.bf16_dense_tflops * 1e12
-    ceiling = MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
-    flops_per_s = peak * ceiling * stack_efficiency * w.method_efficiency
+    """Seconds for one optimizer step (grad_accum micro-batches) on each of `gpu_count` GPUs;
+    `virtual` pipeline stages per GPU (1: plain 1F1B); `microbatch` the micro-batch's seconds when
+    the caller has them (they depend on the GPU and the layout only)."""
+    if microbatch is None:
+        microbatch = microbatch_seconds(w, gpu, stack_efficiency, internode_gb_per_s, layout, virtual)
     memory_bytes_per_s = gpu.memory_bandwidth_gb_per_s * 1e9
-    share = 1.0 if layout.model_parallel == 1 else compute_share(w.spec, layout)
-    microbatch = (
-        w.tokens_per_microbatch * w.hardware_flops_per_token * share / flops_per_s
-        + w.dequant_bytes_per_microbatch / layout.model_parallel / memory_bytes_per_s
-        + _model_parallel_seconds(w, gpu, layout, internode_gb_per_s)
-    )
     states = w.states
     share = 1.0 if layout.model_parallel == 1 else stage_share(w.spec, layout, True)
     dp = layout.dp(gpu_count)
-    per_microbatch, per_step = _comm_bytes(states, stage, dp, w.accounting, share)
-    bandwidth = collective_gb_per_s(gpu, gpu_count, internode_gb_per_s) * 1e9
+    per_microbatch, per_step = collectives.comm_bytes(states, stage, dp, w.accounting, share)
+    bandwidth = collectives.collective_gb_per_s(gpu, gpu_count, internode_gb_per_s) * 1e9
     comm_microbatch, comm_step = per_microbatch / bandwidth, per_step / bandwidth
     # Each micro-batch hides its own collectives behind its compute; the once-per-step ones
     # (gradient sync, weight all-gather) can only hide behind the last micro-batch.
     step = (w.grad_accum - 1) * max(microbatch, comm_microbatch) + max(
         microbatch, comm_microbatch + comm_step
     )
-    step += (layout.pp - 1) * microbatch  # the 1F1B bubble: (m + p - 1) slots for m micro-batches
+    # The 1F1B bubble: (m + p - 1) slots for m micro-batches, (p - 1)/v with v virtual stages.
+    step += (layout.pp - 1) / virtual * microbatch
 
     # The update runs on this GPU's shard: its share of the model over its ZeRO partitions.
     n_opt = (dp if stage >= 1 else 1) / share
@@ -259,11 +283,11 @@ def step_seconds(
         # Memory-bound update: read gradients, read and write the states.
         step += (2 * optimizer_shard + states.gradients / n_opt) / memory_bytes_per_s
     else:
-        host = host_link_gb_per_s(gpu) * 1e9
+        host = collectives.host_link_gb_per_s(gpu) * 1e9
         # Gradients down and 16-bit weights back up, then the update on the host.
         step += (states.gradients + 2 * states.trainable_params) / n_opt / host
         nodes = -(-gpu_count // gpu.gpus_per_node)
-        step += 2 * states.optimizer / nodes / (CPU_MEMORY_GB_PER_S * 1e9)
+        step += 2 * states.optimizer / nodes / (collectives.CPU_MEMORY_GB_PER_S * 1e9)
         if offload == "all":  # weights come from the host for forward and backward
             step += w.grad_accum * 2 * states.weights / gpu_count / host
     return step
@@ -276,14 +300,25 @@ def tokens_per_second(
     stage: int,
     setup: TrainingSetup,
     layout: Layout = DATA_PARALLEL,
+    microbatch: float | None = None,
 ) -> tuple[float, float]:
     """(tokens per second over all GPUs, MFU). With `setup.mfu` given, that MFU is taken as
-    is and the time model is skipped."""
+    is and the time model is skipped. `microbatch`: the micro-batch's seconds, if known."""
     peak_all = gpu.bf16_dense_tflops * 1e12 * gpu_count
     if setup.mfu is not None:
         return peak_all * setup.mfu / w.model_flops_per_token, setup.mfu
+    virtual = setup.virtual_stages_for(w.spec.layers, layout.pp)
     seconds = step_seconds(
-        w, gpu, gpu_count, stage, setup.offload, setup.efficiency, setup.internode_gb_per_s, layout
+        w,
+        gpu,
+        gpu_count,
+        stage,
+        setup.offload,
+        setup.efficiency,
+        setup.internode_gb_per_s,
+        layout,
+        virtual,
+        microbatch,
     )
     tokens = layout.dp(gpu_count) * w.grad_accum * w.tokens_per_microbatch / seconds
     return tokens, tokens * w.model_flops_per_token / peak_all

@@ -75,7 +75,33 @@ CASES = [
     ("L40", None, "L40 48GB", 48, None),
     ("NVIDIA L4", 24, "L4 24GB", 24, None),
     ("1x A10 (24 GB PCIe)", None, "A10 24GB", 24, None),
-    ("A10G", 24, None, 24, None),  # AWS's A10G is not Lambda's A10
+    ("A10G", 24, "A10G 24GB", 24, None),  # AWS's card (EC2 G5), its own row, not Lambda's A10
+    ("NVIDIA A10G", None, "A10G 24GB", 24, None),
+    ("NVIDIA L4", None, "L4 24GB", 24, None),
+    ("L40S", 46068 / 1024, "L40S 48GB", 48, None),  # Vast's gpu_ram for an L40S (ECC on)
+    ("NVIDIA GB200", None, "GB200 186GB", 186, None),
+    ("GB200 NVL72", None, "GB200 186GB", 186, None),  # the rack's name, the chip is a GB200
+    ("B200", None, "B200 180GB", 180, None),  # 'GB200' is never read as a B200, nor this as GB200
+    ("GH200 144GB", None, "GH200 141GB", 141, None),  # NVIDIA's 144GB HBM3e marketing snaps to 141
+    ("GH200", None, "GH200 96GB", 96, None),
+    ("MI300X", None, "MI300X 192GB", 192, None),
+    ("AMD Instinct MI325X", 256, "MI325X 256GB", 256, None),
+    ("MI355X", None, "MI355X 288GB", 288, None),
+    ("MI250X", 64, "MI250X 64GB", 64, None),  # one GCD, the GPU a process sees
+    ("MI250X", None, None, None, None),  # module or GCD: not guessed
+    ("MI250X", 128, None, 128, None),  # a two-GCD module: never halved into a GCD row
+    ("AMD Instinct MI250 64GB", None, "MI250 64GB", 64, None),
+    ("Gaudi2", None, "Gaudi 2 96GB", 96, None),
+    ("Intel Gaudi 2", 96, "Gaudi 2 96GB", 96, None),
+    ("HL-225", None, "Gaudi 2 96GB", 96, None),  # Intel's part number
+    ("Gaudi3", None, "Gaudi 3 128GB", 128, None),
+    ("Habana Gaudi", 32, None, 32, None),  # the first Gaudi (HL-205, AWS DL1) is not in the catalog
+    ("NVIDIA Quadro RTX 6000", 24, None, 24, None),  # Lambda's Turing card: not in the catalog
+    ("RTX 6000", 24, None, 24, None),  # Quadro or Ada (48 GB): not guessed from the name alone
+    ("NVIDIA RTX 4000 Ada Generation", 20, "RTX 4000 Ada 20GB", 20, None),  # RunPod
+    ("RTX 4000 SFF Ada", 20, None, 20, None),  # the small-form-factor card is another product
+    ("NVIDIA RTX 2000 Ada Generation", None, "RTX 2000 Ada 16GB", 16, None),
+    ("Trainium2", 96, None, 96, None),  # AWS Trainium is no GPU: left unknown
     ("GH200 (96 GB)", None, "GH200 96GB", 96, None),
     ("B200 SXM6 180GB", None, "B200 180GB", 180, None),
     ("AMD Instinct MI300X OAM", 192, "MI300X 192GB", 192, None),
@@ -135,6 +161,13 @@ PEOPLE = [
     ("V100-32GB", "V100 32GB", False),  # the form is not stated: the form-less row
     ("V100 SXM2 32GB", "V100 SXM 32GB", False),
     ("h100 sxm 80gb", "H100 SXM 80GB", False),  # the canonical name, loosely
+    ("A10G", "A10G 24GB", False),  # AWS's most rented card
+    ("A100 80GB PCIe", "A100 PCIe 80GB", False),  # Azure's NC A100 v4 name
+    ("MI300X", "MI300X 192GB", False),
+    ("Gaudi2", "Gaudi 2 96GB", False),
+    ("HL-225", "Gaudi 2 96GB", False),
+    ("MI250X", "MI250X 64GB", False),  # a person means the accelerator: sized per GCD
+    ("GB200", "GB200 186GB", False),
 ]
 
 
@@ -150,7 +183,7 @@ def test_names_people_write_resolve(name: str, gpu_model: str, noted: bool) -> N
 
 @pytest.mark.parametrize(
     ("name", "nearest"),
-    [("H999", None), ("4090 96G", "RTX 4090 24GB"), ("A10G", "A10"), ("", None)],
+    [("H999", None), ("4090 96G", "RTX 4090 24GB"), ("A10X", "A10"), ("", None)],
 )
 def test_an_unknown_name_says_so_and_suggests_the_nearest(name: str, nearest: str | None) -> None:
     with pytest.raises(UnknownGpu) as raised:

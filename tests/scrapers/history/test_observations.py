@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pandas as pd
 import pytest
 
 from scrapers.history import observations
@@ -59,7 +58,7 @@ def test_canonical_models_from_tracker_names(imported) -> None:
     assert names["A100_PCIE_40GB"] == "A100 PCIe 40GB"
     assert names["RTX_4090"] == "RTX 4090 24GB"
     assert names["B300"] == "B300 279GB"  # in the catalog since issue 15
-    assert pd.isna(names["GB200"])  # not in the GPU catalog: kept with its raw name, flagged later
+    assert names["GB200"] == "GB200 186GB"  # in the catalog since issue 28
 
 
 def test_filters_and_bad_rows(tmp_path) -> None:
