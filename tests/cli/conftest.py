@@ -6,6 +6,7 @@ import datetime as dt
 import json
 
 import pytest
+from warehouse_template import migrated
 
 from config.settings import Settings
 from scrapers.registry import fixture_dir, platforms
@@ -19,7 +20,7 @@ def recorded(settings: Settings) -> Settings:
     """A published warehouse holding, for every platform, the items its recorded snapshot yields
     (`scrapers/fixtures/<slug>/expected.jsonl`, checked against the recording by the spider tests),
     loaded as that platform's offline crawl."""
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for platform in platforms():
             feed = fixture_dir(platform) / "expected.jsonl"
             lines = [line for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
+from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan.cli import app
@@ -22,7 +23,7 @@ from warehouse import connect
 @pytest.fixture
 def published(settings: Settings) -> Settings:
     """An empty published warehouse (migrated: its tables and views, no offers)."""
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass
     return settings
 

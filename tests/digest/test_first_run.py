@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+import warehouse_template
 from typer.testing import CliRunner
 
 from config.settings import Settings
@@ -22,7 +23,6 @@ from digest.render import render
 from gpuplan.cli import app
 from scrapers.history import formats
 from scrapers.registry import fixture_dir, platforms
-from warehouse import connect
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
 
@@ -32,7 +32,7 @@ SETTINGS = Settings.from_env({})  # the default models and methods
 
 @pytest.fixture(scope="module")
 def lambda_history(sample):
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     for day in LAMBDA_DAYS:
         import_file(con, formats.get("skypilot"), sample(f"skypilot_catalog_format/lambda_vms_{day}.csv"))
     backfill_plans(con, SETTINGS.models, SETTINGS.methods, SETTINGS.price_move_pct, None, None)

@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 import pytest
+import warehouse_template
 
 from config.settings import Settings
 from scrapers.history import formats
 from sizing.catalog import load_gpus
-from warehouse import connect, queries
+from warehouse import queries
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
 from warehouse.plan_requirements import requirements_frame
@@ -28,7 +29,7 @@ def _backfill(con, first, last):
 
 
 def _lambda_warehouse(lambda_catalogs):
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     for catalog in lambda_catalogs:
         import_file(con, formats.get("skypilot"), catalog)
     return con
@@ -150,7 +151,7 @@ def test_backfilling_earlier_days_refreshes_the_next_days_changes(lambda_catalog
 
 def test_runpods_placeholder_prices_make_no_plan_on_real_history(sample) -> None:
     observations = sample("price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv")
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     import_file(con, formats.get("observations"), observations)
     days = backfill_plans(
         con,
@@ -200,6 +201,7 @@ print(sorted({name.split(".")[0] for name in sys.modules} & {"dagster", "pipelin
 """
 
 
+@pytest.mark.slow
 def test_backfilling_needs_neither_dagster_nor_pipelines(lambda_catalogs, tmp_path) -> None:
     # STYLE: pipelines/ is Dagster wiring that nothing imports; the backfill and its sizing live in warehouse/
     done = subprocess.run(

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 import pandas as pd
 import pytest
+from warehouse_template import migrated
 
 from pipelines.assets.crawls import build_crawl_assets, crawl_key
 from pipelines.checks import build_checks, every_ask_has_a_plan, prices_believable
@@ -37,7 +38,7 @@ def _history(settings, items_per_day: int, days: int = 7) -> None:
             "loaded_at": [datetime.combine(day, datetime.min.time()) for day in previous],
         }
     )
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         con.register("synthetic_runs", runs)
         con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM synthetic_runs")
         for day, crawl in zip(previous, runs.itertuples(), strict=True):
@@ -93,7 +94,7 @@ def test_freshness_flags_a_platform_that_stopped_loading_offers(settings):
             "loaded_at": now,
         }
     )
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         con.register("synthetic_runs", runs)
         con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM synthetic_runs")
     (fresh,) = [c for c in build_checks(["stale", "fresh", "never"]) if c.check_key.name == "fresh"]
@@ -119,7 +120,7 @@ def test_the_price_check_lists_a_placeholder_price_that_plans_leave_out(settings
     # SYNTHETIC: one H100 offer per platform for DAY; RunPod's 0.5 USD is its out-of-stock placeholder
     prices = {"runpod": 0.5, "lambda": 2.99, "nebius": 2.95, "vastai": 1.9}
     observed_at = datetime.combine(DAY, datetime.min.time())
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for platform, usd in prices.items():
             crawl_id = f"synthetic-{platform}"
             con.execute(
@@ -156,7 +157,7 @@ def test_the_price_check_lists_a_placeholder_price_that_plans_leave_out(settings
 
 
 def test_a_day_without_any_crawl_recorded_has_no_plans_and_fails_the_plan_check(settings):
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass  # an empty, migrated warehouse: nothing crawled or imported for DAY
 
     @dg.asset(name="cheapest_plans", partitions_def=daily_partitions(settings.schedule_timezone))

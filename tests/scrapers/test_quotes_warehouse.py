@@ -11,6 +11,8 @@ from crawl_helpers import crawl_env
 from scrapers.runner import run_crawl
 from warehouse.loading import load_crawl
 
+pytestmark = pytest.mark.slow
+
 HOURS_PER_MONTH = 730  # the warehouse's month (8760 h / 12)
 
 

@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, read_jsonl
 from loopback_server import serving
 
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
 from scrapers.registry import platforms
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).parents[2]
 

@@ -17,9 +17,9 @@ from synthetic_offers import CNY_PER_USD, DAY1, DAY2
 from synthetic_offers import crawl as _crawl
 from synthetic_offers import monthly_cny as _monthly_cny
 from synthetic_offers import offer as _offer
+from warehouse_template import scratch
 
 from warehouse import plans
-from warehouse.connect import in_memory
 
 # Toy GPUs: memory (GB), relative speed (tokens per second per GPU), GPUs per node.
 GPUS = {
@@ -72,7 +72,7 @@ def _row(frame: pd.DataFrame, model: str, method: str, ranking: str = "lowest_re
 
 @pytest.fixture
 def con():
-    connection = in_memory()
+    connection = scratch()
     yield connection
     connection.close()
 
