@@ -40,6 +40,7 @@ def lambda_history(sample):
     con.close()
 
 
+@pytest.mark.slow  # backfills real history
 def test_real_history_gives_one_entry_per_changed_plan_with_reasons_and_a_chart(lambda_history):
     con = lambda_history
     digest = build_digest(con, date(2026, 4, 6), price_move_pct=SETTINGS.price_move_pct)

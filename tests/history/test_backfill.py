@@ -17,6 +17,8 @@ from warehouse.history import backfill_plans
 from warehouse.imports import import_file
 from warehouse.plan_requirements import requirements_frame
 
+pytestmark = pytest.mark.slow  # backfills real history
+
 SETTINGS = Settings.from_env({})  # the default models (7B..70B) and methods (full, lora, qlora)
 DAYS = [dt.date(2026, 4, 2), dt.date(2026, 4, 6), dt.date(2026, 4, 20), dt.date(2026, 5, 7)]
 PLAN_COLUMNS = (
@@ -201,7 +203,6 @@ print(sorted({name.split(".")[0] for name in sys.modules} & {"dagster", "pipelin
 """
 
 
-@pytest.mark.slow
 def test_backfilling_needs_neither_dagster_nor_pipelines(lambda_catalogs, tmp_path) -> None:
     # STYLE: pipelines/ is Dagster wiring that nothing imports; the backfill and its sizing live in warehouse/
     done = subprocess.run(
