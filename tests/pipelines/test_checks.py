@@ -67,6 +67,7 @@ def _volume(
     return evaluation
 
 
+@pytest.mark.slow  # crawls offline in a child process
 @pytest.mark.parametrize(("usual_items", "passed"), [(5, True), (1000, False)])
 def test_a_crawl_far_below_its_usual_volume_fails(settings, usual_items, passed):
     _history(settings, usual_items)
@@ -76,6 +77,7 @@ def test_a_crawl_far_below_its_usual_volume_fails(settings, usual_items, passed)
     assert evaluation.metadata["history_days"].value == 7
 
 
+@pytest.mark.slow  # crawls offline in a child process
 def test_without_history_a_crawl_only_needs_items(settings):
     evaluation = _volume(settings)
     assert evaluation.passed
