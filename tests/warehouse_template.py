@@ -4,11 +4,12 @@ Migrating a warehouse from nothing (every migration, every definition, the bundl
 about 0.4 s. The session does it once, by the real path: `connect.writer` on an empty folder, the
 first time a test asks for a fresh warehouse (under pytest-xdist, once per worker). Then:
 
-    migrated(warehouse) -> warehouse
+    migrated(warehouse, source=None) -> warehouse
         Puts a copy of the template where `connect.writer(warehouse)` finds its writer file, when
         that folder holds no warehouse yet, so that the first writer migrates nothing. A folder
         that has one (writer file, published snapshot or `.prev`) is left as it is.
-        `with connect.writer(migrated(settings.warehouse)) as con:`
+        `with connect.writer(migrated(settings.warehouse)) as con:`. With `source`, a copy of that
+        writer file instead: data a session fixture loaded once (tests/cli/conftest.py).
     scratch() -> connection
         What `connect.in_memory()` gives (a migrated warehouse of one's own, with the session
         settings `connect` sets), as a connection on a copy of the template file: the copy is the
@@ -61,12 +62,13 @@ def template() -> Path:
     return _template
 
 
-def migrated(warehouse: Path) -> Path:
-    """`warehouse`, whose writer file is a copy of the template if its folder held no warehouse yet."""
+def migrated(warehouse: Path, source: Path | None = None) -> Path:
+    """`warehouse`, whose writer file is a copy of the template (or of `source`, a writer file a
+    session fixture filled from the template) if its folder held no warehouse yet."""
     existing = (warehouse, connect.writer_path(warehouse), connect.previous_path(warehouse))
     if not any(path.exists() for path in existing):
         warehouse.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(template(), connect.writer_path(warehouse))
+        shutil.copyfile(source or template(), connect.writer_path(warehouse))
     return warehouse
 
 

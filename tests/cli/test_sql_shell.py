@@ -71,6 +71,7 @@ def test_a_query_argument_is_still_one_query(published: Settings) -> None:
     assert '"one": 1' in result.stdout
 
 
+@pytest.mark.slow  # gpuplan in a child process
 def test_the_prompt_takes_multi_line_statements_and_keeps_history(published: Settings) -> None:
     """On a real terminal (a pty): a statement over two lines, a dot command, then .quit."""
     main, child = pty.openpty()
