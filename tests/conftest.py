@@ -4,9 +4,9 @@ Folders add their own fixtures in their own conftest.py (and may override these)
 warehouse is a copy of one template per session (`warehouse_template.py`): `writer_con`, or
 `connect.writer(migrated(settings.warehouse))`, or `warehouse_template.scratch()`.
 
-`slow` marks what starts child processes (crawls, `scrapy`, `gpuplan`), runs a refresh or a Dagster
-job, or replays real history; every test of the fault-injection suite (`-m faults`) and every one
-that uses `probe_gpuplan` is `slow` too. `-m "not slow"` is the fast loop (README, "Tests and
+`slow` marks a test whose time goes to child processes (crawls, `scrapy`, `gpuplan`, a second
+writer), a refresh or a Dagster job, or a backfill of the real history; every test of the
+fault-injection suite (`-m faults`) and every one that uses `probe_gpuplan` is `slow` too. `-m "not slow"` is the fast loop (README, "Tests and
 benchmarks"); the full suite is what CI runs.
 """
 
@@ -71,6 +71,7 @@ def settings(tmp_path: Path) -> Settings:
     return _settings(tmp_path)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow by what they do: the fault-injection suite (real crawls, child processes, kills) and
     every test that starts `gpuplan` in a child process (`probe_gpuplan`)."""
