@@ -6,8 +6,8 @@ warehouse is a copy of one template per session (`warehouse_template.py`): `writ
 
 `slow` marks a test whose time goes to child processes (crawls, `scrapy`, `gpuplan`, a second
 writer), a refresh or a Dagster job, or a backfill of the real history; every test of the
-fault-injection suite (`-m faults`) and every one that uses `probe_gpuplan` is `slow` too. `-m "not slow"` is the fast loop (README, "Tests and
-benchmarks"); the full suite is what CI runs.
+fault-injection suite (`-m faults`) and every one that uses `probe_gpuplan` is `slow` too.
+`-m "not slow"` is the fast loop (README, "Tests and benchmarks"); the full suite is what CI runs.
 """
 
 from __future__ import annotations
