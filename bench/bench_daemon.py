@@ -139,6 +139,9 @@ def running_daemon(root: Path, base_env: dict[str, str] | None = None) -> Iterat
     home = root / "dagster_home"
     home.mkdir(parents=True)
     shutil.copy2(ROOT / "dagster.yaml", home / "dagster.yaml")
+    # its SQLite storage made now, as in a deployment: made by the daemon while this process polls
+    # it, both would stamp its schema version (UNIQUE constraint failed: alembic_version)
+    dg.DagsterInstance.from_config(str(home)).dispose()
     folder = root / "daemon"
     env = daemon_env(home, folder, dict(os.environ if base_env is None else base_env))
     log = (root / "daemon.log").open("wb")

@@ -72,12 +72,14 @@ def test_every_crawl_is_made_by_one_step_that_can_run_any_subset(settings):
 
 
 def test_the_instance_settings_keep_no_pools_and_monitor_runs(tmp_path):
-    """Run monitoring marks a killed run failed in the end (it holds nothing meanwhile)."""
+    """Run monitoring marks a killed run failed in the end (it holds nothing meanwhile); the daemon
+    starts a queued run within a second."""
     shutil.copy2(Path(__file__).parents[2] / "dagster.yaml", tmp_path / "dagster.yaml")
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
         assert instance.run_monitoring_enabled
         assert instance.run_monitoring_max_runtime_seconds > 0
         assert instance.event_log_storage.get_pool_config().default_pool_limit is None
+        assert instance.run_coordinator.dequeue_interval_seconds == 1  # type: ignore[attr-defined]
 
 
 def test_schedule_and_partitions_follow_the_settings():
