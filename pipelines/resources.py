@@ -117,7 +117,10 @@ class WarehouseResource(dg.ConfigurableResource):
             if held_by:
                 waited_s = round(time.monotonic() - asked, 1)
                 context.log.info(f"got the warehouse writer after {waited_s:g} s")
-                context.add_asset_metadata({"writer_waited_s": waited_s, "writer_held_by": held_by[0]})
+                for key in context.selected_asset_keys:  # one, or each of a multi-asset's
+                    context.add_asset_metadata(
+                        {"writer_waited_s": waited_s, "writer_held_by": held_by[0]}, asset_key=key
+                    )
             yield con
 
     def reader(self) -> duckdb.DuckDBPyConnection:
