@@ -17,7 +17,7 @@ from pipelines.assets.crawls import crawl_key, summary_path
 from pipelines.assets.jobs import read_job_file
 from pipelines.partitions import partition_days
 from pipelines.resources import CrawlerResource, WarehouseResource
-from scrapers.summary import CrawlSummary, SummaryError
+from scrapers.crawl.summary import CrawlSummary, SummaryError
 from sizing.jobs import JobsFileError
 from warehouse import job_plans, plans, queries
 

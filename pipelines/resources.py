@@ -20,10 +20,10 @@ from pydantic import Field
 
 from digest.sending import SendOptions
 from gpuplan.settings import Settings
+from scrapers.crawl.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import fixture_dir
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
-from scrapers.summary import CrawlSummary
 from warehouse import connect
 
 # Every asset that writes DuckDB runs in this pool, limited to 1 (dagster.yaml): DuckDB allows one

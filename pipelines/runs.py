@@ -57,8 +57,8 @@ from pipelines.slot_watch import (
     wait_for_writer_slot,
 )
 from scrapers import registry
-from scrapers.crawl_lock import CrawlFolderBusy, crawl_folder_lock
-from scrapers.runner import OnProgress
+from scrapers.crawl.lock import CrawlFolderBusy, crawl_folder_lock
+from scrapers.crawl.runner import OnProgress
 from warehouse import connect, plans
 
 if TYPE_CHECKING:

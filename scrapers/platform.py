@@ -28,7 +28,7 @@ from scrapers.redaction import redact
 from scrapers.rejects import RejectedOffer
 from sizing.gpu_names import GpuIdentity
 
-# Crawl stats keys the runner reads (scrapers.runner.summarize).
+# Crawl stats keys the runner reads (scrapers.crawl.runner.summarize).
 STAT_SKIPPED = "gpuplan/skipped"
 STAT_ERRORS = "gpuplan/errors"  # list of messages, the first MAX_ERRORS_KEPT
 STAT_FAILURES = "gpuplan/failures"  # count of failed requests and unusable responses

@@ -28,8 +28,8 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipelines.resources import CrawlerResource, WarehouseResource
-from scrapers.runner import OnProgress
-from scrapers.summary import CrawlSummary, SummaryError
+from scrapers.crawl.runner import OnProgress
+from scrapers.crawl.summary import CrawlSummary, SummaryError
 
 GROUP = "crawls"
 

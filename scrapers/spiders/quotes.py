@@ -6,7 +6,7 @@ answer; unset, the bundled example `scrapers/data/quotes.example.yaml` (the arti
 Offline replay reads the bundled example whatever `GPUPLAN_QUOTES_FILE` says: it is this
 source's snapshot (`scrapers/fixtures/quotes/snapshot.json` points at it).
 
-The file format: `scrapers.quotes_file`; its checks: `scrapers.quote_checks`. `pricing_type` follows
+The file format: `scrapers.quotes.file`; its checks: `scrapers.quotes.checks`. `pricing_type` follows
 `billing_period` (hour on_demand, day daily_plan, week weekly_plan, month monthly_plan). A
 monthly quote stays monthly, with its minimum term: the warehouse derives per-GPU-hour
 figures (730 h a month) for comparison and marks it not rentable by the hour.
@@ -37,8 +37,8 @@ from twisted.python.failure import Failure
 from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, describe_failure
-from scrapers.quote_checks import Quote, check
-from scrapers.quotes_file import read_records
+from scrapers.quotes.checks import Quote, check
+from scrapers.quotes.file import read_records
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import RECORD_SETTING
 from sizing import gpu_names
@@ -86,7 +86,7 @@ class QuotesSpider(PlatformSpider):
         )
 
     def _replaying(self) -> bool:
-        """Offline replay (scrapers.runner): the HTTP cache answers from the snapshot, records nothing."""
+        """Offline replay (scrapers.crawl.runner): the HTTP cache answers from the snapshot, records none."""
         return self.settings.getbool("HTTPCACHE_ENABLED") and not self.settings.getbool(RECORD_SETTING)
 
     def on_request_failed(self, failure: Failure) -> None:

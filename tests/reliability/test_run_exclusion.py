@@ -36,7 +36,7 @@ import pytest
 
 from gpuplan.settings import Settings
 from pipelines.slot_watch import PROCESS_TAG, process_identity
-from scrapers.summary import CrawlSummary
+from scrapers.crawl.summary import CrawlSummary
 from warehouse import connect, plans
 
 pytestmark = pytest.mark.faults
@@ -332,7 +332,7 @@ def _crawl_child_of(pid: int) -> int | None:
                 command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"scrapers.crawl_child" in command:
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"scrapers.crawl.child" in command:
                 return int(entry.name)
     return None
 

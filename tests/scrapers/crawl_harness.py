@@ -2,7 +2,7 @@
 item pipeline, without Scrapy's engine or network. Parse-level tests use this (milliseconds);
 `run_crawl` tests cover the real download stack in a child process.
 
-The outcome's `status`/`error` come from `scrapers.crawl_files.summarize`, the function the
+The outcome's `status`/`error` come from `scrapers.crawl.files.summarize`, the function the
 runner uses, so a test asserts exactly what the crawl summary would say.
 """
 
@@ -23,7 +23,8 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
-from scrapers.crawl_files import summarize
+from scrapers.crawl.files import summarize
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.items import OfferItem
 from scrapers.middlewares import CrawlErrorMiddleware
 from scrapers.pipelines import OfferChecks
@@ -31,7 +32,6 @@ from scrapers.platform import STAT_ERRORS
 from scrapers.registry import fixture_dir, spider_class
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import Exchange, Snapshot, SnapshotStorage
-from scrapers.summary import CrawlSummary
 from warehouse import connect
 from warehouse.loading import load_crawl
 

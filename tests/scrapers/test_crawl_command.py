@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
+from scrapers.crawl.runner import CrawlJob, run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.registry import fixture_dir, platforms
 from scrapers.replay import Snapshot
-from scrapers.runner import CrawlJob, run_crawl
-from scrapers.summary import CrawlSummary
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -118,7 +118,7 @@ def _summary(platform: str, status: str) -> CrawlSummary:
     ],
 )
 def _fake_crawl(statuses: dict[str, str], calls: list[list[str]]) -> Any:
-    """Stands in for `scrapers.runner.crawl`: reports each platform done, in order."""
+    """Stands in for `scrapers.crawl.runner.crawl`: reports each platform done, in order."""
 
     def fake(jobs: list[CrawlJob], out_dir: Path, *, on_progress: Any = None, **_: Any) -> list[CrawlSummary]:
         calls.append([job.platform for job in jobs])

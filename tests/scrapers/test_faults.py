@@ -15,8 +15,8 @@ from crawl_harness import drive, snapshot_of, with_exchange
 from crawl_helpers import canonical, crawl_env, default_token, expected_items, loopback_settings, read_jsonl
 from loopback_server import Fault, serving
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.registry import platforms, spider_class
-from scrapers.runner import run_crawl
 
 HTML_PAGE = b"<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>checking</body></html>"
 

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from crawl_helpers import crawl_env
 
-from scrapers.runner import run_crawl
+from scrapers.crawl.runner import run_crawl
 from warehouse.loading import load_crawl
 
 HOURS_PER_MONTH = 730  # the warehouse's month (8760 h / 12)

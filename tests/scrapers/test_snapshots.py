@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from crawl_helpers import canonical, crawl_env, default_token, expected_items, read_jsonl
 
+from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.parsing import http_date
 from scrapers.registry import FIXTURES, fixture_dir, platforms, spider_class
 from scrapers.replay import SNAPSHOT_FILE, Snapshot
-from scrapers.runner import run_crawl
-from scrapers.summary import CrawlSummary
 
 TESTS = Path(__file__).parent
 PREVIOUS = "previous"

@@ -12,7 +12,7 @@ from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 from crawl_helpers import crawl_env, loopback_settings, read_jsonl
 from loopback_server import serving
 
-from scrapers.runner import run_crawl
+from scrapers.crawl.runner import run_crawl
 from scrapers.spiders.autodl import orderable
 
 PAGE_1, PAGE_2, WEST_B = 0, 1, 2  # exchanges of the autodl snapshot

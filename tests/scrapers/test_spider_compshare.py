@@ -13,9 +13,9 @@ from crawl_harness import drive, json_of, snapshot_of, with_exchange
 from crawl_helpers import crawl_env, loopback_settings, read_jsonl
 from loopback_server import serving
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.platform import STAT_UNVERIFIED
 from scrapers.replay import SNAPSHOT_FILE
-from scrapers.runner import run_crawl
 from scrapers.spiders.compshare import read_headers, signed, ucloud_params
 
 PUBLIC, PRIVATE = "test-public-key", "test-private-key"

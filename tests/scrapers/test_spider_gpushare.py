@@ -9,9 +9,9 @@ import pytest
 from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 from crawl_helpers import crawl_env
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.registry import fixture_dir
 from scrapers.replay import Snapshot
-from scrapers.runner import run_crawl
 
 PAGE_1, PAGE_2 = 0, 1  # exchanges of the gpushare snapshot
 TOKEN = "gpushare-test-token"

@@ -1,17 +1,17 @@
 """Run platform crawls, all of a run in one child process, and write their summaries.
 
 Scrapy's reactor cannot restart inside a process, so crawls run in a child: one
-`python -m scrapers.crawl_child` for every crawl of a run (Scrapy's `AsyncCrawlerProcess`
+`python -m scrapers.crawl.child` for every crawl of a run (Scrapy's `AsyncCrawlerProcess`
 runs them concurrently in one reactor, so adding a platform costs a few tenths of a second,
 not another interpreter). Each crawl writes its own offers feed, rejected-offers feed, log and
 stats report (`scrapers.extensions`); the parent reads them back as each crawl ends and writes
-`<out_dir>/<platform>.summary.json` (`scrapers.summary.CrawlSummary`, the one summary type).
+`<out_dir>/<platform>.summary.json` (`scrapers.crawl.summary.CrawlSummary`, the one summary type).
 
 A platform failure (HTTP errors, error envelopes, an exception in its parse code, a timeout, a
 crash) is a summary with status "failed" and the reason, never an exception, and never costs
 another platform its summary: a crawl that raises ends alone; one that blocks the shared
 reactor or kills the process leaves the crawls that had not ended, and each of those is run
-again alone (`scrapers.supervision`), so only the culprit fails.
+again alone (`scrapers.crawl.supervision`), so only the culprit fails.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from scrapers.crawl_files import CrawlFiles, CrawlRecord
-from scrapers.crawl_lock import crawl_folder_lock, this_process
+from scrapers.crawl.files import CrawlFiles, CrawlRecord
+from scrapers.crawl.lock import crawl_folder_lock, this_process
+from scrapers.crawl.summary import CrawlSummary, utc_now
+from scrapers.crawl.supervision import ChildEvent, ChildExit, ChildJob, run_child
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
-from scrapers.summary import CrawlSummary, utc_now
-from scrapers.supervision import ChildEvent, ChildExit, ChildJob, run_child
 
 # A healthy crawl takes seconds to a minute (RunPod's fan-out is the longest);
 # ten minutes means it is stuck. The spider is asked to stop at 80 % of this so
@@ -167,7 +167,7 @@ def iter_crawls(
     """`crawl`, as the steps happen: a Dagster asset yields each platform's result as it ends.
 
     Raises UnknownPlatform before anything is crawled, CrawlFolderBusy when another process keeps
-    `out_dir` for longer than `timeout_s` (`scrapers.crawl_lock`). Closing it early kills the crawl
+    `out_dir` for longer than `timeout_s` (`scrapers.crawl.lock`). Closing it early kills the crawl
     process.
     """
     for job in jobs:

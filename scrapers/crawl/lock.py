@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from scrapers.summary import utc_now
+from scrapers.crawl.summary import utc_now
 
 LOCK_FILE = ".crawl.lock"
 POLL_S = 0.2
