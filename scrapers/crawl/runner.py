@@ -39,7 +39,7 @@ GRACEFUL_STOP_SHARE = 0.8
 # Stands in for a required token in offline replay: the snapshot answers, nothing is sent.
 OFFLINE_TOKEN = "offline-replay"
 
-# What `run_crawls` tells its caller as it goes, from the calling thread: (platform, state,
+# What `crawl` tells its caller as it goes, from the calling thread: (platform, state,
 # summary once done). Every platform gets "waiting" first; "crawling" when its spider opened in
 # the crawl process (a platform skipped or failed before it started gets none; one rerun alone
 # after another blocked or crashed the shared process gets it again); "done" with its summary,
@@ -60,40 +60,6 @@ class CrawlJob:
     feed: Path | None = None
     replay_dir: Path | None = None
     record_dir: Path | None = None
-
-
-def run_crawls(
-    names: Sequence[str],
-    out_dir: Path,
-    *,
-    offline: bool = False,
-    replay_dir: Path | None = None,
-    record_dir: Path | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    env: Mapping[str, str] | None = None,
-    settings: Mapping[str, Any] | None = None,
-    on_progress: OnProgress | None = None,
-) -> list[CrawlSummary]:
-    """Crawl each of `names` into `out_dir`, all at once in one process; one summary per platform, in order.
-
-    A platform's failure is its summary's status, never an exception, and never stops the
-    others. `replay_dir` and `record_dir` take one platform (a recording is one snapshot).
-    `timeout_s` bounds each crawl (they run side by side, so the run too, but for a crawl rerun
-    alone after another blocked or crashed the shared process).
-    Raises UnknownPlatform (before crawling anything) for a name no spider has.
-    """
-    if len(names) > 1 and (replay_dir is not None or record_dir is not None):
-        raise ValueError("replaying or recording a snapshot takes one platform")
-    jobs = [CrawlJob(name, replay_dir=replay_dir, record_dir=record_dir) for name in names]
-    return crawl(
-        jobs,
-        out_dir,
-        offline=offline,
-        timeout_s=timeout_s,
-        env=env,
-        settings=settings,
-        on_progress=on_progress,
-    )
 
 
 def run_crawl(
@@ -144,7 +110,11 @@ def crawl(
 ) -> list[CrawlSummary]:
     """Run `jobs` side by side in one crawl process into `out_dir`; their summaries, in order.
 
-    `settings` go to every crawl; a job's own settings go after them. The rules of `run_crawls`.
+    A platform's failure is its summary's status, never an exception, and never stops the
+    others. `timeout_s` bounds each crawl (they run side by side, so the run too, but for a crawl
+    rerun alone after another blocked or crashed the shared process). `settings` go to every
+    crawl; a job's own settings go after them. Raises UnknownPlatform (before crawling anything)
+    for a name no spider has.
     """
     summaries = {}
     for step in iter_crawls(jobs, out_dir, offline=offline, timeout_s=timeout_s, env=env, settings=settings):
