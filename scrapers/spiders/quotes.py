@@ -57,7 +57,7 @@ class QuotesSpider(PlatformSpider):
     name = "quotes"
     # file:// requests go through the HTTP cache like any other (Scrapy skips "file" by
     # default), so offline replay answers them from the snapshot and recording keeps them.
-    custom_settings: dict[str, Any] | None = {"HTTPCACHE_IGNORE_SCHEMES": []}  # noqa: RUF012 - Scrapy reads the class attribute
+    custom_settings: dict[str, Any] | None = {"HTTPCACHE_IGNORE_SCHEMES": []}
     file_env = "GPUPLAN_QUOTES_FILE"
 
     def first_requests(self) -> Iterable[Request]:

@@ -189,7 +189,9 @@ def test_a_price_without_a_pay_as_you_go_detail_is_rejected() -> None:
     body = json_of(snapshot_of("compshare").exchanges[index])
     body["PriceDetails"][0]["ChargeType"] = "Month"
     outcome = drive("compshare", with_exchange(snapshot_of("compshare"), index, body=body))
-    assert [(r.reason, r.raw["type"]["Name"]) for r in outcome.rejected] == [("price_missing", "3090")]
+    assert [(r.reason, r.raw["offer_id"]) for r in outcome.rejected] == [
+        ("price_missing", "cn-wlcb-01/3090/1x")
+    ]
 
 
 def test_a_recording_keeps_no_key_and_replays_with_any_key(tmp_path: Path) -> None:
