@@ -8,6 +8,8 @@ of reporting "zero offers".
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -28,6 +30,10 @@ class CrawlError(Exception):
 
 class NotJson(CrawlError):
     """JSON was expected; the platform sent HTML, text or a cut-off body."""
+
+
+class NotCsv(CrawlError):
+    """A CSV table was expected (a catalog file); the platform sent HTML or no header row."""
 
 
 class ErrorEnvelope(CrawlError):
@@ -230,19 +236,40 @@ def _excerpt(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
+def _html_page(response: Response, text: str) -> str | None:
+    """What an HTML page where data belongs is called in a message ("an HTML page (text/html)"), or None."""
+    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1").lower()
+    if "html" in content_type or text.lstrip().startswith("<"):
+        return f"an HTML page ({content_type or 'no content type'}): {_excerpt(text)!r}"
+    return None
+
+
 def json_body(response: Response) -> Any:
     """The response body as JSON, or NotJson saying what came instead (HTML page, cut-off body)."""
-    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1").lower()
     text = response.body.decode("utf-8", errors="replace")
-    if "html" in content_type or text.lstrip().startswith("<"):
-        label = content_type or "no content type"
-        raise NotJson(f"expected JSON, got an HTML page ({label}): {_excerpt(text)!r}")
+    page = _html_page(response, text)
+    if page is not None:
+        raise NotJson(f"expected JSON, got {page}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         cut_off = exc.msg.startswith("Unterminated") or exc.pos >= len(text.rstrip()) - 1
         cut = " (the body looks cut off)" if cut_off else ""
         raise NotJson(f"invalid JSON{cut}: {exc.msg} (char {exc.pos} of {len(text)})") from None
+
+
+def csv_rows(response: Response) -> list[dict[str, str | None]]:
+    """The body as a CSV table with a header row (SkyPilot's catalog files): one dict per row, an
+    empty cell as None (it says nothing, like a missing field). NotCsv for an HTML page or a body
+    without a header row; a cut-off last row reads with its missing cells None."""
+    text = response.body.decode("utf-8-sig", errors="replace")
+    page = _html_page(response, text)
+    if page is not None:
+        raise NotCsv(f"expected CSV, got {page}")
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise NotCsv("expected CSV, got no header row")
+    return [{key: value or None for key, value in row.items() if key is not None} for row in reader]
 
 
 def error_message(payload: Any) -> str | None:

@@ -77,6 +77,7 @@ class PlatformSpider(scrapy.Spider):
     file_env: ClassVar[str | None] = None
 
     # The declarative path (`parse_rows`): where an answer's rows are and what each must carry.
+    rows_format: ClassVar[str] = "json"  # or "csv": a table with a header row (a catalog file)
     rows_at: ClassVar[tuple[str | int, ...] | None] = None  # path to the rows; () = the answer is the list
     rows_keyed_by: ClassVar[str | None] = None  # rows are an object's values: their key goes in this field
     rows_name: ClassVar[str] = "rows"  # what messages call them: "the platform answered with no offers"
@@ -205,7 +206,10 @@ class PlatformSpider(scrapy.Spider):
         yield from self.after_rows(response, payload, found)
 
     def payload(self, response: Response) -> Any:
-        """The answer as JSON, checked (`check_payload`): NotJson for HTML or a cut-off body."""
+        """The answer as JSON, checked (`check_payload`): NotJson for HTML or a cut-off body. With
+        `rows_format` "csv": the table's rows (`parsing.csv_rows`), which has no envelope."""
+        if self.rows_format == "csv":
+            return parsing.csv_rows(response)
         payload = parsing.json_body(response)
         self.check_payload(payload)
         return payload

@@ -92,10 +92,14 @@ def json_of(exchange: Exchange) -> Any:
     return json.loads(exchange.body)
 
 
-def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
-    """Run `platform`'s spider over `snapshot` (default: its bundled one) in this process."""
-    snapshot = snapshot or snapshot_of(platform)
-    spidercls = spider_class(platform)
+def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None) -> Outcome:
+    """Run `platform`'s spider over `snapshot` (default: its bundled one) in this process; or a
+    spider class of the test's own over the snapshot it gives."""
+    if isinstance(platform, str):
+        snapshot, spidercls = snapshot or snapshot_of(platform), spider_class(platform)
+    else:
+        assert snapshot is not None, "a spider of the test's own replays the snapshot it gives"
+        spidercls = platform
     project = ScrapySettings()
     project.setmodule("scrapers.settings")
     crawler = get_crawler(spidercls, {"DOWNLOAD_TIMEOUT": project.getfloat("DOWNLOAD_TIMEOUT")})

@@ -13,6 +13,8 @@ offers built from it.
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
@@ -32,12 +34,34 @@ MYSTERY_GPU = "Mystery GPU 9000"
 INJECTED = "injected failure"
 
 
-def body_of(snapshot: Snapshot, exchange: int) -> Any:
-    return json.loads(snapshot.exchanges[exchange].body)
+def body_of(snapshot: Snapshot, exchange: int, spider: type[PlatformSpider] | None = None) -> Any:
+    """An answer's body as data: JSON, or a CSV table's rows (`rows_format` "csv")."""
+    raw = snapshot.exchanges[exchange].body
+    if spider is not None and spider.rows_format == "csv":
+        return list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
+    return json.loads(raw)
+
+
+def with_body(snapshot: Snapshot, spider: type[PlatformSpider], exchange: int, data: Any) -> Snapshot:
+    """`snapshot` with that answer's body replaced by `data`, written as the spider reads it (a CSV
+    table keeps its header's column order)."""
+    if spider.rows_format != "csv":
+        return with_exchange(snapshot, exchange, body=data)
+    raw = snapshot.exchanges[exchange].body.decode("utf-8-sig")
+    header = next(csv.reader(io.StringIO(raw)), [])
+    header += [key for row in data for key in row if key not in header]
+    table = io.StringIO()
+    writer = csv.DictWriter(table, header, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(data)
+    return with_exchange(snapshot, exchange, body=table.getvalue().encode("utf-8"))
 
 
 def envelopes(spider: type[PlatformSpider]) -> list[dict[str, Any]]:
-    """Error answers with HTTP 200 the spider must recognise: the generic one, and its own code envelope."""
+    """Error answers with HTTP 200 the spider must recognise: the generic one, and its own code
+    envelope. A table (CSV) has none."""
+    if spider.rows_format == "csv":
+        return []
     found: list[dict[str, Any]] = [{"error": {"code": "contract_test", "message": INJECTED}}]
     if spider.envelope is not None:
         found.append({spider.envelope.key: "CONTRACT_TEST", spider.envelope.messages[0]: INJECTED})
@@ -49,23 +73,26 @@ def with_rows(
 ) -> Snapshot:
     """`snapshot` with the rows of that answer replaced by `change(rows)` (a list, or an object of
     keyed rows)."""
-    body = copy.deepcopy(body_of(snapshot, exchange))
+    body = copy.deepcopy(body_of(snapshot, exchange, spider))
     path = spider.rows_at or ()
     if not path:
-        return with_exchange(snapshot, exchange, body=change(body))
+        return with_body(snapshot, spider, exchange, change(body))
     parent = body
     for key in path[:-1]:
         parent = parent[key]
     parent[path[-1]] = change(parent[path[-1]])
-    return with_exchange(snapshot, exchange, body=body)
+    return with_body(snapshot, spider, exchange, body)
 
 
 def emptied(rows: Any) -> Any:
     return type(rows)()
 
 
-def moved(snapshot: Snapshot, spider: type[PlatformSpider], exchange: int) -> tuple[Snapshot, str]:
-    """The answer with its rows somewhere else, and what the layout-change message names."""
+def moved(snapshot: Snapshot, spider: type[PlatformSpider], exchange: int) -> tuple[Snapshot, str] | None:
+    """The answer with its rows somewhere else, and what the layout-change message names; None for
+    a table (CSV), whose rows are the table."""
+    if spider.rows_format == "csv":
+        return None
     body = copy.deepcopy(body_of(snapshot, exchange))
     path = spider.rows_at or ()
     if not path:
