@@ -213,3 +213,11 @@ def test_a_failed_later_page_keeps_the_first_and_is_partial() -> None:
     outcome = drive(NextLinkSpider, _pages(second_status=503))
     assert (outcome.status, [o.offer_id for o in outcome.offers]) == ("partial", ["m1"])
     assert outcome.error.startswith("HTTP 503 from https://prices.azure.com/api/retail/prices?")
+
+
+def test_the_readme_shows_the_vast_spider_as_it_is() -> None:
+    """scrapers/README.md's example is the real spider (its docstring left out): it cannot drift."""
+    readme = (Path(__file__).parents[2] / "scrapers" / "README.md").read_text("utf-8")
+    source = (Path(__file__).parents[2] / "scrapers" / "spiders" / "vastai.py").read_text("utf-8")
+    code = source[source.index("from __future__ import annotations") :].rstrip()
+    assert f"```python\n{code}\n```" in readme

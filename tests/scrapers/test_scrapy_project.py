@@ -5,6 +5,7 @@ test (test_contract.py)."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,21 @@ def test_scrapy_list_from_the_repository_root_lists_every_platform() -> None:
 def test_scrapy_check_runs() -> None:
     checked = _scrapy("check")
     assert checked.returncode == 0, checked.stderr
+
+
+def test_the_scrapy_project_never_imports_the_crawl_engine() -> None:
+    """What `scrapy crawl SLUG` loads (the top of scrapers/, spiders/, quotes/) stands without
+    scrapers/crawl/, which runs it; the engine may import the kit, not the other way round."""
+    project = [
+        path
+        for path in (ROOT / "scrapers").rglob("*.py")
+        if path.relative_to(ROOT / "scrapers").parts[0] not in ("crawl", "history")
+    ]
+    offenders = []
+    for path in project:
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if any(name == "scrapers.crawl" or name.startswith("scrapers.crawl.") for name in names):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert project and offenders == []
