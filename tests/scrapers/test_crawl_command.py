@@ -22,6 +22,7 @@ def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
     return CliRunner().invoke(app, ["crawl", *args], env=env)
 
 
+@pytest.mark.slow
 def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     result = _invoke("vastai", "--offline", "--out-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
@@ -30,6 +31,7 @@ def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     assert CrawlSummary.read(tmp_path / "vastai.summary.json").status == "ok"
 
 
+@pytest.mark.slow
 def test_output_file_puts_the_feed_where_asked(tmp_path: Path) -> None:
     target = tmp_path / "feeds" / "vast-today.jsonl"
     result = _invoke("vastai", "--offline", "-o", str(target))
@@ -38,6 +40,7 @@ def test_output_file_puts_the_feed_where_asked(tmp_path: Path) -> None:
     assert summary.feed == target.resolve() and target.is_file()
 
 
+@pytest.mark.slow
 def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
     result = _invoke("datacrunch", "--offline", env={"GPUPLAN_CRAWL_DIR": str(tmp_path)})
     assert result.exit_code == 0, result.output
@@ -45,6 +48,7 @@ def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
     assert CrawlSummary.read(summary).offline
 
 
+@pytest.mark.slow
 def test_a_folder_recorded_with_record_replays_with_replay(tmp_path: Path) -> None:
     # Record the day before of Vast as a live crawl would (through a loopback server), then replay
     # the recorded folder as a user or a bug report would hand it over.
@@ -131,6 +135,7 @@ def _fake_crawl(statuses: dict[str, str], calls: list[list[str]]) -> Any:
     return fake
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("statuses", "exit_code"),
     [
@@ -156,6 +161,7 @@ def test_all_continues_past_failures_and_exits_1_only_when_nothing_was_crawled(
     assert "alpha" in after_table and "beta" in after_table
 
 
+@pytest.mark.slow
 def test_all_runs_every_platform_of_the_spider_loader(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

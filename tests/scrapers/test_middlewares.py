@@ -104,6 +104,7 @@ def test_the_user_agent_carries_the_contact_when_one_is_set(contact: str, agent:
     )
 
 
+@pytest.mark.slow
 def test_a_crawl_sends_the_contact_it_is_given(tmp_path) -> None:
     with serving(snapshot_of("datacrunch")) as server:
         summary = run_crawl(

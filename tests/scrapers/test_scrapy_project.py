@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from crawl_helpers import crawl_env
 
 from scrapers.registry import platforms
@@ -30,12 +31,14 @@ def _scrapy(*args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.slow
 def test_scrapy_list_from_the_repository_root_lists_every_platform() -> None:
     listed = _scrapy("list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split() == platforms()
 
 
+@pytest.mark.slow
 def test_scrapy_check_runs() -> None:
     checked = _scrapy("check")
     assert checked.returncode == 0, checked.stderr

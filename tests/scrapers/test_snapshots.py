@@ -97,6 +97,7 @@ def test_the_day_before_is_a_complete_snapshot_a_day_earlier(platform: str) -> N
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("platform", "day"), DAYS, ids=[f"{p}{'-' + d if d else ''}" for p, d in DAYS])
 def test_offline_replay_writes_the_expected_items(platform: str, day: str, tmp_path: Path) -> None:
     folder = fixture_dir(platform) / day
@@ -127,6 +128,7 @@ def test_offline_replay_writes_the_expected_items(platform: str, day: str, tmp_p
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "platform", [p for p in platforms() if (fixture_dir(p) / "expected.token.jsonl").is_file()]
 )

@@ -50,6 +50,7 @@ def test_the_token_goes_in_the_authorization_header_without_bearer() -> None:
     assert all(TOKEN not in r.url for r in requests)
 
 
+@pytest.mark.slow
 def test_the_token_never_reaches_the_feeds_summary_or_log(tmp_path: Path) -> None:
     summary = run_crawl("autodl", tmp_path, offline=True, env=crawl_env("autodl", TOKEN))
     assert summary.status == "ok"
@@ -155,6 +156,7 @@ def test_a_failed_region_answer_keeps_its_offers_without_figures() -> None:
     assert all("region_idle_gpus" not in o.extra for o in west_b)
 
 
+@pytest.mark.slow
 def test_a_region_request_that_fails_over_http_still_delivers_its_offers(tmp_path: Path) -> None:
     snapshot = with_exchange(
         snapshot_of("autodl"), WEST_B, status=404, body={"code": "NotFound", "msg": "no"}

@@ -194,6 +194,7 @@ def test_a_price_without_a_pay_as_you_go_detail_is_rejected() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_recording_keeps_no_key_and_replays_with_any_key(tmp_path: Path) -> None:
     record = tmp_path / "snapshot"
     with serving(snapshot_of("compshare")) as server:
