@@ -11,7 +11,8 @@ Per offer (`num_gpus` GPUs, prices per offer in USD/hour):
   (`min_bid` is the GPU part only): `dph_total - dph_base`, else `allocated_storage` x
   `storage_cost` ($/GB/month) / 720 h, as dstackai/gpuhunt prices it (`providers/vastai.py`,
   PR #242 "Include disk price in spot offer price"). Without either, no spot offer: a bid
-  price without its disk would undercut every on-demand one by the disk alone.
+  price without its disk would undercut every on-demand one by the disk alone. A bid at or
+  above the on-demand price is no spot offer either (`parsing.spot_price`, every spider's rule).
 Stock: each offer is one rentable slot, so its GPUs are available when it is rentable and not
 rented. `gpu_ram` (MB per GPU) tells the 48 GB RTX 4090 from the 24 GB one.
 """
