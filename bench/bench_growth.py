@@ -48,7 +48,7 @@ import pandas as pd
 
 from config.settings import Settings
 from pipelines.resources import PUBLISHED_AFTER, WRITING_STEPS
-from scrapers.summary import digest_feed
+from scrapers.crawl.summary import digest_feed
 from warehouse import connect, fx, gpus, plans
 from warehouse.loading import load_crawl
 from warehouse.plan_requirements import size_days

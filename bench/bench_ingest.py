@@ -39,7 +39,7 @@ from pathlib import Path
 import duckdb
 
 from config.settings import Settings
-from scrapers.summary import digest_feed
+from scrapers.crawl.summary import digest_feed
 from warehouse import connect, queries
 from warehouse.loading import load_crawl
 

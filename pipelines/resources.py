@@ -21,11 +21,11 @@ from pydantic import Field
 
 from config.settings import Settings
 from digest.sending import SendOptions
-from scrapers.crawl_lock import this_process
+from scrapers.crawl.lock import this_process
+from scrapers.crawl.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import fixture_dir
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
-from scrapers.summary import CrawlSummary
 from warehouse import connect
 
 # How long a writing step waits for the warehouse writer held by someone else (another run, a

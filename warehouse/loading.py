@@ -1,8 +1,8 @@
 """Load one crawl (its summary JSON and JSONL feed) into the warehouse, in one transaction.
 
 Public API (stable):
-    load_crawl(con, summary) -> LoadResult   `summary`: a scrapers.summary.CrawlSummary, or its file
-    LoadResult, SummaryError (scrapers.summary's)
+    load_crawl(con, summary) -> LoadResult   `summary`: a scrapers.crawl.summary.CrawlSummary, or its file
+    LoadResult, SummaryError (scrapers.crawl.summary's)
 
 Contract:
 - crawl_id = sha256(platform + newline + feed_sha256), feed_sha256 being the sha256 of the feed's
@@ -53,7 +53,7 @@ from typing import Any
 
 import duckdb
 
-from scrapers.summary import CrawlSummary, SummaryError, digest_feed
+from scrapers.crawl.summary import CrawlSummary, SummaryError, digest_feed
 from warehouse import queries
 
 __all__ = ["LoadResult", "SummaryError", "load_crawl"]

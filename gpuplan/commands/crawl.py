@@ -1,6 +1,6 @@
 """`gpuplan crawl`: run platform spiders (live, or replaying their snapshots) and show what they got.
 
-The crawls run in one child process (`scrapers.runner`); SIGTERM and Ctrl-C end it with this
+The crawls run in one child process (`scrapers.crawl.runner`); SIGTERM and Ctrl-C end it with this
 command (the CLI turns SIGTERM into an exception, and the runner kills its child on the way out),
 and it ends by itself if this process is killed outright.
 
@@ -21,9 +21,9 @@ from config.days import today
 from config.settings import Settings
 from gpuplan import display
 from gpuplan.crawl_display import STATUS_STYLE, CrawlBoard
+from scrapers.crawl.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import UnknownPlatform, platform_tokens, platforms
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
 
 EXIT_NO_OFFERS = 1
 

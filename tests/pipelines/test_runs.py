@@ -8,7 +8,7 @@ import pytest
 
 from config.settings import Settings
 from pipelines.runs import execute_day, previous_demo_day
-from scrapers.summary import CrawlSummary
+from scrapers.crawl.summary import CrawlSummary
 from warehouse import connect, plans
 
 DAY = dt.date(2026, 11, 30)

@@ -11,8 +11,8 @@ import duckdb
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
+from scrapers.crawl.summary import CrawlSummary, SummaryError
 from scrapers.items import OfferItem
-from scrapers.summary import CrawlSummary, SummaryError
 from warehouse import connect, queries
 from warehouse.loading import load_crawl
 

@@ -1,6 +1,6 @@
 """The crawl child: every crawl of a run in one Scrapy process, each with its own settings, log and report.
 
-`scrapers.runner` starts it as `python -m scrapers.crawl_child PLAN EVENTS_FD`:
+`scrapers.crawl.runner` starts it as `python -m scrapers.crawl.child PLAN EVENTS_FD`:
 
 - PLAN, JSON: `{"jobs": [{"platform": slug, "settings": {name: value}, "log_file": path}]}`. A job's
   settings are what `scrapy crawl <slug> -s NAME=value ...` would get (feeds, the report file,

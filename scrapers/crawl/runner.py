@@ -1,17 +1,17 @@
 """Run platform crawls, all of a run in one child process, and write their summaries.
 
 Scrapy's reactor cannot restart inside a process, so crawls run in a child: one
-`python -m scrapers.crawl_child` for every crawl of a run (Scrapy's `AsyncCrawlerProcess`
+`python -m scrapers.crawl.child` for every crawl of a run (Scrapy's `AsyncCrawlerProcess`
 runs them concurrently in one reactor, so adding a platform costs a few tenths of a second,
 not another interpreter). Each crawl writes its own offers feed, rejected-offers feed, log and
 stats report (`scrapers.extensions`); the parent reads them back as each crawl ends and writes
-`<out_dir>/<platform>.summary.json` (`scrapers.summary.CrawlSummary`, the one summary type).
+`<out_dir>/<platform>.summary.json` (`scrapers.crawl.summary.CrawlSummary`, the one summary type).
 
 A platform failure (HTTP errors, error envelopes, an exception in its parse code, a timeout, a
 crash) is a summary with status "failed" and the reason, never an exception, and never costs
 another platform its summary: a crawl that raises ends alone; one that blocks the shared
 reactor or kills the process leaves the crawls that had not ended, and each of those is run
-again alone (`scrapers.supervision`), so only the culprit fails.
+again alone (`scrapers.crawl.supervision`), so only the culprit fails.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from scrapers.crawl_files import CrawlFiles, CrawlRecord
-from scrapers.crawl_lock import crawl_folder_lock, this_process
+from scrapers.crawl.files import CrawlFiles, CrawlRecord
+from scrapers.crawl.lock import crawl_folder_lock, this_process
+from scrapers.crawl.summary import CrawlSummary, utc_now
+from scrapers.crawl.supervision import ChildEvent, ChildExit, ChildJob, run_child
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
-from scrapers.summary import CrawlSummary, utc_now
-from scrapers.supervision import ChildEvent, ChildExit, ChildJob, run_child
 
 # A healthy crawl takes seconds to a minute (RunPod's fan-out is the longest);
 # ten minutes means it is stuck. The spider is asked to stop at 80 % of this so
@@ -39,7 +39,7 @@ GRACEFUL_STOP_SHARE = 0.8
 # Stands in for a required token in offline replay: the snapshot answers, nothing is sent.
 OFFLINE_TOKEN = "offline-replay"
 
-# What `run_crawls` tells its caller as it goes, from the calling thread: (platform, state,
+# What `crawl` tells its caller as it goes, from the calling thread: (platform, state,
 # summary once done). Every platform gets "waiting" first; "crawling" when its spider opened in
 # the crawl process (a platform skipped or failed before it started gets none; one rerun alone
 # after another blocked or crashed the shared process gets it again); "done" with its summary,
@@ -60,40 +60,6 @@ class CrawlJob:
     feed: Path | None = None
     replay_dir: Path | None = None
     record_dir: Path | None = None
-
-
-def run_crawls(
-    names: Sequence[str],
-    out_dir: Path,
-    *,
-    offline: bool = False,
-    replay_dir: Path | None = None,
-    record_dir: Path | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    env: Mapping[str, str] | None = None,
-    settings: Mapping[str, Any] | None = None,
-    on_progress: OnProgress | None = None,
-) -> list[CrawlSummary]:
-    """Crawl each of `names` into `out_dir`, all at once in one process; one summary per platform, in order.
-
-    A platform's failure is its summary's status, never an exception, and never stops the
-    others. `replay_dir` and `record_dir` take one platform (a recording is one snapshot).
-    `timeout_s` bounds each crawl (they run side by side, so the run too, but for a crawl rerun
-    alone after another blocked or crashed the shared process).
-    Raises UnknownPlatform (before crawling anything) for a name no spider has.
-    """
-    if len(names) > 1 and (replay_dir is not None or record_dir is not None):
-        raise ValueError("replaying or recording a snapshot takes one platform")
-    jobs = [CrawlJob(name, replay_dir=replay_dir, record_dir=record_dir) for name in names]
-    return crawl(
-        jobs,
-        out_dir,
-        offline=offline,
-        timeout_s=timeout_s,
-        env=env,
-        settings=settings,
-        on_progress=on_progress,
-    )
 
 
 def run_crawl(
@@ -144,7 +110,11 @@ def crawl(
 ) -> list[CrawlSummary]:
     """Run `jobs` side by side in one crawl process into `out_dir`; their summaries, in order.
 
-    `settings` go to every crawl; a job's own settings go after them. The rules of `run_crawls`.
+    A platform's failure is its summary's status, never an exception, and never stops the
+    others. `timeout_s` bounds each crawl (they run side by side, so the run too, but for a crawl
+    rerun alone after another blocked or crashed the shared process). `settings` go to every
+    crawl; a job's own settings go after them. Raises UnknownPlatform (before crawling anything)
+    for a name no spider has.
     """
     summaries = {}
     for step in iter_crawls(jobs, out_dir, offline=offline, timeout_s=timeout_s, env=env, settings=settings):
@@ -167,7 +137,7 @@ def iter_crawls(
     """`crawl`, as the steps happen: a Dagster asset yields each platform's result as it ends.
 
     Raises UnknownPlatform before anything is crawled, CrawlFolderBusy when another process keeps
-    `out_dir` for longer than `timeout_s` (`scrapers.crawl_lock`). Closing it early kills the crawl
+    `out_dir` for longer than `timeout_s` (`scrapers.crawl.lock`). Closing it early kills the crawl
     process.
     """
     for job in jobs:

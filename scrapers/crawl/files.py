@@ -3,7 +3,7 @@
 A crawl of `<platform>` writes, in its output folder: `<platform>.jsonl` (its offers, or the feed
 path it was given), `<platform>.rejected.jsonl` (quotes its spider refused), `<platform>.log`,
 and `<platform>.report.json` (finish reason and stats, `scrapers.extensions.CrawlReport`). The
-runner turns them into `<platform>.summary.json` (`scrapers.summary.CrawlSummary`); `summarize`
+runner turns them into `<platform>.summary.json` (`scrapers.crawl.summary.CrawlSummary`); `summarize`
 holds the status rules.
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from scrapers import pipelines
+from scrapers.crawl.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
 from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED, STAT_UNVERIFIED
 from scrapers.redaction import redact
-from scrapers.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
 
 
 def summarize(

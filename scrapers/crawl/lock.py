@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from config.locks import flock_by
-from scrapers.summary import utc_now
+from scrapers.crawl.summary import utc_now
 
 LOCK_FILE = ".crawl.lock"
 POLL_S = 0.2

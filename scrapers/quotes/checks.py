@@ -1,7 +1,7 @@
-"""A quotes-file record (`scrapers.quotes_file.Record`) checked field by field into a `Quote`.
+"""A quotes-file record (`scrapers.quotes.file.Record`) checked field by field into a `Quote`.
 
 `check` gives the quote, or every problem found with the line it is on. The price is read as
-people write it (`scrapers.quote_prices`); a currency, billing period or price basis written in
+people write it (`scrapers.quotes.prices`); a currency, billing period or price basis written in
 the price cell ("9.9元/天", "USD 2.5", "9800元/台/月") fills in an empty column and must agree
 with a filled one: "USD 2.5" under currency CNY, or "9.9元/天" billed by the hour, is a
 problem of the quote, never a guess.
@@ -16,21 +16,15 @@ from typing import Any, cast
 
 from scrapers import parsing
 from scrapers.items import CURRENCIES as OFFER_CURRENCIES
-from scrapers.items import BillingPeriod, PricePer, PricingType
-from scrapers.quote_prices import PriceTextError, WrittenPrice, read_price
-from scrapers.quotes_file import FIELDS, Record
+from scrapers.items import PLAN_OF_PERIOD, BillingPeriod, PricePer, PricingType
+from scrapers.quotes.file import FIELDS, Record
+from scrapers.quotes.prices import PriceTextError, WrittenPrice, read_price
 
-PLAN_OF_PERIOD: dict[str, PricingType] = {
-    "hour": "on_demand",
-    "day": "daily_plan",
-    "week": "weekly_plan",
-    "month": "monthly_plan",
-}
 # Allowed spellings (lower case) -> the value used.
 CURRENCIES = {code.lower(): code for code in sorted(OFFER_CURRENCIES)}
 FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL"}
 PRICE_PER = {"gpu": "gpu", "instance": "instance"}
-PERIODS = {period: period for period in PLAN_OF_PERIOD}
+PERIODS: dict[str, str] = {period: period for period in PLAN_OF_PERIOD}
 # Counts are stored as INTEGER (32-bit) in the warehouse: a larger one is a typo, never a quote.
 MAX_COUNT = 2**31 - 1
 

@@ -8,7 +8,7 @@ One quote per CSV row (a header row names the columns) or per YAML list item:
     gpu_form                  SXM | PCIe | NVL, when the name does not say
     gpu_count                 GPUs in one rentable unit (default 1: by the card; 8: a whole node)
     price           required  > 0, in `currency` per `price_per` per `billing_period`; as people
-                              write it: 2139, "2.1万", "9.8k", "2,5", "9800元/台/月" (scrapers.quote_prices)
+                              write it: 2139, "2.1万", "9.8k", "2,5", "9800元/台/月" (scrapers.quotes.prices)
     currency        required  CNY | EUR | USD (the currencies the warehouse converts), or said in the price
     price_per                 gpu (default) | instance (the whole unit), or said in the price (/卡, /台)
     billing_period  required  hour | day | week | month, or said in the price (/时, /天, /月)
@@ -18,7 +18,7 @@ One quote per CSV row (a header row names the columns) or per YAML list item:
     region, note              free text, kept
 
 `read_records` turns a file into `Record`s, raising `CrawlError` when the file as a whole cannot
-be read; `scrapers.quote_checks.check` turns one record into a quote or its problems, each with the
+be read; `scrapers.quotes.checks.check` turns one record into a quote or its problems, each with the
 line it is on: the field's own line in YAML, the row's first line in CSV.
 
 Hostile or careless files (issue 14): YAML is read by `config.user_files.yaml_list`, the one

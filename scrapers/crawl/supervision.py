@@ -1,4 +1,4 @@
-"""The parent's side of the crawl child (`scrapers.crawl_child`): start it, follow it, bound it, end it.
+"""The parent's side of the crawl child (`scrapers.crawl.child`): start it, follow it, bound it, end it.
 
 `run_child` starts one child for a set of crawls and yields, as they happen, when each started
 and ended. It returns how the child ended: every crawl ended, or it was killed at the deadline,
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scrapers.crawl_child import TICK_S
+from scrapers.crawl.child import TICK_S
 
 STDERR_TAIL_BYTES = 8192  # enough for a traceback's last lines
 LAST_LINE_CHARS = 300  # of a crashed child's output, for the summary's error
@@ -103,7 +103,7 @@ def run_child(
     events_read, events_write = os.pipe()
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "scrapers.crawl_child", plan, str(events_write)],
+            [sys.executable, "-m", "scrapers.crawl.child", plan, str(events_write)],
             stdin=subprocess.PIPE,  # the lifeline: never written, closed when this process ends
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
