@@ -53,7 +53,7 @@ from typing import Any
 
 import duckdb
 
-from scrapers.summary import CrawlSummary, SummaryError, digest_feed
+from scrapers.summary import WORKED_STATUSES, CrawlSummary, SummaryError, digest_feed
 from warehouse import queries
 
 __all__ = ["LoadResult", "SummaryError", "load_crawl"]
@@ -203,7 +203,7 @@ def _outcome(
     """
     status = summary.status
     loader_note = None
-    if status in ("ok", "partial") and offers == 0:
+    if status in WORKED_STATUSES and offers == 0:
         status = "failed"
         why = f": {reasons}" if reasons else ""
         loader_note = f"no offers loaded ({summary.items_yielded} items yielded, {rejected} rejected{why})"

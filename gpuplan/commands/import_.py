@@ -16,6 +16,7 @@ from rich.text import Text
 from gpuplan import display
 from gpuplan.settings import Settings
 from scrapers.history import formats
+from scrapers.summary import WORKED_STATUSES
 from warehouse import connect
 from warehouse.imports import FileReport, import_file
 
@@ -91,7 +92,7 @@ def _row(report: FileReport) -> list[str]:
         return [report.path.name, "-", "-", "-", "-", "-", "-"]
     return [
         report.path.name,
-        str(int(runs["status"].isin(["ok", "partial"]).sum())),
+        str(int(runs["status"].isin(WORKED_STATUSES).sum())),
         str(len(report.failed_runs)),
         str(int(runs["already_loaded"].sum())),
         str(report.offers_loaded),

@@ -12,7 +12,7 @@ WITH today AS (
     JOIN crawl_runs AS r USING (crawl_id)
     WHERE c.platform = for_platform
       AND c.plan_date = for_date
-      AND r.status IN ('ok', 'partial')
+      AND run_worked(r.status)
       AND r.source = 'crawl'
 ),
 earlier AS (
@@ -21,7 +21,7 @@ earlier AS (
     JOIN crawl_runs AS r USING (crawl_id)
     WHERE c.platform = for_platform
       AND c.plan_date < for_date
-      AND r.status IN ('ok', 'partial')
+      AND run_worked(r.status)
       AND r.source = 'crawl'
       AND r.offline = (SELECT offline FROM today)
       AND c.crawl_id NOT IN (SELECT crawl_id FROM today)

@@ -9,13 +9,13 @@ CREATE OR REPLACE VIEW usable_runs AS
 WITH live_platforms AS (
     SELECT DISTINCT platform
     FROM crawl_runs
-    WHERE status IN ('ok', 'partial') AND offers_loaded > 0 AND NOT offline
+    WHERE run_worked(status) AND offers_loaded > 0 AND NOT offline
 )
 SELECT
     r.*,
-    CAST(coalesce(r.started_at, r.loaded_at) AS DATE) AS run_day,
+    run_day_of(r.started_at, r.loaded_at) AS run_day,
     least(coalesce(r.finished_at, r.started_at, r.loaded_at), r.loaded_at) AS crawled_at
 FROM crawl_runs AS r
-WHERE r.status IN ('ok', 'partial')
+WHERE run_worked(r.status)
   AND r.offers_loaded > 0
   AND (NOT r.offline OR r.platform NOT IN (SELECT platform FROM live_platforms));

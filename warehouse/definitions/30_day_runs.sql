@@ -9,10 +9,10 @@ SELECT
     p.platform,
     p.crawl_id,
     r.status,
-    CAST(coalesce(r.started_at, r.loaded_at) AS DATE) AS run_day
+    run_day_of(r.started_at, r.loaded_at) AS run_day
 FROM plan_crawls AS p
 JOIN crawl_runs AS r USING (crawl_id)
-WHERE r.status IN ('ok', 'partial')
+WHERE run_worked(r.status)
 UNION ALL
 SELECT d.day, d.platform, d.crawl_id, d.status, d.day AS run_day
 FROM daily_runs AS d

@@ -1,5 +1,5 @@
 -- A platform's recent crawl volume: the median of items yielded by the crawls that fed the plans of
--- the $days days before $plan_date, counting only crawls that worked (status ok or partial), so an
+-- the $days days before $plan_date, counting only crawls that worked (run_worked), so an
 -- outage does not lower the bar. days = how many such days there were (0: no history yet).
 SELECT
     median(r.items_yielded) AS median_items,
@@ -9,5 +9,5 @@ JOIN crawl_runs AS r USING (crawl_id)
 WHERE c.platform = $platform
   AND c.plan_date < $plan_date
   AND c.plan_date >= CAST($plan_date AS DATE) - CAST($days AS INTEGER)
-  AND r.status IN ('ok', 'partial')
+  AND run_worked(r.status)
   AND r.source = 'crawl'  -- imported history recorded for a day (a backfill) is not a crawl volume

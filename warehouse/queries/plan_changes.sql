@@ -49,13 +49,13 @@ today_in_stock AS (
     FROM offers AS o
     JOIN plan_crawls AS c ON c.crawl_id = o.crawl_id AND c.platform = o.platform
     WHERE c.plan_date = $plan_date
-      AND c.status IN ('ok', 'partial')  -- a failed crawl's stray items are history, not offers
+      AND run_worked(c.status)
     GROUP BY o.platform, o.offer_id
 ),
 crawled_today AS (
     SELECT platform
     FROM plan_crawls
-    WHERE plan_date = $plan_date AND status IN ('ok', 'partial')
+    WHERE plan_date = $plan_date AND run_worked(status)
 ),
 changes AS (
     SELECT model, method, ranking, 'new_platform' AS change_type,

@@ -4,6 +4,6 @@ SELECT DISTINCT o.gpu_model, o.gpu_count
 FROM offers AS o
 JOIN plan_crawls AS c ON c.crawl_id = o.crawl_id AND c.platform = o.platform
 WHERE c.plan_date = $plan_date
-  AND c.status IN ('ok', 'partial')  -- a failed crawl's stray items are history, not offers
+  AND run_worked(c.status)
   AND o.gpu_model IS NOT NULL
 ORDER BY o.gpu_model, o.gpu_count

@@ -7,7 +7,7 @@ WITH last_good AS (
     SELECT platform, max(least(coalesce(finished_at, started_at, loaded_at), loaded_at)) AS last_crawled_at
     FROM crawl_runs
     WHERE source = 'crawl'
-      AND status IN ('ok', 'partial')
+      AND run_worked(status)
       AND offers_loaded > 0
     GROUP BY platform
 )
