@@ -60,7 +60,7 @@ def naive_backfill(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     crawls = history.backfill_crawls(con, None, None)
     for day, group in crawls.groupby("day"):
         plans.record_plan_crawls(con, day, group[~group["already_recorded"]])
-        units = queries.frame(con, "plan_unit_sizes", plan_date=day)
+        units = queries.frame(con, "plans/unit_sizes", plan_date=day)
         plans.store_requirements(con, day, requirements_frame(settings.models, settings.methods, gpus, units))
         plans.compute_candidates(con, day)
         plans.compute_cheapest_plans(con, day)

@@ -116,7 +116,7 @@ class ChangedPlan:
 
 def changed_plans(con: duckdb.DuckDBPyConnection, change_date: date) -> tuple[ChangedPlan, ...]:
     """Every changed plan of `change_date` (jobs first, then smallest model first), with its reasons."""
-    cursor = con.execute(queries.sql("digest_plan_changes"), {"change_date": change_date})
+    cursor = con.execute(queries.sql("digest/plan_changes"), {"change_date": change_date})
     columns = [column[0] for column in cursor.description]
     return tuple(_entry(dict(zip(columns, values, strict=True))) for values in cursor.fetchall())
 

@@ -68,7 +68,7 @@ def _crawl_volume_check(platform: str) -> dg.AssetChecksDefinition:
         if warehouse.has_snapshot():
             with warehouse.reader() as con:
                 history = queries.frame(
-                    con, "crawl_volume_history", platform=platform, plan_date=day, days=VOLUME_HISTORY_DAYS
+                    con, "drift/volume_history", platform=platform, plan_date=day, days=VOLUME_HISTORY_DAYS
                 )
             median, days = history.iloc[0]["median_items"], int(history.iloc[0]["days"])
             if days:
@@ -101,7 +101,7 @@ def prices_believable(
         out_of_bounds = [
             queries.frame(
                 con,
-                "offer_price_outliers",
+                "checks/price_outliers",
                 plan_date=day,
                 factor=MEDIAN_FACTOR,
             ).assign(day=day)
@@ -141,7 +141,7 @@ def _freshness_check(platforms: Sequence[str]) -> dg.AssetChecksDefinition:
         with warehouse.reader() as con:
             ages = queries.frame(
                 con,
-                "platform_freshness",
+                "checks/platform_freshness",
                 platforms=list(platforms),
                 now=datetime.now(UTC).replace(tzinfo=None),
                 max_age_hours=MAX_CRAWL_AGE_HOURS,

@@ -323,7 +323,7 @@ def writer(
 
             _prepare(con)
             ((generation,),) = con.execute(
-                queries.sql("stamp_next_session"), {"now": dt.datetime.now(dt.UTC).replace(tzinfo=None)}
+                queries.sql("stamp/next_session"), {"now": dt.datetime.now(dt.UTC).replace(tzinfo=None)}
             ).fetchall()
             yield con
             con.execute("CHECKPOINT")

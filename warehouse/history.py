@@ -1,15 +1,15 @@
 """Price history across crawls and imports: bulk loading of imports, trends, and backfilled plans.
 
 Imported history (crawl runs with source `import:<format>`) and our own crawls share the
-`offers` table and the `platform` slug; the `daily_runs` view (migration 030) picks the one
+`offers` table and the `platform` slug; the `daily_runs` view (definitions/20_daily_runs.sql) picks the one
 run that stands for a platform on a day, our own crawl first. `backfill_plans` computes the
 plans of every past day with data, with the same functions the Dagster plan assets call.
 
 Why a bulk path beside `warehouse.loading.load_crawl`: an observations file holds 3,305
 (platform, day) runs; one `load_crawl` per run costs ~30-40 ms of DuckDB statements (staging,
 pricing, inserts), over two minutes for one file. `load_imported` prices and inserts every run
-of a file with a handful of statements, through the same checks and pricing (the crawl loader's
-load_check_staged.sql and load_price_staged.sql, after history_stage_imported.sql).
+of a file with a handful of statements, through the same checks and pricing (checked_offers, then
+the crawl loader's load/price_staged.sql, after history/stage_imported.sql).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def price_trend(
     """
     return queries.frame(
         con,
-        "price_trend",
+        "history/price_trend",
         gpu_model=gpu_model,
         since=since,
         until=until,
@@ -103,7 +103,7 @@ def backfill_crawls(
     Columns: day (datetime.date), platform, crawl_id, status, already_recorded (TRUE where
     plan_crawls has it).
     """
-    frame = queries.frame(con, "history_backfill_crawls", first=first, last=last)
+    frame = queries.frame(con, "history/backfill_crawls", first=first, last=last)
     frame["day"] = pd.to_datetime(frame["day"]).dt.date
     return frame
 
@@ -132,10 +132,10 @@ def priced_gpu_models(con: duckdb.DuckDBPyConnection, since: dt.date | None = No
     the history is.
     """
     if since is None:  # an empty warehouse has no latest run, and no offers either
-        latest = queries.frame(con, "history_latest_run_day")["latest_day"].iloc[0]
+        latest = queries.frame(con, "history/latest_run_day")["latest_day"].iloc[0]
         if not pd.isna(latest):
             since = pd.Timestamp(latest).date() - dt.timedelta(days=RECENT_MODEL_DAYS - 1)
-    return queries.frame(con, "history_gpu_models", since=since)
+    return queries.frame(con, "history/gpu_models", since=since)
 
 
 def load_imported(
@@ -160,25 +160,25 @@ def load_imported(
     for name, (frame, columns) in frames.items():
         con.register(name, frame.loc[:, list(columns)])
     try:
-        existing = set(queries.frame(con, "history_runs_loaded")["crawl_id"])
+        existing = set(queries.frame(con, "history/runs_loaded")["crawl_id"])
         con.execute("BEGIN TRANSACTION")
         try:
-            # The crawl loader's statements after staging: one rule set for crawled and imported offers.
-            stage = queries.sql("history_stage_imported") + queries.sql("load_check_staged")
-            con.execute(stage, {"source": source, "platform": None})
-            queries.execute(con, "fx_days")
-            queries.execute(con, "fx_day_rates")
-            queries.execute(con, "load_price_staged")
-            queries.execute(con, "load_insert_offers")
-            queries.execute(con, "load_insert_rejected", rejected_at=now)
-            queries.execute(con, "history_insert_rejected", rejected_at=now)
-            queries.execute(con, "history_record_runs", source=source, source_file=source_file, loaded_at=now)
-            queries.execute(con, "load_drop_staging")
+            # Staged as a crawl is (checked_offers), then the crawl loader's statements: one rule set
+            # for crawled and imported offers.
+            queries.execute(con, "history/stage_imported", source=source)
+            queries.execute(con, "fx/days")
+            queries.execute(con, "fx/day_rates")
+            queries.execute(con, "load/price_staged")
+            queries.execute(con, "load/insert_offers")
+            queries.execute(con, "load/insert_rejected", rejected_at=now)
+            queries.execute(con, "history/insert_rejected", rejected_at=now)
+            queries.execute(con, "history/record_runs", source=source, source_file=source_file, loaded_at=now)
+            queries.execute(con, "load/drop_staging")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        result = queries.frame(con, "history_runs_loaded")
+        result = queries.frame(con, "history/runs_loaded")
     finally:
         for name in frames:
             con.unregister(name)
@@ -188,7 +188,7 @@ def load_imported(
 
 def plan_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:
     """Per plan day in [first, last]: plan_date (datetime.date), plans, plans_ok, changes, offers_excluded."""
-    frame = queries.frame(con, "history_plan_days", first=first, last=last)
+    frame = queries.frame(con, "history/plan_days", first=first, last=last)
     frame["plan_date"] = pd.to_datetime(frame["plan_date"]).dt.date
     return frame
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
@@ -96,7 +95,7 @@ def record_plan_crawls(con: duckdb.DuckDBPyConnection, plan_date: date, crawls: 
     frame = crawls.loc[:, list(PLAN_CRAWL_COLUMNS)].drop_duplicates("platform", keep="last")
     con.register("recorded_crawls", frame)
     try:
-        queries.execute(con, "plan_crawls_record", plan_date=plan_date, recorded_at=_now_utc())
+        queries.execute(con, "plans/record_crawls", plan_date=plan_date, recorded_at=_now_utc())
     finally:
         con.unregister("recorded_crawls")
     return _scalar(con, "SELECT count(*) FROM plan_crawls WHERE plan_date = $d", plan_date)
@@ -135,7 +134,7 @@ def compute_candidates(
     """Replace `plan_date`'s candidates: every fitting configuration of the day's offers, cheapest offer each.
 
     Reads plan_crawls, offers and plan_requirements of the day. Offers under the price floor
-    (`judged_offers`, migration 040) are left out and recorded in `plan_excluded_offers` for the day.
+    (`judged_offers`) are left out and recorded in `plan_excluded_offers` for the day.
     Each candidate also gets `train_days` and `total_usd`/`total_cny` for a run of `job_tokens`
     tokens (by the offer's billing). Returns the number of candidates.
     """
@@ -146,14 +145,14 @@ def compute_candidates(
         con.execute("DELETE FROM plan_excluded_offers WHERE plan_date = $d", {"d": plan_date})
         queries.execute(
             con,
-            "plan_excluded_offers_record",
+            "plans/record_excluded_offers",
             plan_date=plan_date,
             computed_at=computed_at,
         )
         con.execute("DELETE FROM plan_candidates WHERE plan_date = $d", {"d": plan_date})
         queries.execute(
             con,
-            "plan_candidates",
+            "plans/candidates",
             plan_date=plan_date,
             max_gpu_count=MAX_PLAN_GPU_COUNT,
             job_tokens=float(job_tokens),
@@ -169,7 +168,7 @@ def compute_cheapest_plans(con: duckdb.DuckDBPyConnection, plan_date: date) -> i
     """
     with transaction(con):
         con.execute("DELETE FROM cheapest_plans WHERE plan_date = $d", {"d": plan_date})
-        queries.execute(con, "cheapest_plans", plan_date=plan_date, computed_at=_now_utc())
+        queries.execute(con, "plans/cheapest", plan_date=plan_date, computed_at=_now_utc())
     return _scalar(con, "SELECT count(*) FROM cheapest_plans WHERE plan_date = $d", plan_date)
 
 
@@ -183,7 +182,7 @@ def compute_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_
         con.execute("DELETE FROM plan_changes WHERE change_date = $d", {"d": plan_date})
         queries.execute(
             con,
-            "plan_changes",
+            "plans/changes",
             plan_date=plan_date,
             price_move_pct=float(price_move_pct),
             computed_at=_now_utc(),
@@ -204,7 +203,7 @@ def compute_plan_changes_for_days(
         return 0
     ordered = sorted(set(days))
     changes = sum(compute_plan_changes(con, day, price_move_pct) for day in ordered)
-    ((following,),) = con.execute(queries.sql("plan_next_day"), {"day": ordered[-1]}).fetchall()
+    ((following,),) = con.execute(queries.sql("plans/next_day"), {"day": ordered[-1]}).fetchall()
     if following is not None:
         compute_plan_changes(con, following, price_move_pct)
     return changes
@@ -213,7 +212,7 @@ def compute_plan_changes_for_days(
 def has_history_before(con: duckdb.DuckDBPyConnection, day: date) -> bool:
     """True when the warehouse holds a day before `day`: one planned, or a usable run (crawled or
     imported) of an earlier day that was never planned."""
-    row = con.execute(queries.sql("history_before"), {"day": day}).fetchone()
+    row = con.execute(queries.sql("history/before"), {"day": day}).fetchone()
     return bool(row and row[0])
 
 
@@ -222,32 +221,8 @@ def recorded_days(con: duckdb.DuckDBPyConnection, first: date, last: date) -> li
 
     A day without any is a day without data: it gets no plans rather than 'no_offer_fits'.
     """
-    rows = con.execute(queries.sql("plan_recorded_days"), {"first": first, "last": last}).fetchall()
+    rows = con.execute(queries.sql("plans/recorded_days"), {"first": first, "last": last}).fetchall()
     return [row[0] for row in rows]
-
-
-@dataclass(frozen=True)
-class PriceFloor:
-    """The price-floor rule's numbers, as the warehouse defines them (migration 040)."""
-
-    share: float  # of the median of the other platforms' cheapest price
-    own_share: float  # of the median of the platform's own other offers, where too few others sell it
-    min_other_platforms: int
-
-    def describe(self) -> str:
-        return (
-            f"under {self.share:.0%} of the median of at least {self.min_other_platforms} other platforms' "
-            f"cheapest price for the same GPU that day (else under {self.own_share:.0%} of the platform's "
-            "other offers of it)"
-        )
-
-
-def price_floor(con: duckdb.DuckDBPyConnection) -> PriceFloor:
-    """The price floor's numbers (SQL macros price_floor_share() ... of migration 040)."""
-    ((share, own_share, others),) = con.execute(
-        "SELECT price_floor_share(), own_price_floor_share(), price_floor_min_other_platforms()"
-    ).fetchall()
-    return PriceFloor(float(share), float(own_share), int(others))
 
 
 def offers_below_price_floor(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
@@ -255,7 +230,7 @@ def offers_below_price_floor(con: duckdb.DuckDBPyConnection, plan_date: date) ->
 
     Computed from the day's offers, so it can be asked before the day's candidates exist.
     """
-    return queries.frame(con, "offers_below_price_floor", plan_date=plan_date)
+    return queries.frame(con, "plans/offers_below_price_floor", plan_date=plan_date)
 
 
 def excluded_offers(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
@@ -273,7 +248,7 @@ def plans_for_date(
     method: str | None = None,
 ) -> pd.DataFrame:
     """The cheapest plans of `plan_date` (None: the latest day with plans), smallest model first."""
-    return queries.frame(con, "plans_for_date", plan_date=plan_date, model=model, method=method)
+    return queries.frame(con, "plans/for_date", plan_date=plan_date, model=model, method=method)
 
 
 def plans_for_gpu(
@@ -285,17 +260,17 @@ def plans_for_gpu(
 ) -> pd.DataFrame:
     """The best plans of `plan_date` (None: the latest day with plans) on one canonical GPU model:
     the daily rankings among that GPU's candidates, 'no_offer_fits' where none of it fits."""
-    return queries.frame(con, "plans_for_gpu", gpu=gpu_model, plan_date=plan_date, model=model, method=method)
+    return queries.frame(con, "plans/for_gpu", gpu=gpu_model, plan_date=plan_date, model=model, method=method)
 
 
 def day_crawls(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
     """The crawl behind each platform's offers on `plan_date`: status, error, items and offers loaded."""
-    return queries.frame(con, "day_crawls", plan_date=plan_date)
+    return queries.frame(con, "plans/day_crawls", plan_date=plan_date)
 
 
 def changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
     """The plan changes recorded for `plan_date`."""
-    return queries.frame(con, "plan_changes_for_date", change_date=plan_date)
+    return queries.frame(con, "plans/changes_for_date", change_date=plan_date)
 
 
 def missing_plans(
@@ -304,7 +279,7 @@ def missing_plans(
     """(model, method, ranking) triples asked for but without a row in `plan_date`'s cheapest plans."""
     return queries.frame(
         con,
-        "plans_missing",
+        "plans/missing",
         plan_date=plan_date,
         models=list(models),
         methods=list(methods),

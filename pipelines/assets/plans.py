@@ -121,7 +121,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
             "`judged_offers` in SQL) are placeholders, such as RunPod's 0.5 USD for sold-out GPUs: left "
             "out, and listed in `plan_excluded_offers`. Each candidate also gives the days and total of a "
             "run of `default_tokens` tokens (GPUPLAN_DEFAULT_TOKENS) by the offer's billing. SQL in the "
-            "warehouse: `plan_shapes` (shared with the job plans) and `plan_candidates.sql`."
+            "warehouse: `plan_shapes` (shared with the job plans) and `plans/candidates.sql`."
         ),
     )
     def plan_candidates(

@@ -62,7 +62,7 @@ def test_requirements_are_the_pipelines_for_each_day(backfilled) -> None:
     con, _ = backfilled
     gpus = load_gpus()
     for day in DAYS:
-        units = queries.frame(con, "plan_unit_sizes", plan_date=day)
+        units = queries.frame(con, "plans/unit_sizes", plan_date=day)
         expected = requirements_frame(SETTINGS.models, SETTINGS.methods, gpus, units)
         stored = con.execute(
             "SELECT model, method, gpu_model, gpu_count, fits, tokens_per_second FROM plan_requirements "

@@ -30,7 +30,11 @@ ADOPTED = {
 # Objects whose SQL differs on purpose from what the migrations made, even so, and why.
 CHANGED: dict[str, str] = {}
 DROPPED = {"daily_run_offers": "dead: nothing read it since migration 040 (judged_offers)"}
-ADDED = {"run_worked": ADOPTED["run_worked"]}
+ADDED = {
+    "run_worked": ADOPTED["run_worked"],
+    "feed_records": "how a crawl feed is read, once a statement's first part (load_stage_feed.sql)",
+    "checked_offers": "the checks every offer passes, once appended to another file (load_check_staged.sql)",
+}
 
 VIEWS = """
 SELECT view_name, sql FROM duckdb_views()

@@ -2,7 +2,7 @@
 
 Offers and requirements here are SYNTHETIC: a few hand-made offers and a toy memory model
 (a job needs `need_gb` in all, split evenly; throughput proportional to GPUs) so each rule of
-plan_candidates.sql / cheapest_plans.sql / plan_changes.sql is tested on numbers one can check
+plans/candidates.sql / plans/cheapest.sql / plans/changes.sql is tested on numbers one can check
 by hand. The real spiders and sizing model are exercised in tests/pipelines.
 """
 

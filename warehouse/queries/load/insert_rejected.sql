@@ -1,5 +1,5 @@
 -- Keep every rejected record of one crawl or one history import with the reason (temp table
--- load_rejected, load_price_staged.sql), under its run. `raw` is the
+-- load_rejected, load/price_staged.sql), under its run. `raw` is the
 -- record's fields as read (text) when it failed validation, else the typed record as JSON;
 -- unparsed lines come verbatim from load_unparsed_lines.
 INSERT INTO rejected_offers (crawl_id, platform, raw, reason, rejected_at)

@@ -6,7 +6,7 @@
 --   old_offer_now_*          the old plan's offer today (NULL: not among today's plannable offers)
 --   old_platform_listed_now  the old plan's platform has offers today (FALSE: it did not crawl)
 --   new_offer_before_*       the new plan's offer on the previous day (NULL: it is new)
--- Offers are the days' plannable ones (judged_offers, migration 040), as the plans read them.
+-- Offers are the days' plannable ones (judged_offers), as the plans read them.
 -- The measure: rent per month for lowest_rent, cost per billion tokens for lowest_cost_per_btoken,
 -- the total paid for a job (lowest_total).
 WITH plan_days AS (

@@ -1,13 +1,69 @@
--- The checks every offer passes, crawled or imported: the second part of the statement that
--- load_stage_feed.sql (crawls) or history_stage_imported.sql (imports) begins with the CTE
--- `typed`, making the temp table load_staged: fields typed and `reason`, why the record is rejected (NULL = it loads; reasons that need FX or the whole
--- run come in load_price_staged.sql). Values must be as OfferItem spells them (ISO currency in
--- capitals, price_per 'gpu', ...): nothing is trimmed or re-cased, so a variant is rejected with
+-- Offer records as the loaders read and check them: one rule set for every offer, crawled
+-- (queries/load/stage_feed.sql) or imported (queries/history/stage_imported.sql).
+
+-- A crawl feed's records (JSONL, one scrapers.items.OfferItem per line), one row per record (in no
+-- particular order: the load runs without preserve_insertion_order, which lets both cores build the
+-- table), every field as the text it was (`item`) and typed with TRY_CAST, in the shape
+-- checked_offers reads. read_json parses each line once with every field as text (numbers keep their
+-- digits). ignore_errors turns a malformed or non-object line into a row of NULLs (`unparsed`): its
+-- verbatim text comes from queries/load/unparsed_lines.sql, whose field list is this one's.
+-- Arguments: the feed's path; the crawl's crawl_id, source and run_day (run_day_of its summary).
+CREATE OR REPLACE MACRO feed_records(feed, crawl_id, source, run_day) AS TABLE
+SELECT
+    CAST(crawl_id AS VARCHAR) AS crawl_id,
+    CAST(source AS VARCHAR) AS source,
+    CAST(run_day AS DATE) AS run_day,
+    item,
+    coalesce(
+        item.platform, item.offer_id, item.region, item.gpu_name_raw, item.gpu_model,
+        item.gpu_form, item.gpu_memory_gb, item.gpu_count, item.price_amount,
+        item.price_currency, item.price_per, item.billing_period, item.min_term_periods,
+        item.pricing_type, item.available_gpus, item.source_url, item.observed_at,
+        CAST(item.extra AS VARCHAR)
+    ) IS NULL AS unparsed,
+    nullif(item.platform, '') AS item_platform,
+    nullif(item.offer_id, '') AS offer_id,
+    item.region AS region,
+    nullif(item.gpu_name_raw, '') AS gpu_name_raw,
+    nullif(item.gpu_model, '') AS gpu_model,
+    nullif(item.gpu_form, '') AS gpu_form,
+    TRY_CAST(item.gpu_memory_gb AS DOUBLE) AS gpu_memory_gb,
+    TRY_CAST(item.gpu_count AS DOUBLE) AS gpu_count,
+    TRY_CAST(item.price_amount AS DOUBLE) AS price_amount,
+    nullif(item.price_currency, '') AS price_currency,
+    nullif(item.price_per, '') AS price_per,
+    nullif(item.billing_period, '') AS billing_period,
+    TRY_CAST(item.min_term_periods AS DOUBLE) AS min_term_periods,
+    nullif(item.pricing_type, '') AS pricing_type,
+    TRY_CAST(item.available_gpus AS DOUBLE) AS available_gpus,
+    item.source_url AS source_url,
+    -- ISO-8601 with Z or an offset; a timestamp without a zone is UTC (the session zone)
+    TRY_CAST(item.observed_at AS TIMESTAMPTZ) AS observed_at_tz,
+    item.extra AS extra
+FROM read_json(
+    feed,
+    format = 'newline_delimited',
+    ignore_errors = true,
+    columns = {
+        'platform': 'VARCHAR', 'offer_id': 'VARCHAR', 'region': 'VARCHAR',
+        'gpu_name_raw': 'VARCHAR', 'gpu_model': 'VARCHAR', 'gpu_form': 'VARCHAR',
+        'gpu_memory_gb': 'VARCHAR', 'gpu_count': 'VARCHAR', 'price_amount': 'VARCHAR',
+        'price_currency': 'VARCHAR', 'price_per': 'VARCHAR', 'billing_period': 'VARCHAR',
+        'min_term_periods': 'VARCHAR', 'pricing_type': 'VARCHAR', 'available_gpus': 'VARCHAR',
+        'source_url': 'VARCHAR', 'observed_at': 'VARCHAR', 'extra': 'JSON'
+    }
+) AS item;
+
+-- The checks every offer passes, crawled or imported, over `records`: the name of a table or CTE
+-- of records typed as feed_records gives them (the import stages its own in that shape). Fields
+-- typed and `reason`, why the record is rejected (NULL = it loads; reasons that need FX or the whole
+-- run come in queries/load/price_staged.sql). Values must be as OfferItem spells them (ISO currency
+-- in capitals, price_per 'gpu', ...): nothing is trimmed or re-cased, so a variant is rejected with
 -- its value in the reason rather than guessed at. `raw` keeps the record's fields as text for the
--- rejected ones.
--- Params: $platform: the crawl's platform (the summary's); a record may omit it, not contradict
--- it. NULL for imports, whose records each name theirs.
-checked AS (
+-- rejected ones. crawl_platform: the crawl's platform (the summary's); a record may omit it, not
+-- contradict it. NULL for imports, whose records each name theirs.
+CREATE OR REPLACE MACRO checked_offers(records, crawl_platform) AS TABLE
+WITH checked AS (
     SELECT
         *,
         CASE
@@ -25,8 +81,8 @@ checked AS (
                     CASE WHEN billing_period IS NULL THEN 'billing_period' END,
                     CASE WHEN pricing_type IS NULL THEN 'pricing_type' END,
                     CASE WHEN item.observed_at IS NULL THEN 'observed_at' END)
-            WHEN $platform IS NOT NULL AND item_platform <> $platform
-                THEN 'platform ' || item_platform || ' in a crawl of ' || $platform
+            WHEN crawl_platform IS NOT NULL AND item_platform <> crawl_platform
+                THEN 'platform ' || item_platform || ' in a crawl of ' || crawl_platform
             WHEN gpu_count IS NULL OR gpu_count <> floor(gpu_count) OR gpu_count <= 0
                 OR gpu_count > 2147483647
                 THEN 'gpu_count must be a whole number > 0, got ' || item.gpu_count
@@ -54,13 +110,13 @@ checked AS (
                 AND (gpu_memory_gb IS NULL OR NOT isfinite(gpu_memory_gb) OR gpu_memory_gb <= 0)
                 THEN 'gpu_memory_gb must be a number > 0 or null, got ' || item.gpu_memory_gb
         END AS reason
-    FROM typed
+    FROM query_table(records)
 )
 SELECT
     crawl_id,
     source,
     run_day,
-    coalesce($platform, item_platform) AS platform,
+    coalesce(crawl_platform, item_platform) AS platform,
     offer_id,
     region,
     gpu_name_raw,

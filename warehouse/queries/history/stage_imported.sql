@@ -1,11 +1,10 @@
 -- Stage the offers of a history import (registered frame import_offers: every run of one file at
--- once, OfferItem fields typed by the reader) in the temp table load_staged: the statement's first
--- part, the CTE `typed` in the shape load_stage_feed.sql gives a crawl's records, so that
--- history.py appends the same checks (load_check_staged.sql) and then prices them with the same
--- rules (load_price_staged.sql): crawled and imported offers pass one rule set. Each field is also
--- kept as text in `item`, as a crawl feed's are. Runs already in crawl_runs are skipped. run_day:
--- the day the file states for the run (registered frame import_runs), as history_record_runs.sql
--- records it in started_at.
+-- once, OfferItem fields typed by the reader) in the temp table load_staged: typed in the shape
+-- feed_records gives a crawl's records, then checked by checked_offers and later priced by
+-- load/price_staged.sql, as a crawl's are: crawled and imported offers pass one rule set
+-- (definitions/00_offer_records.sql). Each field is also kept as text in `item`, as a crawl feed's
+-- are. Runs already in crawl_runs are skipped. run_day: the day the file states for the run
+-- (registered frame import_runs), as history/record_runs.sql records it in started_at.
 -- Params: $source ('import:<format>').
 CREATE OR REPLACE TEMP TABLE load_staged AS
 WITH import_text AS (
@@ -63,4 +62,5 @@ typed AS (
         TRY_CAST(item.observed_at AS TIMESTAMPTZ) AS observed_at_tz,
         item.extra AS extra
     FROM import_text
-),
+)
+SELECT * FROM checked_offers('typed', CAST(NULL AS VARCHAR));

@@ -1,4 +1,4 @@
--- Record the offers $plan_date's plans leave out as implausibly cheap (judged_offers, migration 040):
+-- Record the offers $plan_date's plans leave out as implausibly cheap (judged_offers):
 -- the ones that are not spot (spot offers are left out of plans anyway).
 -- Params: $plan_date, $computed_at.
 INSERT INTO plan_excluded_offers BY NAME

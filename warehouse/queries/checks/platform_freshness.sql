@@ -1,6 +1,6 @@
 -- For each platform asked about ($platforms) that has ever loaded offers: when its last crawl that
 -- loaded offers finished, and whether that is older than $max_age_hours before $now (UTC), or
--- dated ahead of $now (a host clock ahead, migration 061: such a crawl proves nothing about now).
+-- dated ahead of $now (a host clock ahead: such a crawl proves nothing about now).
 -- A crawl's time is capped by when it was loaded, as usable_runs does. A platform that never worked
 -- (or is skipped for want of a token) has no data to go stale; its crawl's volume check says why.
 WITH last_good AS (

@@ -3,7 +3,7 @@
 -- it reads the feed again as plain text lines (a control character as the column delimiter,
 -- so a line never splits) and checks them with the same JSON parser as read_json. Lines that
 -- are not even UTF-8 text go to the temp table load_unreadable_lines (DuckDB's rejects table),
--- which load_unreadable_lines.sql adds. The field list is load_stage_feed's.
+-- which load/unreadable_lines.sql adds. The field list is load_stage_feed's.
 INSERT INTO rejected_offers (crawl_id, platform, raw, reason, rejected_at)
 WITH lines AS (
     SELECT line, try(json_transform(line, '{

@@ -1,5 +1,5 @@
 -- How the crawl behind $plan_date's offers of $platform compares with the platform's own last
--- $history good crawls before it (which crawls: the drift_crawls macro, migrations 075 and 085):
+-- $history good crawls before it (which crawls: the drift_crawls macro):
 -- offers loaded, the share of offers whose GPU name matched no catalog card, the share of quotes
 -- rejected. One row; history_crawls = 0 when there is nothing to compare with (or no good crawl today).
 WITH crawls AS (
@@ -14,7 +14,7 @@ metrics AS (
     FROM crawls AS k
     JOIN crawl_runs AS r USING (crawl_id)
     LEFT JOIN (
-        -- by run day too: crawl_id alone prunes no row group of offers (migration 085)
+        -- by run day too: crawl_id alone prunes no row group of offers
         SELECT o.crawl_id, avg(CASE WHEN o.gpu_model IS NULL THEN 1.0 ELSE 0.0 END) AS unknown_share
         FROM offers AS o
         JOIN crawls AS c ON c.crawl_id = o.crawl_id AND c.run_day = o.run_day

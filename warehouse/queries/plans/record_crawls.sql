@@ -1,7 +1,7 @@
 -- Record the crawls of `recorded_crawls` (platform, crawl_id, status) as the ones behind $plan_date's
 -- offers; a platform already recorded for that day is replaced (a re-crawl wins), others stay.
 -- Demo data never poses as live data: an offline crawl of a platform that has a usable live crawl
--- (usable_runs, migration 040) records that platform's latest live crawl up to the day instead, so
+-- (usable_runs) records that platform's latest live crawl up to the day instead, so
 -- "demo, then live, then demo again" keeps planning from the live offers.
 INSERT OR REPLACE INTO plan_crawls BY NAME
 WITH incoming AS (

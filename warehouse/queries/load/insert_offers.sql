@@ -1,7 +1,7 @@
 -- Append the priced, valid records of one crawl or one history import (temp view load_priced) to
 -- offers. hourly_rentable: only an offer billed by the hour can be rented for an hour; day, week
 -- and month offers keep their per-GPU-hour price for comparison but are never hourly. crawl_id,
--- source and run_day (daily_runs.day of the run, migration 031) come staged with each record.
+-- source and run_day (run_day_of the run, as daily_runs.day) come staged with each record.
 --
 -- First, the same rows raise the cheapest price seen per GPU model (gpu_price_seen, migration 080:
 -- the reference of the price-history floor), in the same transaction: the references this load was

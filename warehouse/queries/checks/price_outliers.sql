@@ -1,7 +1,7 @@
 -- The day's offers whose price per GPU-hour is not believable: outside the plausible range
--- (min_usd_per_gpu_hour()..max_usd_per_gpu_hour(), migration 041: loaders reject such prices, so
+-- (min_usd_per_gpu_hour()..max_usd_per_gpu_hour(): loaders reject such prices, so
 -- only offers loaded before that rule show here), or more than $factor times away from the median
--- of the same GPU model across the day's offers (judged_offers, migration 040). Such a price is
+-- of the same GPU model across the day's offers (judged_offers). Such a price is
 -- nearly always a unit mistake (cents, 1/1000 CNY, a monthly price read as hourly).
 WITH day_offers AS (
     SELECT platform, offer_id, gpu_model, pricing_type, price_amount, price_currency, billing_period,

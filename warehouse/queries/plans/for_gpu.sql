@@ -1,5 +1,5 @@
 -- The best plans on one GPU model ($gpu) of one day ($plan_date; NULL = the latest day with plans):
--- both rankings of every (model, method) as `ranked_plans` (migration 052) picks them among the
+-- both rankings of every (model, method) as `ranked_plans` picks them among the
 -- day's candidates on that GPU, 'no_offer_fits' where none of it fits; optionally one model and/or
 -- method (NULL = all), smallest model first.
 SELECT *

@@ -18,7 +18,7 @@ WITH lines AS (
         columns = {'line': 'VARCHAR'},
         delim = $delimiter, quote = '', escape = '', header = false,
         auto_detect = false, strict_mode = false,
-        max_line_size = 16777216  -- 16 MB, as load_unparsed_lines.sql
+        max_line_size = 16777216  -- 16 MB, as load/unparsed_lines.sql
     )
     WHERE trim(line) <> ''
 )

@@ -1,5 +1,5 @@
 -- Price per GPU-hour of one GPU model over time: per day, the cheapest and the median offer (USD),
--- from the run that stands for each platform that day (judged_offers, migration 040). Offers under
+-- from the run that stands for each platform that day (judged_offers). Offers under
 -- the price floor (placeholders) are left out, as the plans leave them out.
 -- Params: $gpu_model; $since, $until (DATE, inclusive); $platform, $pricing_type, $gpu_count
 -- (NULL = any: all platforms, on-demand and spot, any GPUs per offer).

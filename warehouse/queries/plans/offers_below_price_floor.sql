@@ -1,5 +1,5 @@
--- The day's offers under the price floor (judged_offers, migration 040), spot ones included, in the
--- columns of offer_price_outliers.sql so the offers check lists both together.
+-- The day's offers under the price floor (judged_offers), spot ones included, in the
+-- columns of checks/price_outliers.sql so the offers check lists both together.
 -- Params: $plan_date.
 SELECT
     platform,

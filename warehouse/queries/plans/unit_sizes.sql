@@ -1,5 +1,5 @@
 -- The unit sizes the day's offers are sold in, per GPU model: the job sizes a plan can take besides
--- cards picked on one node and whole nodes (see plan_candidates.sql).
+-- cards picked on one node and whole nodes (see plans/candidates.sql).
 SELECT DISTINCT o.gpu_model, o.gpu_count
 FROM offers AS o
 JOIN plan_crawls AS c ON c.crawl_id = o.crawl_id AND c.platform = o.platform

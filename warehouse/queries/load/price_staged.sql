@@ -1,19 +1,19 @@
 -- Price the staged records of one crawl or one history import (temp table load_staged) in the temp
--- view load_priced (with the temp table load_duplicates, and fx_day_rates from fx_day_rates.sql,
--- which runs on the view fx_days defined first, in fx_days.sql):
+-- view load_priced (with the temp table load_duplicates, and fx_day_rates from fx/day_rates.sql,
+-- which runs on the view fx_days defined first, in fx/days.sql):
 -- per GPU, per hour, in USD and CNY with the ECB rate of the observation date or the nearest
 -- earlier one, and the final rejection reason (NULL = the record loads as an offer).
 --
---   per GPU-hour: the macro price_per_gpu_hour (migration 032, shared with history imports)
+--   per GPU-hour: the macro price_per_gpu_hour (shared with history imports)
 --   USD:       amount / units_per_usd of the quoted currency;  CNY: USD x units_per_usd of CNY
 --   fx_date:   the older of the two rates used (they share a day when both come from the ECB)
 --
 -- Duplicates within a run (same crawl_id, offer_id and pricing_type): the latest observation loads
 -- (the freshest price; ties: the lower price, then the record's content, so the choice never
 -- depends on read order), the others are rejected. A price per GPU-hour outside
--- [min_usd_per_gpu_hour(), max_usd_per_gpu_hour()] (migration 041, with the reason) is a unit
+-- [min_usd_per_gpu_hour(), max_usd_per_gpu_hour()] (00_price_plausibility.sql, with the reason) is a unit
 -- mistake, not a price; so is one under history_price_share() of the cheapest ever seen for its GPU
--- (gpu_price_references and history_price_problem, migration 070, with the reason).
+-- (gpu_price_references and history_price_problem, 00_history_price_floor.sql, with the reason).
 CREATE OR REPLACE TEMP TABLE load_duplicates AS
 -- Found in two steps, for speed: a key's 64-bit hash groups the million rows of a large crawl much
 -- faster than the strings do; only rows whose hash repeats (the duplicates, and any collisions) are
@@ -34,14 +34,14 @@ QUALIFY row_number() OVER (
     ORDER BY staged.observed_at DESC, staged.price_amount, to_json(staged)
 ) > 1;
 
--- The reference prices of the staged GPU models (migration 070), fixed before anything is inserted:
+-- The reference prices of the staged GPU models (gpu_price_references), fixed before anything is inserted:
 -- load_priced is read twice, and the second read must not judge against the offers the first let in.
 CREATE OR REPLACE TEMP TABLE load_price_references AS
 SELECT *
 FROM gpu_price_references
 WHERE gpu_model IN (SELECT gpu_model FROM load_staged WHERE reason IS NULL);
 
--- FX: fx_day_rates, built first by the shared step fx_day_rates.sql on the staged (day, currency)
+-- FX: fx_day_rates, built first by the shared step fx/day_rates.sql on the staged (day, currency)
 -- pairs (the view fx_days).
 
 -- Read once for offers, once for the rejected records (load_rejected, below; imports count it for
@@ -85,8 +85,8 @@ SELECT
     END AS reason
 FROM priced;
 
--- The rejected records, priced once for both their insert (load_insert_rejected.sql) and the kinds
--- of rejection the crawl's error names (load_rejection_kinds.sql): a few rows, so the full view is
+-- The rejected records, priced once for both their insert (load/insert_rejected.sql) and the kinds
+-- of rejection the crawl's error names (load/rejection_kinds.sql): a few rows, so the full view is
 -- not evaluated again for each.
 CREATE OR REPLACE TEMP TABLE load_rejected AS
 SELECT * FROM load_priced WHERE reason IS NOT NULL AND NOT unparsed;

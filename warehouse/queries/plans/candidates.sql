@@ -3,10 +3,10 @@
 -- Inputs: the day's offers (judged_offers through plan_shapes), plan_requirements (the sizing model).
 -- $max_gpu_count is the largest job considered.
 -- How an offer can be rented (units, nodes, stock, no joining of separate machines, spot and
--- placeholder prices left out) is `plan_shapes` (migration 051), the rule the job plans share; node
+-- placeholder prices left out) is `plan_shapes`, the rule the job plans share; node
 -- sizes come from the day's requirements (the sizing catalog).
 -- Each candidate also says, for a run of $job_tokens tokens (GPUPLAN_DEFAULT_TOKENS), how many days it
--- trains and its total by the offer's billing (`billed_hours`, migration 051).
+-- trains and its total by the offer's billing (`billed_hours`).
 -- Params: $plan_date, $max_gpu_count, $job_tokens, $computed_at.
 INSERT INTO plan_candidates BY NAME
 WITH

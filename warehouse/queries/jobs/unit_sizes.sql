@@ -2,7 +2,7 @@
 -- to size for a job plan (warehouse.plan_requirements.plan_gpu_counts). The offers of the runs a job
 -- plan prices from (day_runs of $plan_date, or with $latest each platform's latest usable crawl), on
 -- the job's platforms and GPUs (NULL: any). A superset of what plan_shapes rents, as the daily
--- plan_unit_sizes.sql is: the price floor is judged there (a second pass over the offers' medians
+-- plans/unit_sizes.sql is: the price floor is judged there (a second pass over the offers' medians
 -- here would cost more than sizing a count no plan takes).
 -- Params: $plan_date, $latest, $platforms, $gpus.
 WITH runs AS (
