@@ -27,6 +27,7 @@ MIN_VOLUME_SHARE = 0.5
 VOLUME_HISTORY_DAYS = 7
 
 # Spot and monthly plans differ from on-demand by 2-3x, never 5x: beyond is a parsing fault.
+# Rule 5 of the price-plausibility rules listed in docs/plausibility.md.
 MEDIAN_FACTOR = 5.0
 
 # The schedule runs daily: a platform without a good crawl for a day and a half has missed one.

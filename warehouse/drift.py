@@ -26,7 +26,8 @@ MIN_OFFER_SHARE = 0.5
 SHARE_GROWTH = 2.0
 SHARE_FLOOR = 0.02
 # A GPU model's median price moving more than 3x in a day is a unit or parsing change (cents read
-# as dollars, a per-unit price read per GPU); real markets move by tens of percent.
+# as dollars, a per-unit price read per GPU); real markets move by tens of percent. Rule 6 of the
+# price-plausibility rules listed in docs/plausibility.md.
 PRICE_FACTOR = 3.0
 # The drift check of a platform is named `<platform>_drift` (in Dagster, the refresh output and the
 # digest alike).

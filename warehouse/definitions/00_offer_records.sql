@@ -61,7 +61,9 @@ FROM read_json(
 -- in capitals, price_per 'gpu', ...): nothing is trimmed or re-cased, so a variant is rejected with
 -- its value in the reason rather than guessed at. `raw` keeps the record's fields as text for the
 -- rejected ones. crawl_platform: the crawl's platform (the summary's); a record may omit it, not
--- contradict it. NULL for imports, whose records each name theirs.
+-- contradict it. NULL for imports, whose records each name theirs. The price checks here are the
+-- loader's copy of rule 1 of docs/plausibility.md (a price at all), before rules 2 and 3
+-- (queries/load/price_staged.sql).
 CREATE OR REPLACE MACRO checked_offers(records, crawl_platform) AS TABLE
 WITH checked AS (
     SELECT
