@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # frames come from DuckDB (`.df()`); the job plans import thi
 MAX_PLAN_GPU_COUNT = max(DEFAULT_GPU_COUNTS)
 
 RANKINGS = ("lowest_rent", "lowest_cost_per_btoken")
+# Whose best plans the change detector compares (plan_changes.subject): the daily plans', the jobs'.
+SUBJECTS = ("plan", "job")
 
 # Tokens of one training run for the daily tables' train_days and total (the article's 训练周期 beside
 # the month's rent): GPUPLAN_DEFAULT_TOKENS, whose default this is, for callers without settings.
@@ -172,40 +174,57 @@ def compute_cheapest_plans(con: duckdb.DuckDBPyConnection, plan_date: date) -> i
     return _scalar(con, "SELECT count(*) FROM cheapest_plans WHERE plan_date = $d", plan_date)
 
 
-def compute_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_move_pct: float) -> int:
-    """Replace `plan_date`'s plan changes against the previous day with plans.
+def compute_plan_changes(
+    con: duckdb.DuckDBPyConnection, plan_date: date, price_move_pct: float, subject: str = "plan"
+) -> int:
+    """Replace `plan_date`'s changes of `subject`'s best plans against the previous day with such
+    plans: the one change detector (queries/plans/changes.sql) for both subjects, 'plan' (each daily
+    (model, method, ranking)) and 'job' (each job's rank-1 plan).
 
-    A price change counts when the rent per month moved by more than `price_move_pct` percent.
-    Returns the number of changes (0 on the first day with plans).
+    A price change counts when the measure (a daily plan's rent per month, a job's total) moved by
+    at least `price_move_pct` percent. Returns the number of changes (0 on the first day planned).
     """
+    if subject not in SUBJECTS:
+        raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, got {subject!r}")
     with transaction(con):
-        con.execute("DELETE FROM plan_changes WHERE change_date = $d", {"d": plan_date})
+        con.execute(
+            "DELETE FROM plan_changes WHERE change_date = $d AND subject = $subject",
+            {"d": plan_date, "subject": subject},
+        )
         queries.execute(
             con,
             "plans/changes",
+            subject=subject,
             plan_date=plan_date,
             price_move_pct=float(price_move_pct),
             computed_at=_now_utc(),
         )
-    return _scalar(con, "SELECT count(*) FROM plan_changes WHERE change_date = $d", plan_date)
+    ((count,),) = con.execute(
+        "SELECT count(*) FROM plan_changes WHERE change_date = $d AND subject = $subject",
+        {"d": plan_date, "subject": subject},
+    ).fetchall()
+    return int(count)
 
 
 def compute_plan_changes_for_days(
-    con: duckdb.DuckDBPyConnection, days: Sequence[date], price_move_pct: float
+    con: duckdb.DuckDBPyConnection, days: Sequence[date], price_move_pct: float, subject: str = "plan"
 ) -> int:
-    """Replace the plan changes of `days` (any order), oldest first, then of the first plan day after them.
+    """Replace the changes of `subject` on `days` (any order), oldest first, then on the first day
+    planned after them.
 
-    Each day compares with the previous day with plans, which may be one of `days` or new since
+    Each day compares with the previous day with such plans, which may be one of `days` or new since
     the next day's changes were computed: so that day's changes are recomputed too. Returns the
     number of changes of `days`.
     """
     if not days:
         return 0
     ordered = sorted(set(days))
-    changes = sum(compute_plan_changes(con, day, price_move_pct) for day in ordered)
-    ((following,),) = con.execute(queries.sql("plans/next_day"), {"day": ordered[-1]}).fetchall()
+    changes = sum(compute_plan_changes(con, day, price_move_pct, subject) for day in ordered)
+    ((following,),) = con.execute(
+        queries.sql("plans/next_day"), {"day": ordered[-1], "subject": subject}
+    ).fetchall()
     if following is not None:
-        compute_plan_changes(con, following, price_move_pct)
+        compute_plan_changes(con, following, price_move_pct, subject)
     return changes
 
 
@@ -268,9 +287,9 @@ def day_crawls(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
     return queries.frame(con, "plans/day_crawls", plan_date=plan_date)
 
 
-def changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
-    """The plan changes recorded for `plan_date`."""
-    return queries.frame(con, "plans/changes_for_date", change_date=plan_date)
+def changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date, subject: str = "plan") -> pd.DataFrame:
+    """The changes of `subject` ('plan' | 'job') recorded for `plan_date`."""
+    return queries.frame(con, "plans/changes_for_date", change_date=plan_date, subject=subject)
 
 
 def missing_plans(

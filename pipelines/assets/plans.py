@@ -191,7 +191,7 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
         deps=[cheapest_plans],
         description=(
             "What changed against the previous day with plans: a new cheapest platform, GPU or count, rent "
-            "moving by more than `price_move_pct`, a plan's offer gone out of stock, now fits / no longer "
+            "moving by at least `price_move_pct`, a plan's offer gone out of stock, now fits / no longer "
             "fits. The first day with plans after the run's days is recomputed too (its previous day may "
             "be new)."
         ),

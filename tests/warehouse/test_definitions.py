@@ -34,6 +34,8 @@ ADDED = {
     "run_worked": ADOPTED["run_worked"],
     "feed_records": "how a crawl feed is read, once a statement's first part (load_stage_feed.sql)",
     "checked_offers": "the checks every offer passes, once appended to another file (load_check_staged.sql)",
+    "best_plans": "the best plan of each daily plan and job, what the one change detector compares",
+    "job_plan_changes": "a view now: the table's rows moved into plan_changes (migration 091)",
 }
 
 VIEWS = """

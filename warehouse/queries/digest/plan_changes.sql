@@ -1,8 +1,8 @@
--- The changed plans of $change_date, one row each: per job (job_plan_changes, its rank-1 plan) and per
--- (model, method, ranking) (plan_changes), jobs first, then smallest model first, 'lowest_rent' first.
--- plan_changes and job_plan_changes keep a row per kind of change (new platform, new GPU, price...);
--- this is what the digest says of them: the old plan (the previous day with plans, as those tables
--- compare) and the new one, the ranking's own measure on both days, and the facts behind the change:
+-- The changed plans of $change_date, one row each: per job (plan_changes of subject 'job', its rank-1
+-- plan) and per (model, method, ranking) (subject 'plan'), jobs first, then smallest model first,
+-- 'lowest_rent' first. plan_changes keeps a row per kind of change (new platform, new GPU, price...);
+-- this is what the digest says of them: the old plan (the previous day with plans, as the change
+-- detector compares) and the new one, the ranking's own measure on both days, and the facts behind the change:
 --   old_offer_now_*          the old plan's offer today (NULL: not among today's plannable offers)
 --   old_platform_listed_now  the old plan's platform has offers today (FALSE: it did not crawl)
 --   new_offer_before_*       the new plan's offer on the previous day (NULL: it is new)
@@ -18,13 +18,13 @@ job_days AS (
 changed_plans AS (
     SELECT model, method, ranking, list(DISTINCT change_type ORDER BY change_type) AS change_types
     FROM plan_changes
-    WHERE change_date = $change_date
+    WHERE change_date = $change_date AND subject = 'plan'
     GROUP BY model, method, ranking
 ),
 changed_jobs AS (
     SELECT job, list(DISTINCT change_type ORDER BY change_type) AS change_types
-    FROM job_plan_changes
-    WHERE change_date = $change_date
+    FROM plan_changes
+    WHERE change_date = $change_date AND subject = 'job'
     GROUP BY job
 ),
 -- cheapest_plans.rent_*_per_hour is the offer's price per GPU-hour times the plan's GPUs
