@@ -36,10 +36,7 @@ WRITING_STEPS = (
     "fx_rates",
     "gpus",
     "offers",
-    "plan_requirements",
-    "plan_candidates",
-    "cheapest_plans",
-    "plan_changes",
+    "plans",  # plan_requirements, plan_candidates, cheapest_plans, plan_changes (pipelines/assets/plans.py)
 )
 PUBLISHED_AFTER = "offers"
 # The crawl folder of offline runs, under crawl_dir: demo data never lands beside live crawls.

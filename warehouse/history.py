@@ -3,7 +3,8 @@
 Imported history (crawl runs with source `import:<format>`) and our own crawls share the
 `offers` table and the `platform` slug; the `daily_runs` view (definitions/20_daily_runs.sql) picks the one
 run that stands for a platform on a day, our own crawl first. `backfill_plans` computes the
-plans of every past day with data, with the same functions the Dagster plan assets call.
+plans of every past day with data, with the one plan sequence the Dagster plan assets call
+(`planning.plan_days`).
 
 Why a bulk path beside `warehouse.loading.load_crawl`: an observations file holds 3,305
 (platform, day) runs; one `load_crawl` per run costs ~30-40 ms of DuckDB statements (staging,
@@ -22,7 +23,8 @@ import duckdb
 import pandas as pd
 
 from scrapers.history.paths import latest_real_day
-from warehouse import plan_requirements, plans, queries
+from warehouse import planning, plans, queries
+from warehouse.planning import PlanOptions
 
 
 @dataclass(frozen=True)
@@ -186,18 +188,16 @@ def load_imported(
     return result
 
 
-def plan_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:
+def planned_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:
     """Per plan day in [first, last]: plan_date (datetime.date), plans, plans_ok, changes, offers_excluded."""
-    frame = queries.frame(con, "history/plan_days", first=first, last=last)
+    frame = queries.frame(con, "history/planned_days", first=first, last=last)
     frame["plan_date"] = pd.to_datetime(frame["plan_date"]).dt.date
     return frame
 
 
 def backfill_plans(
     con: duckdb.DuckDBPyConnection,
-    models: Sequence[str],
-    methods: Sequence[str],
-    price_move_pct: float,
+    options: PlanOptions,
     first: dt.date | None,
     last: dt.date | None,
     progress: Callable[[Sequence[dt.date], int], Iterable[dt.date]] | None = None,
@@ -205,12 +205,11 @@ def backfill_plans(
     """Plans and changes for each day with data in [first, last] (None = open), oldest first.
 
     `con` is the writer. The day's crawls are recorded first (`record_history_crawls`), then the
-    steps of the Dagster plan assets run over the days: requirements (sized once for all days),
-    candidates and cheapest plans per day, changes oldest first and the next plan day's again.
-    Each day's rows are replaced (re-running a day changes nothing else). `progress(days, total)`
-    may wrap the day sequence (a progress bar). No day after `latest_real_day()` is planned, whatever
-    `last` says or the warehouse holds: an observation dated 2099 (loaded before imports refused
-    such rows) must not give plans for 2099.
+    days are planned by the one plan sequence the Dagster plan assets run (`planning.plan_days`,
+    with the same `options`). Each day's rows are replaced (re-running a day changes nothing
+    else). `progress(days, total)` may wrap the day sequence (a progress bar). No day after
+    `latest_real_day()` is planned, whatever `last` says or the warehouse holds: an observation
+    dated 2099 (loaded before imports refused such rows) must not give plans for 2099.
     """
     latest = latest_real_day()
     last = latest if last is None else min(last, latest)
@@ -221,12 +220,8 @@ def backfill_plans(
         return []
     platforms_per_day = crawls.groupby("day").size()
     days = sorted(platforms_per_day.index)
-    plan_requirements.size_days(con, days, models, methods)
-    for day in progress(days, len(days)) if progress else days:
-        plans.compute_candidates(con, day)
-        plans.compute_cheapest_plans(con, day)
-    plans.compute_plan_changes_for_days(con, days, price_move_pct)
-    outcome = {row["plan_date"]: row for row in plan_days(con, days[0], days[-1]).to_dict("records")}
+    planning.plan_days(con, days, options, progress)
+    outcome = {row["plan_date"]: row for row in planned_days(con, days[0], days[-1]).to_dict("records")}
     return [
         BackfilledDay(
             day=day,

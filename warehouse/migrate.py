@@ -25,9 +25,11 @@ on a fresh warehouse none exists yet when a migration after 090 runs.
 Definitions (`warehouse/definitions/NN_name.sql`, see its README.md) hold every view and macro, one
 concept per file, as it is now: only `CREATE OR REPLACE VIEW|MACRO` statements. They are applied in
 name order, all together in one transaction, after the migrations, whenever a migration was
-applied or any definition differs from what `schema_definitions` records: every object the last
-application made is dropped, then every file runs, so an object whose file is gone goes too. A
-warehouse that holds migrations this code lacks (written by a newer gpuplan) keeps its definitions.
+applied or any definition differs from what `schema_definitions` records. As with Flyway's
+repeatable migrations, an object whose file is deleted is dropped by a migration (`DROP VIEW IF
+EXISTS name`): a warehouse holding a view or macro that no definition makes is refused, so the
+definitions are always all there is. A warehouse that holds migrations this code lacks (written by a
+newer gpuplan) keeps its definitions.
 """
 
 from __future__ import annotations
@@ -68,13 +70,12 @@ CREATE TABLE IF NOT EXISTS schema_definitions (
     applied_at  TIMESTAMP NOT NULL DEFAULT (now() AT TIME ZONE 'UTC')
 )
 """
-# What each made object is now, to drop it with the right statement.
-_OBJECT_KINDS = """
-SELECT view_name, 'VIEW' FROM duckdb_views()
+# Every view and macro of the warehouse's own schema.
+_OBJECTS = """
+SELECT view_name FROM duckdb_views()
 WHERE NOT internal AND database_name = current_database() AND schema_name = 'main'
-UNION ALL
-SELECT DISTINCT function_name, CASE function_type WHEN 'table_macro' THEN 'MACRO TABLE' ELSE 'MACRO' END
-FROM duckdb_functions()
+UNION
+SELECT function_name FROM duckdb_functions()
 WHERE NOT internal AND function_type IN ('macro', 'table_macro')
   AND database_name = current_database() AND schema_name = 'main'
 """
@@ -267,10 +268,6 @@ def apply_definitions(
         return []
     con.execute("BEGIN TRANSACTION")
     try:
-        kinds = dict(con.execute(_OBJECT_KINDS).fetchall())
-        for name in sorted({name for _, objects in recorded.values() for name in objects}):
-            if name in kinds:
-                con.execute(f"DROP {kinds[name]} IF EXISTS {name}")  # a name from our own ledger
         con.execute("DELETE FROM schema_definitions")
         for definition in definitions:
             try:
@@ -281,10 +278,16 @@ def apply_definitions(
                 "INSERT INTO schema_definitions (name, sha256, objects) VALUES ($name, $sha256, $objects)",
                 {"name": definition.name, "sha256": definition.sha256, "objects": list(definition.objects)},
             )
-        made = dict(con.execute(_OBJECT_KINDS).fetchall())
-        missing = [name for d in definitions for name in d.objects if name not in made]
-        if missing:
-            raise MigrationError(f"definitions did not create {', '.join(missing)}")
+        made = {name for (name,) in con.execute(_OBJECTS).fetchall()}
+        defined = {name for definition in definitions for name in definition.objects}
+        if missing := sorted(defined - made):
+            raise MigrationError(f"the definitions did not create {', '.join(missing)}")
+        if strays := sorted(made - defined):
+            raise MigrationError(
+                f"the warehouse holds views or macros no definition makes: {', '.join(strays)}. A view or "
+                "macro whose definition file is deleted is dropped by a new migration (DROP VIEW IF EXISTS "
+                "name, DROP MACRO [TABLE] IF EXISTS name)"
+            )
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -19,6 +19,7 @@ import typer
 from gpuplan import display
 from gpuplan.settings import Settings
 from warehouse import connect, history
+from warehouse.planning import PlanOptions
 
 
 def register(app: typer.Typer) -> None:
@@ -49,9 +50,7 @@ def backfill_command(
     with connect.writer(settings.warehouse) as con:
         days = history.backfill_plans(
             con,
-            settings.models,
-            settings.methods,
-            settings.price_move_pct,
+            PlanOptions.from_settings(settings),
             first_day,
             last_day,
             progress=display.tracker(out, "backfilling plans", unit="days"),

@@ -1,6 +1,6 @@
 """warehouse/migrate.py on real DuckDB files: idempotent, recorded, never drops data silently.
 
-The definitions step (views and macros) has its own tests: test_definitions.py.
+The definitions step (views and macros) has its own tests: test_migrate_definitions.py.
 """
 
 from __future__ import annotations

@@ -133,7 +133,9 @@ def _migrations(tmp_path: Path) -> Path:
     return folder
 
 
-def test_a_changed_definition_is_applied_again_and_a_removed_one_is_dropped(tmp_path: Path) -> None:
+def test_a_changed_definition_is_applied_again_and_a_deleted_one_needs_its_migration(
+    tmp_path: Path,
+) -> None:
     migrations = _migrations(tmp_path)
     first = {
         "00_double.sql": "CREATE OR REPLACE MACRO double(x) AS x * 2;",
@@ -146,7 +148,15 @@ def test_a_changed_definition_is_applied_again_and_a_removed_one_is_dropped(tmp_
         assert con.execute("SELECT sum(y) FROM doubled").fetchall() == [(6,)]
         then = {**first, "00_double.sql": "CREATE OR REPLACE MACRO double(x) AS x * 20;"}
         del then["10_gone.sql"]
-        assert migrate(con, migrations, _folder(tmp_path, then)) == ["00_double.sql", "10_doubled.sql"]
+        with pytest.raises(MigrationError, match=r"no definition makes: gone\. .*DROP MACRO \[TABLE\]"):
+            migrate(con, migrations, _folder(tmp_path, then))
+        assert con.execute("SELECT sum(y) FROM doubled").fetchall() == [(6,)]  # as it was
+        (migrations / "002_drop_gone.sql").write_text("DROP MACRO TABLE IF EXISTS gone;", "utf-8")
+        assert migrate(con, migrations, _folder(tmp_path, then)) == [
+            "002_drop_gone.sql",
+            "00_double.sql",
+            "10_doubled.sql",
+        ]
         assert con.execute("SELECT sum(y) FROM doubled").fetchall() == [(60,)]
         assert "gone" not in _catalog(con)
         assert con.execute("SELECT name FROM schema_definitions ORDER BY 1").fetchall() == [
