@@ -198,13 +198,13 @@ def bound_insert(target: tuple[str, str] = OFFERS_BOUND) -> str:
     # Built from this script's constants: no outside text.
     return f"""
 INSERT INTO {table}
-WITH typed AS (
+WITH records AS (
     SELECT *
     FROM feed_records(
         $feed, $crawl_id, $source, run_day_of(CAST($started_at AS TIMESTAMP), CAST($loaded_at AS TIMESTAMP))
     )
 ),
-staged AS (SELECT * FROM checked_offers('typed', CAST($platform AS VARCHAR))),
+staged AS (SELECT * FROM checked_offers('records', CAST($platform AS VARCHAR))),
 priced AS (
     SELECT
         s.*,

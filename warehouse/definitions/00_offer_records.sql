@@ -3,10 +3,11 @@
 
 -- A crawl feed's records (JSONL, one scrapers.items.OfferItem per line), one row per record (in no
 -- particular order: the load runs without preserve_insertion_order, which lets both cores build the
--- table), every field as the text it was (`item`) and typed with TRY_CAST, in the shape
--- checked_offers reads. read_json parses each line once with every field as text (numbers keep their
--- digits). ignore_errors turns a malformed or non-object line into a row of NULLs (`unparsed`): its
--- verbatim text comes from queries/load/unparsed_lines.sql, whose field list is this one's.
+-- table), every field as the text it was (`item`), in the shape checked_offers reads: crawl_id,
+-- source, run_day, item, unparsed. read_json parses each line once with every field as text (numbers
+-- keep their digits). ignore_errors turns a malformed or non-object line into a row of NULLs
+-- (`unparsed`): its verbatim text comes from queries/load/unparsed_lines.sql, whose field list is
+-- this one's.
 -- Arguments: the feed's path; the crawl's crawl_id, source and run_day (run_day_of its summary).
 CREATE OR REPLACE MACRO feed_records(feed, crawl_id, source, run_day) AS TABLE
 SELECT
@@ -20,26 +21,7 @@ SELECT
         item.price_currency, item.price_per, item.billing_period, item.min_term_periods,
         item.pricing_type, item.available_gpus, item.source_url, item.observed_at,
         CAST(item.extra AS VARCHAR)
-    ) IS NULL AS unparsed,
-    nullif(item.platform, '') AS item_platform,
-    nullif(item.offer_id, '') AS offer_id,
-    item.region AS region,
-    nullif(item.gpu_name_raw, '') AS gpu_name_raw,
-    nullif(item.gpu_model, '') AS gpu_model,
-    nullif(item.gpu_form, '') AS gpu_form,
-    TRY_CAST(item.gpu_memory_gb AS DOUBLE) AS gpu_memory_gb,
-    TRY_CAST(item.gpu_count AS DOUBLE) AS gpu_count,
-    TRY_CAST(item.price_amount AS DOUBLE) AS price_amount,
-    nullif(item.price_currency, '') AS price_currency,
-    nullif(item.price_per, '') AS price_per,
-    nullif(item.billing_period, '') AS billing_period,
-    TRY_CAST(item.min_term_periods AS DOUBLE) AS min_term_periods,
-    nullif(item.pricing_type, '') AS pricing_type,
-    TRY_CAST(item.available_gpus AS DOUBLE) AS available_gpus,
-    item.source_url AS source_url,
-    -- ISO-8601 with Z or an offset; a timestamp without a zone is UTC (the session zone)
-    TRY_CAST(item.observed_at AS TIMESTAMPTZ) AS observed_at_tz,
-    item.extra AS extra
+    ) IS NULL AS unparsed
 FROM read_json(
     feed,
     format = 'newline_delimited',
@@ -55,8 +37,8 @@ FROM read_json(
 ) AS item;
 
 -- The checks every offer passes, crawled or imported, over `records`: the name of a table or CTE
--- of records typed as feed_records gives them (the import stages its own in that shape). Fields
--- typed and `reason`, why the record is rejected (NULL = it loads; reasons that need FX or the whole
+-- of records in the shape feed_records gives them (the import stages its own in that shape). Fields
+-- typed (TRY_CAST: a value that is not a number stays NULL, for its reason) and `reason`, why the record is rejected (NULL = it loads; reasons that need FX or the whole
 -- run come in queries/load/price_staged.sql). Values must be as OfferItem spells them (ISO currency
 -- in capitals, price_per 'gpu', ...): nothing is trimmed or re-cased, so a variant is rejected with
 -- its value in the reason rather than guessed at. `raw` keeps the record's fields as text for the
@@ -65,7 +47,35 @@ FROM read_json(
 -- loader's copy of rule 1 of docs/plausibility.md (a price at all), before rules 2 and 3
 -- (queries/load/price_staged.sql).
 CREATE OR REPLACE MACRO checked_offers(records, crawl_platform) AS TABLE
-WITH checked AS (
+WITH typed AS (
+    SELECT
+        crawl_id,
+        source,
+        run_day,
+        item,
+        unparsed,
+        nullif(item.platform, '') AS item_platform,
+        nullif(item.offer_id, '') AS offer_id,
+        item.region AS region,
+        nullif(item.gpu_name_raw, '') AS gpu_name_raw,
+        nullif(item.gpu_model, '') AS gpu_model,
+        nullif(item.gpu_form, '') AS gpu_form,
+        TRY_CAST(item.gpu_memory_gb AS DOUBLE) AS gpu_memory_gb,
+        TRY_CAST(item.gpu_count AS DOUBLE) AS gpu_count,
+        TRY_CAST(item.price_amount AS DOUBLE) AS price_amount,
+        nullif(item.price_currency, '') AS price_currency,
+        nullif(item.price_per, '') AS price_per,
+        nullif(item.billing_period, '') AS billing_period,
+        TRY_CAST(item.min_term_periods AS DOUBLE) AS min_term_periods,
+        nullif(item.pricing_type, '') AS pricing_type,
+        TRY_CAST(item.available_gpus AS DOUBLE) AS available_gpus,
+        item.source_url AS source_url,
+        -- ISO-8601 with Z or an offset; a timestamp without a zone is UTC (the session zone)
+        TRY_CAST(item.observed_at AS TIMESTAMPTZ) AS observed_at_tz,
+        item.extra AS extra
+    FROM query_table(records)
+),
+checked AS (
     SELECT
         *,
         CASE
@@ -112,7 +122,7 @@ WITH checked AS (
                 AND (gpu_memory_gb IS NULL OR NOT isfinite(gpu_memory_gb) OR gpu_memory_gb <= 0)
                 THEN 'gpu_memory_gb must be a number > 0 or null, got ' || item.gpu_memory_gb
         END AS reason
-    FROM query_table(records)
+    FROM typed
 )
 SELECT
     crawl_id,

@@ -1,6 +1,6 @@
 -- Stage the offers of a history import (registered frame import_offers: every run of one file at
--- once, OfferItem fields typed by the reader) in the temp table load_staged: typed in the shape
--- feed_records gives a crawl's records, then checked by checked_offers and later priced by
+-- once, OfferItem fields typed by the reader) in the temp table load_staged: in the shape
+-- feed_records gives a crawl's records, then typed and checked by checked_offers and later priced by
 -- load/price_staged.sql, as a crawl's are: crawled and imported offers pass one rule set
 -- (definitions/00_offer_records.sql). Each field is also kept as text in `item`, as a crawl feed's
 -- are. Runs already in crawl_runs are skipped. run_day: the day the file states for the run
@@ -36,31 +36,8 @@ WITH import_text AS (
     JOIN import_runs AS r USING (crawl_id)
     ANTI JOIN crawl_runs AS done ON done.crawl_id = o.crawl_id
 ),
-typed AS (
-    SELECT
-        crawl_id,
-        CAST($source AS VARCHAR) AS source,
-        run_day,
-        item,
-        FALSE AS unparsed,
-        nullif(item.platform, '') AS item_platform,
-        nullif(item.offer_id, '') AS offer_id,
-        item.region AS region,
-        nullif(item.gpu_name_raw, '') AS gpu_name_raw,
-        nullif(item.gpu_model, '') AS gpu_model,
-        nullif(item.gpu_form, '') AS gpu_form,
-        TRY_CAST(item.gpu_memory_gb AS DOUBLE) AS gpu_memory_gb,
-        TRY_CAST(item.gpu_count AS DOUBLE) AS gpu_count,
-        TRY_CAST(item.price_amount AS DOUBLE) AS price_amount,
-        nullif(item.price_currency, '') AS price_currency,
-        nullif(item.price_per, '') AS price_per,
-        nullif(item.billing_period, '') AS billing_period,
-        TRY_CAST(item.min_term_periods AS DOUBLE) AS min_term_periods,
-        nullif(item.pricing_type, '') AS pricing_type,
-        TRY_CAST(item.available_gpus AS DOUBLE) AS available_gpus,
-        item.source_url AS source_url,
-        TRY_CAST(item.observed_at AS TIMESTAMPTZ) AS observed_at_tz,
-        item.extra AS extra
+records AS (
+    SELECT crawl_id, CAST($source AS VARCHAR) AS source, run_day, item, FALSE AS unparsed
     FROM import_text
 )
-SELECT * FROM checked_offers('typed', CAST(NULL AS VARCHAR));
+SELECT * FROM checked_offers('records', CAST(NULL AS VARCHAR));
