@@ -93,8 +93,9 @@ def price_problem(
     """Why a quote is not a price at all, as a short reason code; None when it is one.
 
     Only what the quote says by itself: plausibility (a price per GPU-hour no GPU rents at) needs
-    FX rates and is the warehouse's one rule (`offer_price_problem`, migration 041), applied to
-    every offer, crawled or imported.
+    FX rates and is the warehouse's one rule (`offer_price_problem`,
+    warehouse/definitions/00_price_plausibility.sql), applied to every offer, crawled or imported.
+    Rule 1 of the price-plausibility rules listed in docs/plausibility.md.
     """
     if amount is None or not math.isfinite(amount):
         return "price_missing"

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 STATUSES = ("ok", "failed", "partial", "skipped")
+# The statuses of a run that worked: its offers count. SQL asks the same of run_worked(status)
+# (warehouse/definitions/00_run_worked.sql); a test holds the two equal.
+WORKED_STATUSES = ("ok", "partial")
 # Read in chunks: a Vast feed is tens of megabytes.
 _CHUNK_BYTES = 1 << 20
 

@@ -13,7 +13,7 @@ Numbers are read by Babel (`babel.numbers.parse_decimal`, strict), the point-dec
 first ("1,088" = 1088, "2.139" = 2.139: how CNY and USD quotes are written), the decimal-comma
 reading only where the first is impossible ("2,5" = 2.5, "1.088,50" = 1088.5). A comma before
 exactly three digits therefore stays a thousands separator; where that misreads a European
-"1,088 EUR" the plausibility rules of the warehouse (migrations 041, 070) refuse the result.
+"1,088 EUR" the plausibility rules of the warehouse (docs/plausibility.md) refuse the result.
 Digit groups split by spaces or apostrophes ("1 088", "1'088") are one number.
 """
 

@@ -47,7 +47,7 @@ def test_a_failed_step_is_listed_with_its_cause(settings: Settings) -> None:
         }
     )
     result = execute_day(broken, DAY, offline=True, platforms=["quotes"], wait_s=30)
-    assert any(f.startswith("plan_requirements: ") and "no-such-model" in f for f in result.failures)
+    assert any(f.startswith("plans: ") and "no-such-model" in f for f in result.failures)
 
 
 def test_the_day_before_is_replayed_only_on_a_warehouse_without_history(settings: Settings) -> None:

@@ -40,9 +40,9 @@ from reliability.faults import (
 from scrapers.crawl.runner import run_crawl
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from warehouse import connect, gpus, plans
+from warehouse import connect, gpus, planning, plans
 from warehouse.loading import LoadResult, load_crawl
-from warehouse.plan_requirements import size_days
+from warehouse.planning import PlanOptions
 
 # The fixtures' recorded day (their Date headers): day 0, the clean history.
 FIRST_DAY = date(2026, 11, 30)
@@ -164,10 +164,7 @@ def run_day(settings: Settings, day: date) -> list[LoadResult]:
         )
         plans.record_plan_crawls(con, day, loaded)
         gpus.sync_catalog(con)
-        size_days(con, [day], settings.models, settings.methods)
-        plans.compute_candidates(con, day)
-        plans.compute_cheapest_plans(con, day)
-        plans.compute_plan_changes_for_days(con, [day], settings.price_move_pct)
+        planning.plan_days(con, [day], PlanOptions.from_settings(settings))
     return results
 
 
