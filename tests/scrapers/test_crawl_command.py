@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
+from scrapers.crawl.runner import CrawlJob, run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.registry import fixture_dir, platforms
 from scrapers.replay import Snapshot
-from scrapers.runner import CrawlJob, run_crawl
-from scrapers.summary import CrawlSummary
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -122,7 +122,7 @@ def _summary(platform: str, status: str) -> CrawlSummary:
     ],
 )
 def _fake_crawl(statuses: dict[str, str], calls: list[list[str]]) -> Any:
-    """Stands in for `scrapers.runner.crawl`: reports each platform done, in order."""
+    """Stands in for `scrapers.crawl.runner.crawl`: reports each platform done, in order."""
 
     def fake(jobs: list[CrawlJob], out_dir: Path, *, on_progress: Any = None, **_: Any) -> list[CrawlSummary]:
         calls.append([job.platform for job in jobs])
@@ -135,6 +135,7 @@ def _fake_crawl(statuses: dict[str, str], calls: list[list[str]]) -> Any:
     return fake
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("statuses", "exit_code"),
     [
@@ -160,6 +161,7 @@ def test_all_continues_past_failures_and_exits_1_only_when_nothing_was_crawled(
     assert "alpha" in after_table and "beta" in after_table
 
 
+@pytest.mark.slow
 def test_all_runs_every_platform_of_the_spider_loader(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

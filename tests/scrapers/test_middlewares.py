@@ -12,6 +12,7 @@ from scrapy.http import Request, Response
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.middlewares import (
     CONTACT_SETTING,
     BackoffRetryMiddleware,
@@ -22,7 +23,6 @@ from scrapers.middlewares import (
 )
 from scrapers.parsing import LayoutChanged
 from scrapers.platform import STAT_ERRORS
-from scrapers.runner import run_crawl
 from scrapers.spiders.vastai import VastaiSpider
 
 NOW = datetime(2026, 11, 30, 6, 0, 0, tzinfo=UTC)

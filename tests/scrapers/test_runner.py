@@ -11,13 +11,14 @@ from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, loopback_settings, read_jsonl
 from loopback_server import Fault, serving
 
-from scrapers import registry, runner
-from scrapers.crawl_files import summarize
+from scrapers import registry
+from scrapers.crawl import runner
+from scrapers.crawl.files import summarize
+from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import Token
 from scrapers.registry import UnknownPlatform
-from scrapers.runner import run_crawl
 from scrapers.spiders.vastai import VastaiSpider
-from scrapers.summary import CrawlSummary
 
 
 def _report(finish_reason: str = "finished", **stats: Any) -> dict[str, Any]:

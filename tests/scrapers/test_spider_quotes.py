@@ -8,8 +8,8 @@ import pytest
 from crawl_harness import drive, snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, read_jsonl
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.replay import Exchange, Snapshot
-from scrapers.runner import run_crawl
 from scrapers.spiders.quotes import EXAMPLE_URL
 
 HEADER = (

@@ -10,13 +10,13 @@ import pytest
 import warehouse_template
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
-from scrapers.runner import run_crawl
+from scrapers.crawl.runner import run_crawl
 from warehouse.loading import load_crawl
 
 REJECTS_SQL = "SELECT platform, reason, raw FROM rejected_offers ORDER BY reason"
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a crawl in a child process
 def test_a_bad_quote_line_lands_in_rejected_offers_with_its_line_numbered_reason(tmp_path: Path) -> None:
     quotes = tmp_path / "quotes.yaml"
     quotes.write_text(
