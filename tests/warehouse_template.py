@@ -85,6 +85,6 @@ def scratch() -> duckdb.DuckDBPyConnection:
     copy = scratch_folder() / f"{next(_copies)}.duckdb"
     copy.parent.mkdir(exist_ok=True)
     shutil.copyfile(source, copy)
-    con = duckdb.connect(str(copy))
+    con = duckdb.connect(str(copy), config={"threads": 1})
     con.execute(SESSION)
     return con
