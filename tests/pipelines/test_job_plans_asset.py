@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 import pytest
+from warehouse_template import migrated
 
 from config.settings import Settings
 from pipelines.assets.jobs import build_job_assets, start_of
@@ -56,7 +57,7 @@ JOBS = """\
 
 
 def _warehouse(settings: Settings, jobs: Path) -> WarehouseResource:
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         con.execute(
             "INSERT INTO crawl_runs (crawl_id, platform, status, items_yielded, offers_loaded, loaded_at) "
             "VALUES ('synthetic-cloud', 'cloud', 'ok', 1, 1, $at)",

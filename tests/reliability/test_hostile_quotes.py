@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from warehouse_template import migrated
 
 from reliability.synthetic_crawls import write_crawl
 from scrapers.crawl.runner import run_crawl
@@ -62,7 +63,7 @@ def _offers(summary: CrawlSummary) -> dict[str, tuple[float, str, str, str]]:
 def _load(tmp_path: Path, summary: CrawlSummary, history: bool = False) -> duckdb.DuckDBPyConnection:
     """A reader of a new warehouse in tmp_path: a SYNTHETIC H100 history first if asked, then the crawl."""
     warehouse = tmp_path / "warehouse" / "warehouse.duckdb"
-    with connect.writer(warehouse) as con:
+    with connect.writer(migrated(warehouse)) as con:
         if history:
             load_crawl(con, write_crawl(tmp_path / "history", date(2026, 11, 1), 50))
         load_crawl(con, summary)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import warehouse_template
 from scrapy.http import Request
 from scrapy.settings import Settings as ScrapySettings
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -37,7 +38,6 @@ from scrapers.platform import STAT_ERRORS, PlatformSpider
 from scrapers.registry import fixture_dir, spider_class
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import Exchange, Snapshot, SnapshotStorage
-from warehouse import connect
 from warehouse.loading import load_crawl
 
 
@@ -214,7 +214,7 @@ def rejections(outcome: Outcome, platform: str) -> list[tuple[str, str]]:
         feed = Path(folder) / f"{platform}.jsonl"
         feed.write_text("".join(json.dumps(dataclasses.asdict(o)) + "\n" for o in outcome.offers), "utf-8")
         summary = CrawlSummary(platform, "ok", None, None, None, len(outcome.offers), True, feed=feed)
-        con = connect.in_memory()
+        con = warehouse_template.scratch()
         load_crawl(con, summary.write(Path(folder) / f"{platform}.summary.json"))
         rows = con.execute("SELECT reason, raw ->> 'offer_id' FROM rejected_offers").fetchall()
     for reason, offer_id in rows:
