@@ -88,3 +88,19 @@ def test_a_full_page_marks_the_crawl_partial(monkeypatch: pytest.MonkeyPatch) ->
     outcome = drive("vastai", with_exchange(snapshot, 0, body_key=json.dumps(query)))
     assert outcome.status == "partial"
     assert "Vast returned 22 offers, the request's limit" in outcome.error
+
+
+def test_a_rate_limit_answer_says_rate_limited_with_the_platforms_words() -> None:
+    # HTTP 429 in plain text, as Vast answers it (vast-ai/docs api-reference/rate-limits-and-errors.mdx).
+    limited = with_exchange(
+        snapshot_of("vastai"),
+        0,
+        status=429,
+        headers={"Content-Type": "text/plain"},
+        body="API requests too frequent",
+    )
+    outcome = drive("vastai", limited)
+    assert (outcome.status, outcome.error) == (
+        "failed",
+        "rate limited: HTTP 429 from https://console.vast.ai/api/v0/bundles/: API requests too frequent",
+    )
