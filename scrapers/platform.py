@@ -166,8 +166,11 @@ class PlatformSpider(scrapy.Spider):
 
     # --- failures -----------------------------------------------------------
 
-    def on_request_failed(self, failure: Failure) -> None:
+    def on_request_failed(self, failure: Failure) -> Iterable[Request] | None:
+        """Every request's errback: the failure recorded. A spider that can ask elsewhere returns the
+        requests that do (Lambda's second page address)."""
         self.record_failure(describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT")))
+        return None
 
     def record_failure(self, message: str) -> None:
         """Count a failed request or unusable response and keep its message for the summary."""
