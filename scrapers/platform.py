@@ -41,6 +41,8 @@ STAT_FAILURES = "gpuplan/failures"  # count of failed requests and unusable resp
 STAT_PARTIAL = "gpuplan/partial"  # why the result is known to be incomplete
 STAT_UNVERIFIED = "gpuplan/unverified"  # why the source read is not known to match the platform
 MAX_ERRORS_KEPT = 10  # enough to diagnose; a summary is not a log
+MAX_TEXT_DETAIL = 200  # characters of an error answer's message kept in a failure's line
+RATE_LIMITED_STATUS = 429  # Too Many Requests (RFC 6585): said as "rate limited" in every message
 
 # A setting, for tests and recording proxies: send every request to this origin
 # (e.g. "http://127.0.0.1:8123") instead of the platform's. Items keep the
@@ -164,8 +166,11 @@ class PlatformSpider(scrapy.Spider):
 
     # --- failures -----------------------------------------------------------
 
-    def on_request_failed(self, failure: Failure) -> None:
+    def on_request_failed(self, failure: Failure) -> Iterable[Request] | None:
+        """Every request's errback: the failure recorded. A spider that can ask elsewhere returns the
+        requests that do (Lambda's second page address)."""
         self.record_failure(describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT")))
+        return None
 
     def record_failure(self, message: str) -> None:
         """Count a failed request or unusable response and keep its message for the summary."""
@@ -332,7 +337,8 @@ def describe_failure(failure: Failure, download_timeout_s: float) -> str:
     if isinstance(error, HttpError):
         response = error.response
         detail = _error_detail(response)
-        return f"HTTP {response.status} from {url}{tries}{detail}"
+        limited = "rate limited: " if response.status == RATE_LIMITED_STATUS else ""
+        return f"{limited}HTTP {response.status} from {url}{tries}{detail}"
     name = type(error).__name__
     if "Timeout" in name:
         return f"timed out (no answer in {download_timeout_s:g} s) from {url}{tries}"
@@ -342,8 +348,14 @@ def describe_failure(failure: Failure, download_timeout_s: float) -> str:
 
 
 def _error_detail(response: Response) -> str:
+    """The error answer's message: a JSON envelope's, else a short plain-text body's first line
+    (Vast answers a 429 with "API requests too frequent" as plain text, vast-ai/docs
+    `api-reference/rate-limits-and-errors.mdx`); never an HTML page."""
     try:
         message = parsing.error_message(json.loads(response.body))
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         message = None
-    return f": {message[:200]}" if message else ""
+    except ValueError:
+        text = response.body[:MAX_TEXT_DETAIL].decode("utf-8", "replace").strip()
+        message = text.splitlines()[0] if text and not text.startswith("<") else None
+    return f": {message[:MAX_TEXT_DETAIL]}" if message else ""

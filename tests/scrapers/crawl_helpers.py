@@ -63,6 +63,7 @@ def loopback_settings(server_url: str, **extra: Any) -> dict[str, Any]:
         "AUTOTHROTTLE_ENABLED": "False",
         "DOWNLOAD_DELAY": "0",
         "RETRY_BACKOFF_BASE_S": "0.05",
+        "RETRY_RATE_LIMITED_BASE_S": "0.05",
         "DOWNLOAD_TIMEOUT": "1",
         **extra,
     }
