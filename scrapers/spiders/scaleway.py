@@ -19,8 +19,9 @@ Per type: `gpu` (count; 0 = a CPU type, no offer), `gpu_info` {`gpu_name` "H100-
 `gpu_memory` in bytes per GPU (toolshedlabs: "gpu_memory is PER GPU here", L4-8-24G reports 24 GiB)},
 `hourly_price` for the whole instance, and `monthly_price`, which is exactly `hourly_price` x 730
 on every GPU row (gpu-index, verified live 2026-08-22): a display figure, not a monthly tier, so
-it is kept in `extra`, not offered. `mig_profile` (a slice of a card) or a fractional `gpu`: no
-whole-card price, rejected `fractional_gpu`.
+it is kept in `extra`, not offered. A `gpu` below 1 is a slice of one card: offered as that share
+(`gpu_frac`), never a card. A `mig_profile` (a MIG slice: gpu-index skips them) names no share
+we can state: rejected `fractional_gpu`, kept; none is listed today.
 
 THE UNIT: `hourly_price` is EUR per instance-hour, and the answer says so nowhere. Scaleway's
 pricing page heads the column "Price (EUR/hour)" and its figures are the API's (toolshedlabs:
@@ -148,8 +149,9 @@ class ScalewaySpider(PlatformSpider):
 
     def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
         gpus = parsing.number(row["gpu"])
-        if row.get("mig_profile") is not None or gpus is None or gpus != int(gpus):
-            yield self.reject(response, "fractional_gpu", row)  # no whole-card price to give
+        share = gpus if gpus is not None and 0 < gpus < 1 else None
+        if row.get("mig_profile") is not None or gpus is None or (share is None and gpus != int(gpus)):
+            yield self.reject(response, "fractional_gpu", row)  # no share of a card we can state
             return
         memory = parsing.number(value_at(row, ("gpu_info", "gpu_memory")))
         raw_name, gpu = self.gpu_of(row, memory / BYTES_PER_GIB if memory else None)
@@ -161,7 +163,8 @@ class ScalewaySpider(PlatformSpider):
             gpu,
             offer_id=f"{zone}/{row['commercial_type']}",
             gpu_name_raw=raw_name,
-            gpu_count=int(gpus),
+            gpu_count=1 if share else int(gpus),
+            gpu_frac=share,
             price_amount=parsing.number(row["hourly_price"]),
             region=zone,
             available_gpus=0 if state == SOLD_OUT else None,

@@ -86,14 +86,21 @@ def test_when_the_first_zone_does_not_answer_nothing_more_is_asked() -> None:
     assert (outcome.status, len(outcome.requests)) == ("failed", 1)
 
 
-def test_a_slice_of_a_card_is_rejected_not_priced_as_a_whole_card() -> None:
+def test_a_share_of_a_card_is_offered_as_that_share_and_a_mig_slice_is_rejected() -> None:
     def edit(types: dict[str, Any]) -> None:
         types["L4-1-24G"]["mig_profile"] = "1g.6gb"
         types["L4-2-24G"]["gpu"] = 0.5
+        types["RENDER-S"]["gpu"] = 1.5
 
     outcome = drive("scaleway", _with_body("fr-par-1", "servers", edit))
     assert sorted((r.reason, r.raw["commercial_type"]) for r in outcome.rejected) == [
         ("fractional_gpu", "L4-1-24G"),
-        ("fractional_gpu", "L4-2-24G"),
+        ("fractional_gpu", "RENDER-S"),
     ]
-    assert {o.offer_id for o in outcome.offers if o.region == "fr-par-1"} == {"fr-par-1/RENDER-S"}
+    (half,) = [o for o in outcome.offers if o.region == "fr-par-1"]
+    assert (half.offer_id, half.gpu_count, half.gpu_frac, half.price_amount) == (
+        "fr-par-1/L4-2-24G",
+        1,
+        0.5,
+        1.575,
+    )
