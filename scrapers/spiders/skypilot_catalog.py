@@ -2,10 +2,11 @@
 
 Source: `GET https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/<cloud>/vms.csv`
 (no key), the file SkyPilot reads (skypilot-org/skypilot `sky/catalog/common.py` `read_catalog`
-@ 005261080a6b8102f3d95ff2147a855250f40272: HOSTED_CATALOG_DIR_URL / CATALOG_SCHEMA_VERSION "v8").
-One table per cloud with a header row; each cloud orders its columns its own way, so cells are
-read by header name. Each subclass is a platform of its own (slug, fixture, crawl status). As
-SkyPilot reads every table (`common.get_hourly_cost_impl`, `list_accelerators_impl`):
+@ 005261080a6b8102f3d95ff2147a855250f40272: HOSTED_CATALOG_DIR_URL / CATALOG_SCHEMA_VERSION "v8"),
+and on GitHub's HTTP 429 its S3 mirror, as SkyPilot does. One table per cloud with a header row;
+each cloud orders its columns its own way, so cells are read by header name. Each subclass is a
+platform of its own (slug, fixture, crawl status). As SkyPilot reads every table
+(`common.get_hourly_cost_impl`, `list_accelerators_impl`):
 
 - `Price` and `SpotPrice` are USD per hour of the whole instance of `AcceleratorCount` GPUs. An
   empty `SpotPrice` is no spot offer, one at or above `Price` neither (`parsing.spot_price`); a
@@ -32,6 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from scrapy.http import Request, Response
+from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from scrapers import parsing, rows, skypilot
@@ -44,6 +46,10 @@ from sizing.gpu_names import GpuIdentity
 CATALOG_URL = (
     "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{cloud}/vms.csv"
 )
+# SkyPilot's own fallback when GitHub rate-limits raw files (HTTP 429: "github introduced rate limit
+# after 2025-05", skypilot issue #5438): HOSTED_CATALOG_DIR_URL_S3_MIRROR in sky/skylet/constants.py,
+# synced from the repository every 7 hours (the catalog repo's upload-catalog-to-s3.yml).
+MIRROR_URL = "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs/v8/{cloud}/vms.csv"
 COMMITS_URL = (
     "https://api.github.com/repos/skypilot-org/skypilot-catalog/commits"
     "?path=catalogs/v8/{cloud}/vms.csv&per_page=1"
@@ -51,6 +57,7 @@ COMMITS_URL = (
 CATALOG = "skypilot-catalog/v8"  # every offer's `catalog`: where it was read, not the cloud's own API
 GITHUB_JSON = {"Accept": "application/vnd.github+json"}  # the media type GitHub's REST docs ask for
 DATE_TIMEOUT_S = 20.0  # one try, not the crawl's 30 s x 4: the prices do not depend on the date
+HTTP_TOO_MANY_REQUESTS = 429
 STAT_NOT_GPU = "gpuplan/catalog_rows_not_gpu"
 STAT_DATE_UNKNOWN = "gpuplan/catalog_date_unknown"
 Result = OfferItem | RejectedOffer
@@ -79,7 +86,19 @@ class SkyPilotCatalogSpider(PlatformSpider):
         self._held: list[OfferItem] = []  # the table's offers, until the catalog's date is known
 
     def first_requests(self) -> Iterable[Request]:
-        yield self.request(CATALOG_URL.format(cloud=self.cloud), self.parse_rows)
+        request = self.request(CATALOG_URL.format(cloud=self.cloud), self.parse_rows)
+        yield request.replace(errback=self.ask_the_mirror)
+
+    def ask_the_mirror(self, failure: Failure) -> list[Request]:
+        """GitHub refused the file for its rate limit, after the retries: the S3 mirror SkyPilot
+        falls back to (`common.read_catalog`); the offers then cite it. Any other failure is the
+        crawl's."""
+        error = failure.value
+        if isinstance(error, HttpError) and error.response.status == HTTP_TOO_MANY_REQUESTS:
+            self.logger.warning(f"HTTP 429 from GitHub for the {self.cloud} catalog: reading its S3 mirror")
+            return [self.request(MIRROR_URL.format(cloud=self.cloud), self.parse_rows)]
+        self.on_request_failed(failure)
+        return []
 
     def payload(self, response: Response) -> Any:
         table = super().payload(response)

@@ -22,6 +22,7 @@ from scrapers.replay import SNAPSHOT_FILE, Exchange, Snapshot
 from scrapers.spiders.skypilot_catalog import (
     CATALOG_URL,
     COMMITS_URL,
+    MIRROR_URL,
     PrimeintellectSpider,
     ShadeformSpider,
     SkyPilotCatalogSpider,
@@ -193,3 +194,21 @@ def test_a_gcp_gpu_row_is_priced_with_its_host_and_without_one_rejected() -> Non
         ("host_missing", "A100", "asia-northeast1")
     ]
     assert not [o for o in outcome.offers if o.gpu_name_raw.startswith("tpu-")]
+
+
+def test_githubs_rate_limit_sends_the_crawl_to_skypilots_s3_mirror() -> None:
+    snapshot = with_exchange(snapshot_of("nebius"), 0, status=429, body=b"429: Too Many Requests")
+    table = snapshot_of("nebius").exchanges[0]
+    mirror = Exchange("GET", MIRROR_URL.format(cloud="nebius"), "", 200, table.headers, table.body)
+    outcome = drive("nebius", Snapshot(snapshot.folder, snapshot.meta, [*snapshot.exchanges, mirror]))
+    assert (outcome.status, outcome.errors) == ("ok", [])
+    assert {o.source_url for o in outcome.offers} == {MIRROR_URL.format(cloud="nebius")}
+    assert len(outcome.offers) == len(drive("nebius").offers)
+
+
+def test_a_catalog_refused_otherwise_fails_the_crawl() -> None:
+    outcome = drive("nebius", with_exchange(snapshot_of("nebius"), 0, status=404, body=b"404: Not Found"))
+    assert (outcome.status, outcome.error) == (
+        "failed",
+        "HTTP 404 from " + CATALOG_URL.format(cloud="nebius"),
+    )
