@@ -9,11 +9,12 @@ issue names, and its exact URL is what a recording of it holds; dstackai/gpuhunt
 (`providers/azure.py` @ 3584151) asks the same `priceType eq 'Consumption'` meters, but pages by
 `$skip` with Windows, Dedicated and Low Priority filtered in the query. Both leave out
 reservations; they are a second walk per region, the same filter with `priceType eq
-'Reservation'` (no public client asks it; the real reservation rows in ewyluda/macrogauge
+'Reservation'` (the filter itTkm/azure-retail-prices `src/index.ts` @ 52e4d00 builds for
+`priceType: "Reservation"`; the real reservation rows in ewyluda/macrogauge
 `tests/fixtures/azure_gpu_reserved.json` @ 3d58df3 show their shape). Regions: SkyPilot's default
-`US_REGIONS` plus West Europe, 2 walks each (a few pages of 1000 meters per walk; page size as the
-real links' `$skip=1000`): a daily crawl of ~50 requests. Sovereign clouds (US Gov, China) are
-other hosts and never asked.
+`US_REGIONS` plus West Europe, 2 walks each (itTkm counts 4K+ VM meters of every price type in
+West Europe: a few pages of 1000, the real links' `$skip`): a daily crawl of about 50 requests.
+Sovereign clouds (US Gov, China) are other hosts and never asked.
 
 A meter per row: `armSkuName` (the VM size, the join key: the API names no GPU), `meterName`
 ("ND96isrH100v5 Spot", "... Low Priority"), `productName` ("... Series Windows"), `type`,
