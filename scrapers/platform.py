@@ -199,7 +199,7 @@ class PlatformSpider(scrapy.Spider):
         reject the incomplete ones, pass each other one to `offers_of` (adding the `kept` fields to
         the offers' `extra`), then ask for what follows (`after_rows`: the next pages)."""
         payload = self.payload(response)
-        found = self.rows_of(payload)
+        found = self.rows_of(payload, self.source_url(response))
         complete, rejected = self.complete_rows(response, found)
         yield from rejected
         for row in complete:
@@ -227,11 +227,18 @@ class PlatformSpider(scrapy.Spider):
         if self.envelope is not None:
             self.envelope.check(payload)
 
-    def rows_of(self, payload: Any) -> list[Any]:
-        """The rows at `rows_at` (LayoutChanged when they are not there)."""
-        if self.rows_at is None:
+    def rows_of(self, payload: Any, url: str = "") -> list[Any]:
+        """The rows at `rows_path(url)` of the answer to `url` (LayoutChanged when they are not there)."""
+        path = self.rows_path(url)
+        if path is None:
             raise NotImplementedError(f"{type(self).__name__} reads rows: set rows_at")
-        return rows.rows_at(payload, self.rows_at, self.rows_keyed_by)
+        return rows.rows_at(payload, path, self.rows_keyed_by)
+
+    @classmethod
+    def rows_path(cls, url: str) -> tuple[str | int, ...] | None:
+        """Where the rows of the answer to `url` are: `rows_at`, unless the answer keys them by what
+        the request asked (AWS's price document puts its rows under the Location its URL names)."""
+        return cls.rows_at
 
     def complete_rows(
         self, response: Response, found: Sequence[Any]

@@ -11,11 +11,11 @@ and one file per response body:
         "response": {"status": 200, "headers": {"Content-Type": "...", "Date": "..."},
                      "body_file": "bundles.json"}}]}
 
-Requests match on method, URL path with query, and body; the host is not compared, so a
-snapshot recorded through an overridden origin replays against the platform's URLs. Nothing
-depends on order: query parameters and form fields are compared sorted, JSON bodies after
-parsing, and headers not at all, so a recording made by another client version (or attached
-to a bug report) replays. A spider with a keyless and a token path (Lambda, RunPod, compshare)
+Requests match on method, URL path (however percent-escaped) with query, and body; the host is
+not compared, so a snapshot recorded through an overridden origin replays against the platform's
+URLs. Nothing depends on order: query parameters and form fields are compared sorted, JSON
+bodies after parsing, and headers not at all, so a recording made by another client version (or
+attached to a bug report) replays. A spider with a keyless and a token path (Lambda, RunPod, compshare)
 keeps both paths' exchanges in one snapshot; a request entry only one path asks may say which
 (`"crawl_path": "token"` or `"keyless"`): replay ignores it, fault tests serve one path's answers.
 Signed requests carry the caller's key and a signature that changes with it (and with a nonce and
@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from scrapy import Spider
 from scrapy.http import Headers, Request, Response
@@ -73,7 +73,9 @@ def request_key(method: str, url: str, body: bytes | str | None) -> tuple[str, s
     """How requests are matched: method, path?query (parameters sorted), canonical body."""
     parts = urlsplit(url)
     query = urlencode(sorted(_uncredentialed(parse_qsl(parts.query, keep_blank_values=True))))
-    path = parts.path + (f"?{query}" if query else "")
+    # The path as its characters, however escaped: AWS's `/US%20East%20(Ohio)/` is written
+    # `%28Ohio%29` by Python's quote() and `(Ohio)` by the pricing pages' encodeURIComponent.
+    path = quote(unquote(parts.path)) + (f"?{query}" if query else "")
     return method.upper(), path, _canonical_body(body)
 
 

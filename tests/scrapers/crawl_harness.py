@@ -61,6 +61,7 @@ class Outcome:
     requests: list[Request]
     rows: list[RowTrace]  # every row passed to offers_of, in order
     row_answers: list[int]  # the exchanges answered to the spider's parse_rows, in order
+    started: int = 1  # the spider's first requests: more than one is a fan (regions, zones, lists)
 
     def offers_from(self, exchange: int, row: int) -> list[OfferItem]:
         """The offers built from that row that passed the item checks."""
@@ -115,6 +116,7 @@ def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None
         return [request async for request in spider.start()]
 
     queue = deque(asyncio.run(first()))
+    started = len(queue)
     seen: list[Request] = []
     offers: list[OfferItem] = []
     rejected: list[RejectedOffer] = []
@@ -154,7 +156,9 @@ def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None
     stats = crawler.stats.get_stats()
     status, error, _ = summarize({"finish_reason": "finished", "stats": stats}, len(offers), len(rejected))
     errors = list(stats.get(STAT_ERRORS, []))
-    return Outcome(status, error, offers, rejected, errors, stats, seen, tracer.rows, tracer.row_answers)
+    return Outcome(
+        status, error, offers, rejected, errors, stats, seen, tracer.rows, tracer.row_answers, started
+    )
 
 
 class _Tracer:
@@ -168,8 +172,8 @@ class _Tracer:
         self._building: RowTrace | None = None
         rows_of, offers_of, offer = spider.rows_of, spider.offers_of, spider.offer
 
-        def traced_rows_of(payload: Any) -> list[Any]:
-            self._found = rows_of(payload)
+        def traced_rows_of(payload: Any, url: str = "") -> list[Any]:
+            self._found = rows_of(payload, url)
             return self._found
 
         def traced_offers_of(response: Any, row: Any) -> Iterator[Any]:

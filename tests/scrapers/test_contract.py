@@ -144,7 +144,8 @@ def test_an_http_error_fails_the_crawl_with_the_platforms_message(subject: Subje
     envelope = {"error": {"code": "contract_test", "message": INJECTED}}
     index = subject.snapshot.exchanges.index(exchange)
     outcome = subject.drive(with_exchange(subject.snapshot, index, status=400, body=envelope))
-    assert outcome.status == "failed"
+    # One of a fan of first requests (AWS's regions) failing leaves the others' offers: partial.
+    assert outcome.status == ("failed" if subject.baseline.started == 1 else "partial")
     assert outcome.error == f"HTTP 400 from {first.meta['source_url']}: contract_test: {INJECTED}"
 
 
@@ -269,14 +270,14 @@ def test_a_crawl_whose_every_quote_is_rejected_fails(subject: Subject) -> None:
 
 def _first_data_answer(subject: Subject) -> tuple[int, bool]:
     """The snapshot exchange of the first JSON answer (or rows table) the spider reads; is it the
-    first request's?"""
+    answer to the one request every other one follows (not one of a fan of first requests)?"""
     for position, request in enumerate(subject.baseline.requests):
         exchange = subject.snapshot.find(request.method, request.meta["source_url"], request.body)
         if exchange is None:
             continue
         index = subject.snapshot.exchanges.index(exchange)
         if "json" in exchange.headers.get("Content-Type", "") or index in subject.baseline.row_answers:
-            return index, position == 0
+            return index, position == 0 and subject.baseline.started == 1
     pytest.skip(f"{subject.platform} reads no JSON answer on this path")
 
 
@@ -325,7 +326,7 @@ def test_500_429_and_a_timeout_are_retried_until_the_answer_comes(platform: str,
             # Spare retries: on a busy machine a healthy answer may also miss the short timeout.
             settings=loopback_settings(server.url, DOWNLOAD_TIMEOUT="0.5", RETRY_TIMES="6"),
         )
-        statuses = [hit.status for hit in server.hits if hit.path == server.hits[0].path]
+        statuses = [hit.status for hit in server.hits if hit.path == server.fault_path]
     assert (summary.status, summary.error) == ("ok", None)
     assert canonical(read_jsonl(Path(summary.feed))) == canonical(expected_items(platform))
     assert statuses[:3] == [500, 429, 200]  # the third answer came too late: a timeout

@@ -25,6 +25,17 @@ def test_the_host_is_not_compared_but_path_query_and_method_are() -> None:
     assert request_key("POST", "https://api.datacrunch.io/v1/instance-types?currency=usd", None) != base
 
 
+def test_a_path_matches_however_its_characters_are_escaped() -> None:
+    # The AWS pricing pages write parentheses as they are, Python's quote() escapes them.
+    page = (
+        "https://b0.p.awsstatic.com/pricing/ec2-ondemand-without-sec-sel/US%20East%20(Ohio)/Linux/index.json"
+    )
+    quoted = "https://b0.p.awsstatic.com/pricing/ec2-ondemand-without-sec-sel/US%20East%20%28Ohio%29/Linux/index.json"
+    assert request_key("GET", page, None) == request_key("GET", quoted, None)
+    other = "https://b0.p.awsstatic.com/pricing/ec2-ondemand-without-sec-sel/US%20West%20(Oregon)/Linux/index.json"
+    assert request_key("GET", other, None) != request_key("GET", page, None)
+
+
 def test_a_changed_request_finds_no_answer() -> None:
     snapshot = Snapshot.load(fixture_dir("vastai"))
     recorded = json.loads(snapshot.exchanges[0].body_key)
