@@ -20,7 +20,8 @@ TC3 `X-TC-Action` and `X-TC-Region`, Alibaba's ACS3 `x-acs-action`: the same bod
 every call) declares those headers on its spider (`PlatformSpider.replay_headers`); a recording
 keeps them in the request entry (`"headers": {"X-TC-Action": "DescribeRegions", "X-TC-Region": ""}`,
 "" for one not sent), and an exchange that has them answers only a request that sends the same
-values (a header not sent reads as ""). No credential or per-call header is ever one of them (`UNRECORDED_HEADERS`).
+values (a header not sent reads as ""). No credential or per-call header is ever one of them
+(`UNRECORDED_HEADERS`).
 A spider with a keyless and a token path (Lambda, RunPod, compshare) keeps both paths' exchanges
 in one snapshot; a request entry only one path asks may say which (`"crawl_path": "token"` or
 `"keyless"`): replay ignores it, fault tests serve one path's answers.

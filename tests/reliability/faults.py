@@ -285,6 +285,10 @@ def platforms_for(fault: CrawlFault) -> list[str]:
     if fault.once:
         shared = [f.name for f in FAULTS if f.once]
         candidates = [names[(shared.index(fault.name) + shift) % len(names)] for shift in range(len(names))]
+        if fault.name == "duplicated_offers":
+            # Every record twice doubles the offers only where one answer's records are the offers;
+            # a fan-out spider asks again for each doubled zone or type (alicloud, tencentcloud).
+            candidates = [name for name in candidates if json_answers(name) == 1]
         return [next(name for name in candidates if _changes_answers(fault, name))]
     if fault.name == "fan_out_request_fails":
         return [name for name in names if json_answers(name) > 1]
