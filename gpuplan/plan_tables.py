@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 RANKING_LABELS = {"lowest_rent": "rent", "lowest_cost_per_btoken": "tok"}
-BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo"}
+BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo", "year": "yr"}
 PLAN_BILLING = {"monthly_plan": "mo", "weekly_plan": "wk", "daily_plan": "d", "reserved": "res"}
 PLAN_LEGEND = "GPU×count platform, * stock unknown, [N nodes] a cluster"
 TERMS_LEGEND = "(mo)/(wk)/(d)/(res) monthly, weekly, daily or reserved terms"

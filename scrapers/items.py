@@ -15,16 +15,18 @@ from typing import Literal
 CURRENCIES: tuple[str, ...] = ("USD", "EUR", "CNY")
 
 PricePer = Literal["gpu", "instance"]
-BillingPeriod = Literal["hour", "day", "week", "month"]
+BillingPeriod = Literal["hour", "day", "week", "month", "year"]
 PricingType = Literal["on_demand", "spot", "monthly_plan", "weekly_plan", "daily_plan", "reserved"]
 # What a price billed by each period is, when it is not spot or reserved: an hourly price is on
 # demand, a longer period is a plan rented for at least that long (compshare's 按天/按月, the quotes
-# file's monthly quotes).
+# file's monthly quotes). A price billed by the year is a reserved term (a 1- or 3-year commitment:
+# billing_period "year", min_term_periods 1 or 3; a year is 8760 h, 365 days).
 PLAN_OF_PERIOD: dict[BillingPeriod, PricingType] = {
     "hour": "on_demand",
     "day": "daily_plan",
     "week": "weekly_plan",
     "month": "monthly_plan",
+    "year": "reserved",
 }
 
 
@@ -36,6 +38,15 @@ class OfferItem:
     period); the warehouse derives per-GPU-hour figures with the FX rate of the
     observation date. `available_gpus` is None when the platform says nothing
     about stock: unknown is not zero.
+
+    The last fields say what the platform says about the hardware behind the offer, when it does:
+    `gpu_frac` the share of one card a unit gives (a sliced GPU, 0 < x < 1; None = whole cards:
+    such an offer is stored and shown, never planned as a card, never a price reference, and its
+    stock never counts as cards); `machine_id` the physical machine (offers sharing it share its
+    GPUs) and `gpu_ids` which of its GPUs the offer rents (Vast's `machine_id`, `gpu_ids`); the
+    warehouse counts each machine's free GPUs once (docs in README, "How stock is counted").
+    `catalog` names a hosted catalog the offer came from (e.g. "skypilot-catalog/v8"; None for
+    the platform's own API or page), `catalog_date` its file's date (YYYY-MM-DD) when known.
     """
 
     platform: str  # spider slug, e.g. "vastai"
@@ -58,3 +69,8 @@ class OfferItem:
     min_term_periods: int = 1  # minimum number of billing periods one must rent
     available_gpus: int | None = None
     extra: dict = field(default_factory=dict)  # platform fields worth keeping (JSON object)
+    gpu_frac: float | None = None  # share of ONE card per unit (0 < x < 1); None = whole cards
+    machine_id: str | None = None  # the physical machine, when the platform says
+    gpu_ids: list[int] | None = None  # which of the machine's GPUs, when the platform says
+    catalog: str | None = None  # hosted catalog the offer came from; None = the platform itself
+    catalog_date: str | None = None  # ISO date (YYYY-MM-DD) of that catalog file, when known

@@ -12,7 +12,7 @@ import pytest
 
 from digest.catalogue import LANGUAGES, UnknownLanguage, read_catalogue, words
 from digest.changes import MEASURES, REASON_KINDS
-from scrapers.items import PricingType
+from scrapers.items import BillingPeriod, PricingType
 
 DIGEST = Path(__file__).resolve().parents[2] / "digest"
 
@@ -80,7 +80,7 @@ def _keys_built() -> set[str]:
         *(f"ranking.{ranking}" for ranking in MEASURES),
         *(f"measure.{measure}" for measure in MEASURES.values()),
         *(f"plans.{ranking}" for ranking in ("lowest_rent", "lowest_cost_per_btoken")),
-        *(f"billing.{period}" for period in ("hour", "day", "week", "month")),
+        *(f"billing.{period}" for period in get_args(BillingPeriod)),
         *(f"pricing.{kind}" for kind in get_args(PricingType)),
         *(f"status.{status}" for status in ("failed", "partial", "skipped", "no_offer_fits", "drift")),
         *(f"watch.now.{kind}" for kind in ("price", "stock", "job")),

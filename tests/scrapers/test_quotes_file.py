@@ -46,7 +46,7 @@ def test_a_minimal_quote_takes_the_defaults() -> None:
         ({"price": ...}, "price is required"),
         ({"seller": "  "}, "seller is required"),
         ({"currency": "RMB"}, "currency must be CNY, EUR, USD, got 'RMB'"),
-        ({"billing_period": "包月"}, "billing_period must be hour, day, week, month, got '包月'"),
+        ({"billing_period": "包月"}, "billing_period must be hour, day, week, month, year, got '包月'"),
         ({"price_per": "node"}, "price_per must be gpu, instance, got 'node'"),
         ({"gpu_count": 1.5}, "gpu_count must be a whole number >= 1, got 1.5"),
         ({"min_term": 0}, "min_term must be a whole number >= 1, got 0"),

@@ -117,7 +117,7 @@ REJECTED = [
     (synthetic_offer(1, price_amount=0.001), "absurd price: 0.001 USD per GPU-hour (under 0.01)"),
     (
         synthetic_offer(1, billing_period="fortnight"),
-        "billing_period must be hour, day, week or month, got fortnight",
+        "billing_period must be hour, day, week, month or year, got fortnight",
     ),
     (synthetic_offer(1, price_per="node"), "price_per must be gpu or instance, got node"),
     (synthetic_offer(1, pricing_type="bargain"), "unknown pricing_type bargain"),

@@ -3,9 +3,12 @@
 -- plans), so none of them can drift apart.
 --   per GPU:   a price quoted per instance is divided by the GPUs in it
 --   per hour:  hour 1, day 24, week 168, month 730 (= 8760 / 12: a twelfth of a 365-day year,
---              the month cloud providers bill by)
+--              the month cloud providers bill by), year 8760 (365 days: a reserved term's year,
+--              as AWS, Azure and GCP price their 1- and 3-year commitments)
 CREATE OR REPLACE MACRO hours_per_billing_period(billing_period) AS
-    CASE billing_period WHEN 'hour' THEN 1 WHEN 'day' THEN 24 WHEN 'week' THEN 168 WHEN 'month' THEN 730 END;
+    CASE billing_period
+        WHEN 'hour' THEN 1 WHEN 'day' THEN 24 WHEN 'week' THEN 168 WHEN 'month' THEN 730 WHEN 'year' THEN 8760
+    END;
 
 CREATE OR REPLACE MACRO price_per_gpu_hour(price_amount, price_per, gpu_count, billing_period) AS
     price_amount

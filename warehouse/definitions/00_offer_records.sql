@@ -20,7 +20,8 @@ SELECT
         item.gpu_form, item.gpu_memory_gb, item.gpu_count, item.price_amount,
         item.price_currency, item.price_per, item.billing_period, item.min_term_periods,
         item.pricing_type, item.available_gpus, item.source_url, item.observed_at,
-        CAST(item.extra AS VARCHAR)
+        CAST(item.extra AS VARCHAR), item.gpu_frac, item.machine_id, CAST(item.gpu_ids AS VARCHAR),
+        item.catalog, item.catalog_date
     ) IS NULL AS unparsed
 FROM read_json(
     feed,
@@ -32,7 +33,9 @@ FROM read_json(
         'gpu_memory_gb': 'VARCHAR', 'gpu_count': 'VARCHAR', 'price_amount': 'VARCHAR',
         'price_currency': 'VARCHAR', 'price_per': 'VARCHAR', 'billing_period': 'VARCHAR',
         'min_term_periods': 'VARCHAR', 'pricing_type': 'VARCHAR', 'available_gpus': 'VARCHAR',
-        'source_url': 'VARCHAR', 'observed_at': 'VARCHAR', 'extra': 'JSON'
+        'source_url': 'VARCHAR', 'observed_at': 'VARCHAR', 'extra': 'JSON',
+        'gpu_frac': 'VARCHAR', 'machine_id': 'VARCHAR', 'gpu_ids': 'JSON', 'catalog': 'VARCHAR',
+        'catalog_date': 'VARCHAR'
     }
 ) AS item;
 
@@ -72,7 +75,13 @@ WITH typed AS (
         item.source_url AS source_url,
         -- ISO-8601 with Z or an offset; a timestamp without a zone is UTC (the session zone)
         TRY_CAST(item.observed_at AS TIMESTAMPTZ) AS observed_at_tz,
-        item.extra AS extra
+        item.extra AS extra,
+        TRY_CAST(item.gpu_frac AS DOUBLE) AS gpu_frac,
+        nullif(item.machine_id, '') AS machine_id,
+        -- a JSON array of whole numbers; anything else stays NULL, for its reason
+        CASE WHEN json_type(item.gpu_ids) = 'ARRAY' THEN TRY_CAST(item.gpu_ids AS BIGINT[]) END AS gpu_ids,
+        nullif(item.catalog, '') AS catalog,
+        TRY_CAST(item.catalog_date AS DATE) AS catalog_date
     FROM query_table(records)
 ),
 checked AS (
@@ -104,8 +113,8 @@ checked AS (
                 THEN 'price_amount must be > 0, got ' || item.price_amount
             WHEN price_per NOT IN ('gpu', 'instance')
                 THEN 'price_per must be gpu or instance, got ' || price_per
-            WHEN billing_period NOT IN ('hour', 'day', 'week', 'month')
-                THEN 'billing_period must be hour, day, week or month, got ' || billing_period
+            WHEN billing_period NOT IN ('hour', 'day', 'week', 'month', 'year')
+                THEN 'billing_period must be hour, day, week, month or year, got ' || billing_period
             WHEN pricing_type NOT IN ('on_demand', 'spot', 'monthly_plan', 'weekly_plan', 'daily_plan', 'reserved')
                 THEN 'unknown pricing_type ' || pricing_type
             WHEN observed_at_tz IS NULL
@@ -121,6 +130,15 @@ checked AS (
             WHEN item.gpu_memory_gb IS NOT NULL
                 AND (gpu_memory_gb IS NULL OR NOT isfinite(gpu_memory_gb) OR gpu_memory_gb <= 0)
                 THEN 'gpu_memory_gb must be a number > 0 or null, got ' || item.gpu_memory_gb
+            WHEN item.gpu_frac IS NOT NULL
+                AND (gpu_frac IS NULL OR NOT isfinite(gpu_frac) OR gpu_frac <= 0 OR gpu_frac >= 1)
+                THEN 'gpu_frac must be a share of one card, 0 < x < 1, or null, got ' || item.gpu_frac
+            WHEN item.gpu_ids IS NOT NULL AND json_type(item.gpu_ids) <> 'NULL'
+                AND (gpu_ids IS NULL
+                     OR len(list_filter(gpu_ids, lambda x: x IS NULL OR x < 0 OR x > 2147483647)) > 0)
+                THEN 'gpu_ids must be a list of whole numbers >= 0 or null, got ' || CAST(item.gpu_ids AS VARCHAR)
+            WHEN item.catalog_date IS NOT NULL AND catalog_date IS NULL
+                THEN 'catalog_date must be a date (YYYY-MM-DD) or null, got ' || item.catalog_date
         END AS reason
     FROM typed
 )
@@ -156,6 +174,11 @@ SELECT
         ELSE timezone('UTC', observed_at_tz)
     END AS DATE) AS observed_date,
     extra,
+    gpu_frac,
+    machine_id,
+    TRY_CAST(gpu_ids AS INTEGER[]) AS gpu_ids,
+    catalog,
+    catalog_date,
     reason,
     unparsed,
     -- json_merge_patch onto {} drops the fields the record did not have (null)

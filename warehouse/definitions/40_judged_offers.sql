@@ -10,11 +10,13 @@
 --   day                the day (NULL with latest);
 --   run_status         the run's status: 'ok' or 'partial' (a partial run's stock is incomplete);
 --   spot               the offer is interruptible (pricing_type 'spot');
+--   fractional         the offer rents a share of one card (gpu_frac): shown, never a card to plan,
+--                      never a price reference (its price per GPU-hour is not a card's);
 --   price_reference    'other_platforms' | 'own_offers' | NULL (nothing to judge by: kept);
 --   reference_usd_per_gpu_hour, reference_offers, floor_share   the median it is judged against;
 --   below_price_floor  under floor_share of that median: a placeholder;
 --   plannable          what a plan may use: not spot (a month of training cannot count on
---                      interruptible machines) and not below the floor.
+--                      interruptible machines), not fractional, and not below the floor.
 -- Spot prices are judged against spot prices, the others against the others: a spot bid sits at a
 -- fraction of on-demand by design. Each platform votes once per GPU (its cheapest), so neither a
 -- marketplace's dozens of listings nor a platform quoting instance totals sways the median.
@@ -34,6 +36,7 @@ day_offers AS MATERIALIZED (
         o.*,
         r.status AS run_status,
         o.pricing_type = 'spot' AS spot,
+        o.gpu_frac IS NOT NULL AS fractional,
         row_number() OVER () AS day_offer_no
     FROM offers AS o
     JOIN runs AS r ON r.crawl_id = o.crawl_id AND r.platform = o.platform AND o.run_day = r.run_day
@@ -45,6 +48,7 @@ day_offers AS MATERIALIZED (
 platform_cheapest AS (
     SELECT day, spot, gpu_model, platform, min(price_usd_per_gpu_hour) AS cheapest_usd_per_gpu_hour
     FROM day_offers
+    WHERE NOT fractional
     GROUP BY day, spot, gpu_model, platform
 ),
 other_platform_votes AS (
@@ -70,7 +74,7 @@ own_offers AS (
     FROM day_offers AS a
     JOIN day_offers AS b
       ON b.day IS NOT DISTINCT FROM a.day AND b.spot = a.spot AND b.gpu_model = a.gpu_model
-     AND b.platform = a.platform AND b.day_offer_no <> a.day_offer_no
+     AND b.platform = a.platform AND b.day_offer_no <> a.day_offer_no AND NOT b.fractional
     ANTI JOIN other_platforms AS x
       ON x.day IS NOT DISTINCT FROM a.day AND x.spot = a.spot AND x.gpu_model = a.gpu_model
      AND x.platform = a.platform
@@ -93,6 +97,6 @@ judged AS (
 SELECT
     * EXCLUDE (day_offer_no),
     coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE) AS below_price_floor,
-    NOT spot AND NOT coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE)
+    NOT spot AND NOT fractional AND NOT coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE)
         AS plannable
 FROM judged;

@@ -30,7 +30,13 @@ WITH import_text AS (
             available_gpus := nullif(lower(CAST(o.available_gpus AS VARCHAR)), 'nan'),
             source_url := CAST(o.source_url AS VARCHAR),
             observed_at := CAST(o.observed_at AS VARCHAR),
-            extra := json_extract(o.item_json, '$.extra')
+            extra := json_extract(o.item_json, '$.extra'),
+            -- the contract's optional fields, from the whole item (a reader that sets none gives NULL)
+            gpu_frac := json_extract_string(o.item_json, '$.gpu_frac'),
+            machine_id := json_extract_string(o.item_json, '$.machine_id'),
+            gpu_ids := json_extract(o.item_json, '$.gpu_ids'),
+            catalog := json_extract_string(o.item_json, '$.catalog'),
+            catalog_date := json_extract_string(o.item_json, '$.catalog_date')
         ) AS item
     FROM import_offers AS o
     JOIN import_runs AS r USING (crawl_id)

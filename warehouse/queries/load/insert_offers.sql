@@ -12,6 +12,7 @@ FROM load_priced
 WHERE reason IS NULL
   AND gpu_model IS NOT NULL
   AND price_usd_per_gpu_hour IS NOT NULL
+  AND gpu_frac IS NULL
   AND offer_price_problem(price_usd_per_gpu_hour) IS NULL
 GROUP BY gpu_model
 ON CONFLICT (gpu_model) DO UPDATE SET
@@ -23,13 +24,13 @@ INSERT INTO offers (
     gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
     min_term_periods, pricing_type, hourly_rentable, price_usd_per_gpu_hour,
     price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
-    observed_date, extra, run_day
+    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date
 )
 SELECT
     crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
     gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
     min_term_periods, pricing_type, billing_period = 'hour', price_usd_per_gpu_hour,
     price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
-    observed_date, extra, run_day
+    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date
 FROM load_priced
 WHERE reason IS NULL

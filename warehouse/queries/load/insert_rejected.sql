@@ -9,7 +9,8 @@ SELECT
     coalesce(raw, json_merge_patch('{}', to_json(struct_pack(
         platform, offer_id, region, gpu_name_raw, gpu_model, gpu_form, gpu_memory_gb, gpu_count,
         price_amount, price_currency, price_per, billing_period, min_term_periods, pricing_type,
-        available_gpus, source_url, observed_at, extra
+        available_gpus, source_url, observed_at, extra, gpu_frac, machine_id, gpu_ids, catalog,
+        catalog_date
     )))),
     reason,
     $rejected_at

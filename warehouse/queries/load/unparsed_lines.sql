@@ -12,7 +12,9 @@ WITH lines AS (
         "gpu_memory_gb": "VARCHAR", "gpu_count": "VARCHAR", "price_amount": "VARCHAR",
         "price_currency": "VARCHAR", "price_per": "VARCHAR", "billing_period": "VARCHAR",
         "min_term_periods": "VARCHAR", "pricing_type": "VARCHAR", "available_gpus": "VARCHAR",
-        "source_url": "VARCHAR", "observed_at": "VARCHAR", "extra": "JSON"
+        "source_url": "VARCHAR", "observed_at": "VARCHAR", "extra": "JSON",
+        "gpu_frac": "VARCHAR", "machine_id": "VARCHAR", "gpu_ids": "JSON", "catalog": "VARCHAR",
+        "catalog_date": "VARCHAR"
     }')) AS item
     FROM read_csv(
         $feed,
@@ -42,5 +44,6 @@ WHERE item IS NULL
         item.gpu_form, item.gpu_memory_gb, item.gpu_count, item.price_amount,
         item.price_currency, item.price_per, item.billing_period, item.min_term_periods,
         item.pricing_type, item.available_gpus, item.source_url, item.observed_at,
-        CAST(item.extra AS VARCHAR)
+        CAST(item.extra AS VARCHAR), item.gpu_frac, item.machine_id, CAST(item.gpu_ids AS VARCHAR),
+        item.catalog, item.catalog_date
     ) IS NULL
