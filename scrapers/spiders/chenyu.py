@@ -25,19 +25,13 @@ from typing import Any
 from scrapy.http import Request, Response
 
 from scrapers import parsing
-from scrapers.items import OfferItem
+from scrapers.items import PLAN_OF_PERIOD, BillingPeriod, OfferItem
 from scrapers.platform import PlatformSpider, Token
 
 LIST_URL = "https://www.chenyu.cn/api/open/v2/gpu/list"
 AVAILABLE = 1  # `status` 可用
-# The periods a model is priced by: price key -> (billing period, pricing type).
-PERIODS = {
-    "hour": ("hour", "on_demand"),
-    "day": ("day", "daily_plan"),
-    "week": ("week", "weekly_plan"),
-    "month": ("month", "monthly_plan"),
-    "year": ("year", "reserved"),
-}
+# The periods a model is priced by: its price keys are the billing periods' own names.
+PERIODS: tuple[BillingPeriod, ...] = ("hour", "day", "week", "month", "year")
 
 
 class ChenyuSpider(PlatformSpider):
@@ -62,16 +56,16 @@ class ChenyuSpider(PlatformSpider):
     def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem]:
         raw_name, gpu = self.gpu_of(row, parsing.memory_in_name(str(row.get("gpu_name") or "")))
         prices = row["price"] if isinstance(row["price"], Mapping) else {}
-        for key, (period, pricing) in PERIODS.items():
-            if key not in prices:
+        for period in PERIODS:
+            if period not in prices:
                 continue  # not sold by that period
             yield self.offer(
                 response,
                 gpu,
-                offer_id=f"{row['gpu_uuid']}/{key}",
+                offer_id=f"{row['gpu_uuid']}/{period}",
                 gpu_name_raw=raw_name,
-                price_amount=parsing.number(prices[key]),
+                price_amount=parsing.number(prices[period]),
                 billing_period=period,
-                pricing_type=pricing,
+                pricing_type=PLAN_OF_PERIOD[period],  # hour on demand, a year reserved
                 available_gpus=None if row.get("status") == AVAILABLE else 0,
             )
