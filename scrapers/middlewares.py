@@ -150,3 +150,23 @@ class CrawlErrorMiddleware:
             return []
         spider.record_failure(f"spider bug: {type(exception).__name__}: {exception} (from {url})")
         return None
+
+
+class SigningMiddleware:
+    """Downloader middleware: the spider signs each request as it leaves (`PlatformSpider.sign`),
+    at every attempt. A signature that carries the time and a one-use nonce (Tencent's TC3 is
+    refused 5 minutes after its timestamp, Alibaba's ACS3 refuses a nonce seen before) must be
+    made when the request is sent, not when it is queued behind a region's thousand others, and
+    again for a retry."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SigningMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        spider = self.crawler.spider
+        if isinstance(spider, PlatformSpider):
+            spider.sign(request)

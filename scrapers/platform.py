@@ -90,12 +90,26 @@ class PlatformSpider(scrapy.Spider):
     # Fields every offer of this spider shares (alltheplaces' `item_attributes`), e.g. currency,
     # price basis, billing period; an offer's own fields win.
     offer_fields: ClassVar[Mapping[str, Any]] = {}
+    # Request headers that tell this API's calls apart where path, query and body do not (Tencent's
+    # X-TC-Action and X-TC-Region): a recording keeps them, a replay compares them
+    # (scrapers/replay.py). Never a credential (`replay.UNRECORDED_HEADERS`).
+    replay_headers: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def tokens(cls) -> list[Token]:
+        """Every credential the spider declares: its `token` first, then any companion `Token`
+        attribute (a secret key that signs and is never sent)."""
+        found = [getattr(cls, attr) for attr in sorted(dir(cls)) if not attr.startswith("_")]
+        companions = [value for value in found if isinstance(value, Token) and value is not cls.token]
+        return ([cls.token] if cls.token is not None else []) + companions
 
     @classmethod
     def skip_reason(cls, env: Mapping[str, str] | None = None) -> str | None:
-        """Why this platform cannot be crawled with this environment (a required token is missing)."""
-        if cls.token is not None and cls.token.required and not cls.token.value(env):
-            return f"skipped: {cls.name} needs a login token; set {cls.token.env}"
+        """Why this platform cannot be crawled with this environment: a required token (the
+        `token`, or a required companion: a key pair) is missing."""
+        missing = [token.env for token in cls.tokens() if token.required and not token.value(env)]
+        if missing:
+            return f"skipped: {cls.name} needs a login token; set {' and '.join(missing)}"
         return None
 
     def token_value(self) -> str | None:
@@ -125,9 +139,11 @@ class PlatformSpider(scrapy.Spider):
         form_body: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
+        method: str | None = None,
     ) -> Request:
         """A request to `url` (POST with a JSON body when `json_body` is given, a form body when
-        `form_body` is: signed APIs like UCloud's), failures recorded.
+        `form_body` is: signed APIs like UCloud's; `method` for another, Alibaba's bodiless POST),
+        failures recorded.
 
         The platform URL travels in `meta["source_url"]`: items cite it even when
         the request itself went to an overridden origin.
@@ -143,7 +159,7 @@ class PlatformSpider(scrapy.Spider):
             body = urlencode(sorted(form_body.items()))
         return Request(
             self._routed(url),
-            method="POST" if body is not None else "GET",
+            method=method or ("POST" if body is not None else "GET"),
             body=body,
             headers=all_headers,
             callback=callback,
@@ -151,6 +167,11 @@ class PlatformSpider(scrapy.Spider):
             meta={**(meta or {}), "source_url": url},
             dont_filter=True,
         )
+
+    def sign(self, request: Request) -> None:
+        """Sign `request` in place as it is sent, at each attempt (`middlewares.SigningMiddleware`):
+        a signed API's spider (Tencent's TC3, Alibaba's ACS3) adds its signature headers here,
+        with the time and nonce of the attempt. Default: nothing to sign."""
 
     def _routed(self, url: str) -> str:
         origin = self.settings.get(ORIGIN_OVERRIDE_SETTING)

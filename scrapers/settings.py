@@ -47,6 +47,8 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapers.middlewares.ContactUserAgentMiddleware": 500,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "scrapers.middlewares.BackoffRetryMiddleware": 550,
+    # Signs each request as it goes out, a retry too (it passes every process_request again).
+    "scrapers.middlewares.SigningMiddleware": 560,
 }
 # Closest to the spider, so it sees a callback's exception first.
 SPIDER_MIDDLEWARES = {"scrapers.middlewares.CrawlErrorMiddleware": 1000}

@@ -132,7 +132,7 @@ def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None
         request = queue.popleft()
         seen.append(request)
         response = storage.retrieve_response(spider, request)
-        exchange = snapshot.find(request.method, request.meta["source_url"], request.body)
+        exchange = snapshot.find(request.method, request.meta["source_url"], request.body, request.headers)
         tracer.answering(next((i for i, e in enumerate(snapshot.exchanges) if e is exchange), -1), request)
         if response is None:
             spider.record_failure(

@@ -55,7 +55,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/robots.txt":
             self._send(404, {"Content-Type": "text/plain"}, b"")
             return
-        exchange = self.server.snapshot.find(self.command, self.path, body)
+        exchange = self.server.snapshot.find(self.command, self.path, body, self.headers)
         fault = self.server.next_fault(self.path)
         if exchange is None:
             status, headers, payload = (

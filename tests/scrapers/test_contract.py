@@ -138,7 +138,7 @@ def test_without_a_required_token_the_crawl_is_skipped_and_nothing_is_asked(
 
 def test_an_http_error_fails_the_crawl_with_the_platforms_message(subject: Subject) -> None:
     first = subject.baseline.requests[0]
-    exchange = subject.snapshot.find(first.method, first.meta["source_url"], first.body)
+    exchange = subject.snapshot.find(first.method, first.meta["source_url"], first.body, first.headers)
     if exchange is None or not exchange.url.startswith("http"):
         pytest.skip(f"{subject.platform} reads a local file: no HTTP status")
     envelope = {"error": {"code": "contract_test", "message": INJECTED}}
@@ -272,7 +272,9 @@ def _first_data_answer(subject: Subject) -> tuple[int, bool]:
     """The snapshot exchange of the first JSON answer (or rows table) the spider reads; is it the
     answer to the one request every other one follows (not one of a fan of first requests)?"""
     for position, request in enumerate(subject.baseline.requests):
-        exchange = subject.snapshot.find(request.method, request.meta["source_url"], request.body)
+        exchange = subject.snapshot.find(
+            request.method, request.meta["source_url"], request.body, request.headers
+        )
         if exchange is None:
             continue
         index = subject.snapshot.exchanges.index(exchange)

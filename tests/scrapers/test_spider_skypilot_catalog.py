@@ -210,5 +210,6 @@ def test_a_catalog_refused_otherwise_fails_the_crawl() -> None:
     outcome = drive("nebius", with_exchange(snapshot_of("nebius"), 0, status=404, body=b"404: Not Found"))
     assert (outcome.status, outcome.error) == (
         "failed",
-        "HTTP 404 from " + CATALOG_URL.format(cloud="nebius"),
+        # the answer's own words follow the status (platform.describe_failure)
+        "HTTP 404 from " + CATALOG_URL.format(cloud="nebius") + ": 404: Not Found",
     )
