@@ -1,0 +1,58 @@
+"""config.settings.cron_problem accepts what Dagster's schedule accepts: each case checked against
+Dagster's own `is_valid_cron_string` (its vendored croniter), so the settings check and the daily
+schedule agree."""
+
+from __future__ import annotations
+
+import pytest
+from dagster._utils.schedules import is_valid_cron_string
+
+from config.settings import cron_problem
+
+CASES = [
+    "0 6 * * *",
+    "@daily",
+    "@hourly",
+    "@reboot",  # not one Dagster runs
+    "30 7 * * mon-fri",
+    "*/15 * * * *",
+    "0 6 1,15 * *",
+    "0 6 * jan-mar *",
+    "0 6 * * 7",
+    "0 6 * * 0-7",
+    "0 6 * * 1#2",
+    "0 6 * * mon#5",
+    "0 6 * * 1#6",
+    "0 6 * * 1#2,3",
+    "0 6 L * *",
+    "0 6 1-L * *",
+    "0 6 L-2 * *",
+    "0 6 L/2 * *",
+    "0 6 * * ?",
+    "0 6 ? * *",
+    "0 6 * * 5L",
+    "0 6 15W * *",
+    "0 24 * * *",
+    "60 6 * * *",
+    "0 6 0 * *",
+    "0 6 * 13 *",
+    "0 6 * * 8",
+    "0 6 31 2 *",
+    "0 6 30 feb *",
+    "0 6 29 2 *",
+    "0 6 31 4 *",
+    "*/0 * * * *",
+    "1-2-3 * * * *",
+    "5-1 * * * *",
+    "0 6 * January *",
+    "0 6 * *",
+    "0 6 * * * *",
+    "0 6 * * ,1",
+    " 0 6 * * * ",
+    "daily",
+]
+
+
+@pytest.mark.parametrize("text", CASES)
+def test_cron_agrees_with_dagster(text: str) -> None:
+    assert (cron_problem(text) is None) == is_valid_cron_string(text), cron_problem(text)
