@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import fcntl
 import time
+from collections.abc import Callable
 
 POLL_S = 0.1  # short enough to feel immediate, long enough not to spin a core
 
 
-def flock_by(fd: int, deadline: float, poll_s: float = POLL_S) -> bool:
+def flock_by(
+    fd: int, deadline: float, poll_s: float = POLL_S, waiting: Callable[[], None] | None = None
+) -> bool:
     """Take an exclusive flock on `fd`, trying until `deadline` (a `time.monotonic()` value);
-    False when the deadline passed without it."""
+    False when the deadline passed without it. `waiting()` is called once, when the lock is first
+    found held by another (a waiting step says so and names the holder)."""
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
+            if waiting is not None:
+                waiting()
+                waiting = None
             left = deadline - time.monotonic()
             if left <= 0:
                 return False

@@ -1,87 +1,29 @@
-"""Asset checks: crawl volume per platform, believable prices, fresh data, a plan row for every ask
-and a plan (or a reason) for every job.
+"""Asset checks: believable prices, fresh data, a plan row for every ask and a plan (or a reason)
+for every job. (Each crawl's own check runs in the crawl step, `pipelines.assets.crawls`; each
+platform's drift against its usual crawls is `pipelines.drift_checks`.)
 
 Checks read the published snapshot (never the writer), so they run beside writing steps. None of
 them blocks: a bad platform must not stop the plans of the others; the check says what is wrong.
 """
 
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
-from typing import Any
+from datetime import UTC, datetime
 
 import dagster as dg
 import pandas as pd
 
 from config.user_files import UserFileError
 from pipelines import markdown
-from pipelines.assets.crawls import crawl_key, summary_path
 from pipelines.assets.jobs import read_job_file
 from pipelines.partitions import partition_days
-from pipelines.resources import CrawlerResource, WarehouseResource
-from scrapers.summary import CrawlSummary, SummaryError
+from pipelines.resources import WarehouseResource
 from warehouse import job_plans, plans, queries
-
-# A crawl yielding under half its usual volume has lost pages or a parser (a layout change, a
-# block), while stock varies day to day by far less than that.
-MIN_VOLUME_SHARE = 0.5
-VOLUME_HISTORY_DAYS = 7
 
 # Spot and monthly plans differ from on-demand by 2-3x, never 5x: beyond is a parsing fault.
 MEDIAN_FACTOR = 5.0
 
 # The schedule runs daily: a platform without a good crawl for a day and a half has missed one.
 MAX_CRAWL_AGE_HOURS = 36
-
-
-def _crawl_volume_check(platform: str) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
-        asset=crawl_key(platform),
-        name="volume",
-        description=(
-            f"The {platform} crawl worked and yielded items, and not under {MIN_VOLUME_SHARE:.0%} of the "
-            f"median of its last {VOLUME_HISTORY_DAYS} days. A crawl skipped for want of a token passes."
-        ),
-    )
-    def volume(
-        context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
-    ) -> dg.AssetCheckResult:
-        day = date.fromisoformat(context.partition_key)
-        try:
-            summary = CrawlSummary.read(summary_path(warehouse, day, platform, crawler.offline))
-        except SummaryError as exc:
-            return dg.AssetCheckResult(passed=False, metadata={"day": str(day), "error": str(exc)})
-        metadata: dict[str, Any] = {
-            "day": str(day),
-            "status": summary.status,
-            "items_yielded": summary.items_yielded,
-            "error": summary.error or "",
-        }
-        if summary.status == "skipped":
-            # not configured (a token missing), not broken: the reason is in the metadata
-            return dg.AssetCheckResult(
-                passed=True, metadata=metadata, description=f"skipped: {summary.error}"
-            )
-        if summary.status == "failed" or summary.items_yielded == 0:
-            return dg.AssetCheckResult(
-                passed=False, metadata=metadata, description=summary.error or "no items"
-            )
-        if warehouse.has_snapshot():
-            with warehouse.reader() as con:
-                history = queries.frame(
-                    con, "crawl_volume_history", platform=platform, plan_date=day, days=VOLUME_HISTORY_DAYS
-                )
-            median, days = history.iloc[0]["median_items"], int(history.iloc[0]["days"])
-            if days:
-                metadata.update({"median_items": float(median), "history_days": days})
-                if summary.items_yielded < MIN_VOLUME_SHARE * median:
-                    return dg.AssetCheckResult(
-                        passed=False,
-                        metadata=metadata,
-                        description=f"{summary.items_yielded} items, under half the usual {median:g}",
-                    )
-        return dg.AssetCheckResult(passed=True, metadata=metadata)
-
-    return volume
 
 
 @dg.asset_check(
@@ -233,13 +175,12 @@ def every_job_has_a_plan(
 
 
 def build_checks(platforms: Sequence[str]) -> list[dg.AssetChecksDefinition]:
-    """The volume check of every crawl, and the checks on offers and cheapest plans.
+    """The checks on offers (freshness of each of `platforms`), cheapest plans and job plans.
 
     Checks are not partitioned (that is a preview feature in Dagster 1.13); each one checks the
     day of the run it runs in and says which in its metadata.
     """
     return [
-        *(_crawl_volume_check(platform) for platform in platforms),
         prices_believable,
         _freshness_check(platforms),
         every_ask_has_a_plan,

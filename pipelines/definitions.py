@@ -23,7 +23,7 @@ from pipelines.checks import build_checks
 from pipelines.drift_checks import build_drift_checks
 from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions
-from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
+from pipelines.resources import WRITER_WAIT_S, CrawlerResource, MailerResource, WarehouseResource
 from pipelines.schedules import build_daily_schedule
 from pipelines.watches import watches
 from scrapers.registry import platforms
@@ -43,11 +43,16 @@ def policy_warnings_silenced() -> Iterator[None]:
         yield
 
 
-def build_defs(settings: Settings, offline: bool = False, snapshot: str = "") -> dg.Definitions:
+def build_defs(
+    settings: Settings, offline: bool = False, snapshot: str = "", writer_wait_s: float = WRITER_WAIT_S
+) -> dg.Definitions:
     """Every asset, check, job and schedule, with resources from `settings`.
 
     `offline`: replay the bundled snapshots; `snapshot`: which recorded day of them ("" the
-    latest, "previous" the day before, `CrawlerResource.snapshot`)."""
+    latest, "previous" the day before, `CrawlerResource.snapshot`); `writer_wait_s`: how long a
+    writing step waits for another writer (`WarehouseResource.writer_wait_s`).
+    A run launched from the UI or the CLI replays the snapshots with the run config
+    `{resources: {crawler: {config: {offline: true}}}}` (README, "The Dagster UI")."""
     partitions = daily_partitions(settings.schedule_timezone)
     slugs = platforms()
     with policy_warnings_silenced():
@@ -62,8 +67,13 @@ def build_defs(settings: Settings, offline: bool = False, snapshot: str = "") ->
             asset_checks=[*build_checks(slugs), watches, *build_drift_checks(slugs)],
             jobs=[daily_refresh, backfill_plans],
             schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
+            # Every run in one process, the run worker: its writing steps take the one writer in
+            # turn anyway, its crawls run side by side in a crawl process of their own, and a
+            # check is a query or two. A process per step (Dagster's default) adds an interpreter
+            # and this code's imports to each of ~20 steps: minutes a day (bench/bench_daemon.py).
+            executor=dg.in_process_executor,
             resources={
-                "warehouse": WarehouseResource.from_settings(settings),
+                "warehouse": WarehouseResource.from_settings(settings, writer_wait_s),
                 "crawler": CrawlerResource(
                     offline=offline, snapshot=snapshot, contact=settings.crawler_contact
                 ),

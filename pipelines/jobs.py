@@ -1,4 +1,7 @@
-"""The jobs: the whole graph for one day (the schedule's), and plans over a range of past days."""
+"""The jobs: the whole graph for one day (the schedule's), and plans over a range of past days.
+
+Both run in one process (the code location's executor, `pipelines.definitions`).
+"""
 
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ the environment they inherit (each spider names its own, `scrapers.platform.Toke
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -20,15 +21,17 @@ from pydantic import Field
 
 from config.settings import Settings
 from digest.sending import SendOptions
+from scrapers.crawl_lock import this_process
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import fixture_dir
 from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
 from scrapers.summary import CrawlSummary
 from warehouse import connect
 
-# Every asset that writes DuckDB runs in this pool, limited to 1 (dagster.yaml): DuckDB allows one
-# writing process, so two writing steps must never overlap, across runs and backfills included.
-WRITER_POOL = "duckdb_writer"
+# How long a writing step waits for the warehouse writer held by someone else (another run, a
+# `gpuplan load`) before it fails naming the holder: a backfill of every day since 2024 writes
+# for under half an hour, a daily run for a minute.
+WRITER_WAIT_S = 1800.0
 # The writing steps, in the order a run executes them. Publishing copies the whole warehouse file,
 # so a run publishes the read snapshot twice, not after every step (issue 16): after `offers` (the
 # checks on offers read the snapshot) and after the last of these steps the run executes.
@@ -56,10 +59,16 @@ class WarehouseResource(dg.ConfigurableResource):
     price_move_pct: float = Field(description="A plan's rent moving by more than this percent is a change.")
     jobs_file: str | None = Field(default=None, description="Your jobs (GPUPLAN_JOBS, YAML); unset: none.")
     default_tokens: float = Field(default=1e9, description="Tokens of one run in the daily tables' totals.")
+    writer_wait_s: float = Field(
+        default=WRITER_WAIT_S,
+        description="Seconds a writing step waits for another writer (another run, `gpuplan load`), "
+        "then fails naming it. DuckDB allows one writing process: the writer is a file lock.",
+    )
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> WarehouseResource:
+    def from_settings(cls, settings: Settings, writer_wait_s: float = WRITER_WAIT_S) -> WarehouseResource:
         return cls(
+            writer_wait_s=writer_wait_s,
             warehouse=str(settings.warehouse),
             crawl_dir=str(settings.crawl_dir),
             models=list(settings.models),
@@ -78,10 +87,41 @@ class WarehouseResource(dg.ConfigurableResource):
         base = Path(self.crawl_dir) / OFFLINE_FOLDER if offline else Path(self.crawl_dir)
         return base / day.isoformat()
 
-    def writer(self, context: dg.AssetExecutionContext) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+    @contextmanager
+    def writer(self, context: dg.AssetExecutionContext) -> Iterator[duckdb.DuckDBPyConnection]:
         """The single writer connection of the step running in `context`. When the block ends cleanly
-        it publishes the read snapshot if the step is `offers` or the run's last writing step."""
-        return connect.writer(self.path, publish=_publishes(context))
+        it publishes the read snapshot if the step is `offers` or the run's last writing step.
+
+        The writer is one file lock (`warehouse.connect.writer`: the kernel frees it when its holder
+        dies, however it dies). A step that finds it held logs who holds it, waits up to
+        `writer_wait_s`, and records how long it waited in its materialization's metadata
+        (`writer_waited_s`, `writer_held_by`); past the bound it fails with WriterBusyError naming
+        the holder."""
+        asked = time.monotonic()
+        held_by: list[str] = []
+
+        def waiting(holder: str) -> None:
+            held_by.append(holder)
+            context.log.info(
+                f"waiting for the warehouse writer, held by {holder} (up to {self.writer_wait_s:g} s)"
+            )
+
+        holder = f"Dagster run {context.run.run_id} ({context.run.job_name}, step {context.op_def.name})"
+        with connect.writer(
+            self.path,
+            self.writer_wait_s,
+            publish=_publishes(context),
+            holder=f"{holder} in {this_process()}",
+            on_wait=waiting,
+        ) as con:
+            if held_by:
+                waited_s = round(time.monotonic() - asked, 1)
+                context.log.info(f"got the warehouse writer after {waited_s:g} s")
+                for key in context.selected_asset_keys:  # one, or each of a multi-asset's
+                    context.add_asset_metadata(
+                        {"writer_waited_s": waited_s, "writer_held_by": held_by[0]}, asset_key=key
+                    )
+            yield con
 
     def reader(self) -> duckdb.DuckDBPyConnection:
         """A read-only connection on the published snapshot (NoWarehouseError before the first run)."""

@@ -1,20 +1,18 @@
 """One day's run of the daily job in this process, as `gpuplan refresh` runs it: followed and bounded.
 
-`execute_day(settings, day, offline=..., platforms=..., on_crawl=...)` runs `daily_refresh` for
-`day` with Dagster's in-process executor, on the instance in $DAGSTER_HOME when set (the run then
-shows in the UI beside the schedule's), else on a throwaway one. Around it:
+`execute_day(settings, day, offline=..., platforms=..., on_crawl=..., wait_s=...)` runs
+`daily_refresh` for `day` with Dagster's in-process executor, on the instance in $DAGSTER_HOME
+when set (the run then shows in the UI beside the schedule's), else on a throwaway one. Around it:
 
 - **One run per crawl folder.** It holds the day's crawl folder (`scrapers.crawl_lock`) for the
-  whole run, and first waits for any run of the same day still in progress on the instance (one
-  the daemon launched from the UI or the schedule): two runs never share a day's crawls. It waits
-  up to `wait_s`, then raises RunBlocked naming the other run.
-- **The writer slot.** Every step that writes DuckDB runs in the Dagster pool `duckdb_writer`
-  (limit 1). A run killed with SIGKILL never frees its slot, and Dagster's in-process executor
-  then waits for it for ever, at full CPU, deaf to SIGTERM. So before the run: slots of runs
-  that have finished are freed (what run monitoring does, `dagster.yaml`), and so are those of a
-  `gpuplan refresh` run whose process is gone from this machine (marked failed). A live holder
-  is waited for up to `wait_s`, then RunBlocked names it. During the run, `pipelines.slot_watch`
-  bounds a wait for the slot the same way, and lets Ctrl-C and SIGTERM stop it.
+  whole run; another refresh of the day waits for it up to `wait_s`, then RunBlocked names it.
+  (A run the daemon launched holds the folder while it crawls and while it loads, so neither
+  ever reads or clears the other's half-written files.)
+- **One writer.** Every writing step takes the warehouse's writer lock (`warehouse.connect`),
+  waiting up to `wait_s` (`WarehouseResource.writer_wait_s`) for another holder, whom the step's log
+  names; a step that gives up ends the refresh with RunBlocked naming the holder. Both locks
+  are flocks: the kernel frees them when their holder dies, SIGKILL included, so a killed run
+  never blocks a later one, with the daemon or without, and nothing reads Dagster's own state.
 - **A first offline run shows changes.** The bundled snapshots hold two recorded days per
   platform (`scrapers/fixtures/<slug>/` and its `previous/`). On a warehouse with no earlier
   day, an offline refresh first runs the day before from `previous/`, then the day: its plans
@@ -31,14 +29,15 @@ failed (their status is in the warehouse, `plans.day_crawls`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import signal
-import time
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -48,26 +47,20 @@ from pipelines.assets.crawls import crawl_key, crawl_listener
 from pipelines.definitions import build_defs, policy_warnings_silenced
 from pipelines.partitions import FIRST_DAY
 from pipelines.resources import WarehouseResource
-from pipelines.slot_watch import (
-    PROCESS_TAG,
-    RunBlocked,
-    SlotWatch,
-    fail_dead_runs,
-    process_identity,
-    wait_for_writer_slot,
-)
 from scrapers import registry
 from scrapers.crawl_lock import CrawlFolderBusy, crawl_folder_lock
 from scrapers.runner import OnProgress
 from warehouse import connect, plans
 
-if TYPE_CHECKING:
-    from dagster._utils.error import SerializableErrorInfo
-
 JOB = "daily_refresh"
-POLL_S = 1.0
+# What a step that gave up waiting for the writer raises (warehouse.connect): the run was blocked.
+BLOCKED_BY = connect.WriterBusyError.__name__
 
 __all__ = ["DayResult", "RunBlocked", "execute_day"]
+
+
+class RunBlocked(RuntimeError):
+    """Another run keeps what this one needs (the writer, the day's crawl folder); says which."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +85,8 @@ def execute_day(
     Offline, on a warehouse without any day before `day`, the day before is run first from the
     snapshots' recorded previous day (`previous_demo_day`), so the first plans already show what
     changed. Failures of that day's steps are listed too, after its date.
-    Raises RunBlocked when another run keeps the day's crawl folder or the writer slot for more
-    than `wait_s` seconds; KeyboardInterrupt (after stopping the run) on Ctrl-C or SIGTERM.
+    Raises RunBlocked when another run keeps the day's crawl folder or the writer for more than
+    `wait_s` seconds. Ctrl-C or SIGTERM stops the run, then comes back as KeyboardInterrupt or SIGTERM.
     """
     # Dagster's own setting: with it the run is recorded where the UI reads; without, nothing is kept
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
@@ -141,7 +134,7 @@ def _run_day(
     on_crawl: OnProgress | None,
     wait_s: float,
 ) -> DayResult:
-    defs = build_defs(settings, offline=offline, snapshot=snapshot)
+    defs = build_defs(settings, offline=offline, snapshot=snapshot, writer_wait_s=wait_s)
     job = defs.resolve_job_def(JOB)
     selection = None
     if platforms is not None:
@@ -153,12 +146,7 @@ def _run_day(
     holder = f"gpuplan refresh (Dagster run {run_id}), pid {os.getpid()}"
     try:
         with crawl_folder_lock(day_dir, wait_s=wait_s, holder=holder):
-            deadline = time.monotonic() + wait_s
-            fail_dead_runs(instance)
-            if not offline:  # the daemon's runs crawl live, into this folder
-                _wait_for_day_runs(instance, day, deadline)
-            wait_for_writer_slot(instance, deadline)
-            return _execute(job, instance, day, selection, run_id, on_crawl, wait_s)
+            return _execute(job, instance, day, selection, run_id, on_crawl)
     except CrawlFolderBusy as exc:
         raise RunBlocked(str(exc)) from None
 
@@ -170,20 +158,18 @@ def _execute(
     selection: list[dg.AssetKey] | None,
     run_id: str,
     on_crawl: OnProgress | None,
-    wait_s: float,
 ) -> DayResult:
     listening = crawl_listener.set(on_crawl)
     # Dagster's interrupt capture leaves SIGTERM mapped to SIGINT's handler; ours comes back after.
     sigterm = signal.getsignal(signal.SIGTERM)
     try:
-        with SlotWatch(instance, run_id, wait_s) as watch, policy_warnings_silenced():
+        with policy_warnings_silenced(), _signals_heard() as heard:
             result = job.execute_in_process(
                 instance=instance,
                 partition_key=day.isoformat(),
                 asset_selection=selection,
                 raise_on_error=False,
                 run_id=run_id,
-                tags={PROCESS_TAG: process_identity(os.getpid()) or str(os.getpid())},
                 # the CLI prints its own summary; Dagster's event log stays in the instance
                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
             )
@@ -191,47 +177,52 @@ def _execute(
         crawl_listener.reset(listening)
         if signal.getsignal(signal.SIGTERM) is not sigterm and sigterm is not None:
             signal.signal(signal.SIGTERM, sigterm)
-        if instance.event_log_storage.supports_global_concurrency_limits:
-            # a step stopped mid-way keeps its claim: this run is over, so none of its slots is in use
-            instance.event_log_storage.free_concurrency_slots_for_run(run_id)
-    watch.raise_if_stopped()
-    failures = [
-        f"{event.step_key}: {_root_cause(event.step_failure_data.error)}"
-        for event in result.all_events
-        if event.is_step_failure
-    ]
+    if signal.SIGTERM in heard:
+        signal.raise_signal(signal.SIGTERM)  # to the caller's handler (the CLI's), or the default
+    if signal.SIGINT in heard:
+        raise KeyboardInterrupt
+    failures = []
+    for event in result.all_events:
+        if not event.is_step_failure or event.step_failure_data is None:
+            continue
+        chain = []  # Dagster's error, the step's exception it wraps, what that was raised from
+        error = event.step_failure_data.error
+        while error is not None:
+            chain.append(error)
+            error = error.cause
+        blocked = next((link for link in chain if link.cls_name == BLOCKED_BY), None)
+        if blocked is not None:  # its message, without the "module.WriterBusyError: " before it
+            raise RunBlocked(blocked.message.split(f"{BLOCKED_BY}: ", 1)[-1].strip())
+        failures.append(f"{event.step_key}: {chain[-1].message.strip() if chain else 'failed'}")
     if not result.success and not failures:
         run_failure = next((e for e in result.all_events if e.is_failure), None)
         failures.append(f"run: {run_failure.message if run_failure else 'failed'}")
     return DayResult(run_id, failures)
 
 
-def _wait_for_day_runs(instance: dg.DagsterInstance, day: dt.date, deadline: float) -> None:
-    """Wait until no other run of the daily job for `day` is in progress (RunBlocked at `deadline`)."""
-    while True:
-        records = instance.get_run_records(
-            filters=dg.RunsFilter(
-                job_name=JOB,
-                statuses=[dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED],
-                tags={"dagster/partition": day.isoformat()},
-            ),
-            limit=1,
-        )
-        if not records:
-            return
-        other = records[0].dagster_run
-        if time.monotonic() >= deadline:
-            raise RunBlocked(
-                f"run {other.run_id} ({JOB} for {day}) is in progress and would share the day's crawl "
-                "folder; wait for it to finish, or stop it in the Dagster UI"
-            )
-        time.sleep(POLL_S)
+@contextmanager
+def _signals_heard() -> Iterator[set[int]]:
+    """The SIGINT and SIGTERM that arrive in the block, filled in when it ends.
 
-
-def _root_cause(error: SerializableErrorInfo | None) -> str:
-    """The innermost error's message: Dagster wraps the asset's exception in its own."""
-    if error is None:
-        return "failed"
-    while error.cause is not None:
-        error = error.cause
-    return error.message.strip()
+    Dagster hears both as an interrupt: it stops the run (the step running fails with
+    DagsterExecutionInterruptedError, the run is marked so) and returns, keeping the signal to
+    itself. The caller raises it again after the run, so that SIGTERM still ends the command as
+    SIGTERM. The signals are learned from `signal.set_wakeup_fd`, which the interpreter writes
+    whatever handler runs. Only the main thread can listen; elsewhere the set stays empty.
+    """
+    heard: set[int] = set()
+    if threading.current_thread() is not threading.main_thread():
+        yield heard
+        return
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    try:
+        yield heard
+    finally:
+        signal.set_wakeup_fd(previous)
+        with contextlib.suppress(BlockingIOError):
+            heard.update(signum for signum in os.read(read, 512) if signum in (signal.SIGINT, signal.SIGTERM))
+        os.close(read)
+        os.close(write)

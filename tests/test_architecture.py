@@ -10,17 +10,25 @@
     gpuplan/    the edge: imported by nobody; only commands/ import pipelines
 
 Every import statement counts, also one inside a function (a lazy import is still a dependency).
+
+And no Dagster private name (`dagster._core...`, `dg._...`) appears anywhere in our code, tests or
+benches, imported, referenced or only named in a comment: what Dagster does not export may change
+in any release.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("gpuplan", "config", "scrapers", "warehouse", "sizing", "digest", "pipelines")
+# A module, attribute or name of Dagster's (or one of its packages', dagster_*) that starts with
+# "_": `dagster._core.errors`, `dg._check`, `from dagster._utils import ...`.
+PRIVATE_DAGSTER = re.compile(r"\b(?:dagster\w*|dg)\._\w")
 
 # package -> the packages of ours it may import (itself always)
 ALLOWED: dict[str, frozenset[str]] = {
@@ -132,3 +140,29 @@ def test_the_rule_sees_a_forbidden_import(tmp_path: Path) -> None:
     module.write_text("def f():\n    from warehouse import connect\n    return connect\n", encoding="utf-8")
     assert [m for _, m in _imports(module)] == ["warehouse"]
     assert _ours("warehouse.connect") not in ALLOWED["scrapers"]
+
+
+def _private_dagster_names(path: Path, root: Path = ROOT) -> list[str]:
+    """ "file:line: match" for each private Dagster name in `path`."""
+    text = path.read_text(encoding="utf-8")
+    return [
+        f"{path.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}: {match.group()}"
+        for match in PRIVATE_DAGSTER.finditer(text)
+    ]
+
+
+def test_no_dagster_private_name_appears_in_our_code() -> None:
+    this_file = Path(__file__).resolve()
+    files = [path for folder in (*OURS, "tests", "bench") for path in sorted((ROOT / folder).rglob("*.py"))]
+    assert [hit for path in files if path != this_file for hit in _private_dagster_names(path)] == []
+
+
+def test_the_private_name_rule_sees_one(tmp_path: Path) -> None:
+    module = tmp_path / "bad.py"
+    module.write_text(
+        "if TYPE_CHECKING:\n    from dagster._utils.error import SerializableErrorInfo\n"
+        "x = dg._check\nimport dagster_shared._x\nfrom dagster import asset\n",
+        encoding="utf-8",
+    )
+    hits = [hit.split(": ", 1)[1] for hit in _private_dagster_names(module, tmp_path)]
+    assert hits == ["dagster._u", "dg._c", "dagster_shared._x"]

@@ -1,7 +1,8 @@
 """Connections: one writer that publishes a snapshot, any number of readers of that snapshot.
 
 Public API (stable):
-    writer(warehouse, lock_timeout_s=DEFAULT_LOCK_TIMEOUT_S, *, publish=True)  context manager -> connection
+    writer(warehouse, lock_timeout_s=DEFAULT_LOCK_TIMEOUT_S, *, publish=True, holder=None, on_wait=None)
+        context manager -> connection
         The only read-write connection. Opens `writer_path(warehouse)` (a private file) under an
         exclusive OS lock and counts the session in the file's stamp (migration 060); migrates it
         and loads the bundled FX rates when this code's migrations or FX bundle are new to the file.
@@ -45,7 +46,7 @@ import errno
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from importlib.metadata import version
 from pathlib import Path
@@ -133,9 +134,13 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 @contextmanager
-def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
+def _exclusive_lock(
+    path: Path, timeout_s: float, holder: str | None = None, on_wait: Callable[[str], None] | None = None
+) -> Iterator[float]:
     """flock(LOCK_EX) on `path`, polling up to `timeout_s`; released when the fd closes. Yields
-    the deadline, which waiting for the writer file itself shares.
+    the deadline, which waiting for the writer file itself shares. The lock file then says who
+    holds it: `holder` (default "pid N") and since when; `on_wait(that)` is called once if the
+    lock is held by someone else when asked for.
 
     flock (`config.locks`): two writers in one process also exclude each other, and the kernel
     drops the lock if the holder dies (SIGKILL included). A lock file deleted (or replaced) while
@@ -152,7 +157,8 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
                 raise _folder_error(path, "creating the writer lock", exc) from exc
             raise
         try:
-            if not flock_by(fd, deadline, _LOCK_POLL_S):
+            waiting = None if on_wait is None else lambda fd=fd: on_wait(_holder(fd))
+            if not flock_by(fd, deadline, _LOCK_POLL_S, waiting):
                 raise WriterBusyError(
                     f"another gpuplan writer ({_holder(fd)}) holds {path}; gave up after "
                     f"{timeout_s:g} s. Let it finish and retry (readers never block the writer)."
@@ -160,7 +166,7 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[float]:
             if _same_file(fd, path):
                 os.ftruncate(fd, 0)
                 since = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-                os.write(fd, f"pid {os.getpid()} since {since}\n".encode())
+                os.write(fd, f"{holder or f'pid {os.getpid()}'} since {since}\n".encode())
                 yield deadline
                 return
         finally:
@@ -274,12 +280,20 @@ def _guard(private: Path, deadline: float, timeout_s: float) -> Iterator[None]:
 
 @contextmanager
 def writer(
-    warehouse: Path, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S, *, publish: bool = True
+    warehouse: Path,
+    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+    *,
+    publish: bool = True,
+    holder: str | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The single read-write connection; publishes `warehouse` on a clean exit when `publish`."""
+    """The single read-write connection; publishes `warehouse` on a clean exit when `publish`.
+    `holder` says who writes to whoever waits (default "pid N"); `on_wait(holder of the other)`
+    is called once when another writer holds the lock (a Dagster step logs it)."""
     private = writer_path(warehouse)
     _make_folder(warehouse)
-    with _exclusive_lock(layout.lock_path(warehouse), lock_timeout_s) as deadline, ExitStack() as session:
+    lock = _exclusive_lock(layout.lock_path(warehouse), lock_timeout_s, holder, on_wait)
+    with lock as deadline, ExitStack() as session:
         try:
             publishing.seed_writer(warehouse)
         except OSError as exc:

@@ -18,7 +18,8 @@ from warehouse import queries
 # How many earlier good crawls form "the usual": a week of daily crawls.
 HISTORY_CRAWLS = 7
 # Offers dropping below half the usual count is lost pages or a broken parser, while a market's
-# stock moves by far less from one day to the next (the volume check uses the same bound).
+# stock moves by far less from one day to the next. The one home of this rule: a crawl's own
+# `crawled` check only asks that it worked and yielded items.
 MIN_OFFER_SHARE = 0.5
 # A share of unknown GPU names or rejected quotes that doubles means the platform renamed cards or
 # changed a field. Shares are compared from at least this floor: one new name among a hundred offers

@@ -3,7 +3,7 @@
 The same job the schedule runs (`daily_refresh`), executed in this process by
 `pipelines.runs.execute_day` (on the instance in $DAGSTER_HOME when set, so the run shows in the
 UI; else on a throwaway one). Dagster and Scrapy are imported only when this command runs, so
-the other commands start fast. Another run holding the day's crawls or the writer slot for
+the other commands start fast. Another run holding the day's crawls or the warehouse writer for
 longer than `--wait` is one line naming it (`RunBlocked`, printed by the CLI's error handler).
 """
 

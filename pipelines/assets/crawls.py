@@ -9,8 +9,11 @@ A crawl writes `<crawl_dir>/<day>/<platform>.jsonl` and its summary (offline run
 
 A platform that fails is recorded, never raised: its asset materializes with status 'failed' and
 the error in its metadata and in the run's log, so the other platforms still load and plan, and
-its `volume` check turns red. Live crawls observe the present only: a past day keeps the crawl it
-had (re-running a past day recomputes its plans from the crawls of that day).
+its `crawled` check (evaluated in the same step, as each crawl ends) turns red. How the crawl
+compares with the platform's usual ones (offers halved, unknown GPU names, prices off) is its
+drift check on `offers`, once loaded (pipelines/drift_checks.py). Live crawls observe the present
+only: a past day keeps the crawl it had (re-running a past day recomputes its plans from the
+crawls of that day).
 
 `crawl_listener` lets the process that runs the job in-process (`pipelines.runs.execute_day`,
 behind `gpuplan refresh`) follow each platform live: (platform, "waiting" | "crawling" | "done",
@@ -32,6 +35,7 @@ from scrapers.runner import OnProgress
 from scrapers.summary import CrawlSummary, SummaryError
 
 GROUP = "crawls"
+CRAWLED = "crawled"  # each crawl asset's check: the crawl worked and yielded items
 
 # Set by an in-process caller for the duration of a run; unset (None) in Dagster's own runs.
 crawl_listener: ContextVar[OnProgress | None] = ContextVar("crawl_listener", default=None)
@@ -74,26 +78,59 @@ def _notify(platform: str, state: str, summary: CrawlSummary | None) -> None:
         listener(platform, state, summary)
 
 
+def crawled_check(platform: str, day: date, summary: CrawlSummary | None, error: str) -> dg.AssetCheckResult:
+    """`platform`'s crawl of `day` worked and yielded items (`summary` None: none could be read,
+    `error` says why). A crawl skipped for want of a token passes: not configured, not broken."""
+    key = crawl_key(platform)
+    if summary is None:
+        return dg.AssetCheckResult(
+            asset_key=key, check_name=CRAWLED, passed=False, description=error, metadata={"day": str(day)}
+        )
+    metadata: dict[str, Any] = {
+        "day": str(day),
+        "status": summary.status,
+        "items_yielded": summary.items_yielded,
+        "error": summary.error or "",
+    }
+    if summary.status == "skipped":
+        passed, description = True, f"skipped: {summary.error}"
+    elif summary.status == "failed" or summary.items_yielded == 0:
+        passed, description = False, summary.error or "no items"
+    else:
+        passed, description = True, None
+    return dg.AssetCheckResult(
+        asset_key=key, check_name=CRAWLED, passed=passed, description=description, metadata=metadata
+    )
+
+
 def _kept(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, day: date, platform: str
-) -> dg.MaterializeResult:
+) -> tuple[dg.MaterializeResult, dg.AssetCheckResult]:
     """A past day's crawl of `platform`, as it was: crawling now would file today's prices under it."""
     context.log.info(f"{day} is past: keeping its crawl of {platform} instead of crawling now")
     path = summary_path(warehouse, day, platform)
     key = crawl_key(platform)
     if not path.is_file():
         _notify(platform, "done", None)
-        return dg.MaterializeResult(
-            asset_key=key, metadata={"status": "missing", "error": f"no crawl of {platform} for {day}"}
+        missing = f"no crawl of {platform} for {day}"
+        return (
+            dg.MaterializeResult(asset_key=key, metadata={"status": "missing", "error": missing}),
+            crawled_check(platform, day, None, missing),
         )
     try:
         kept = CrawlSummary.read(path)
     except SummaryError as exc:
         context.log.error(str(exc))
         _notify(platform, "done", None)
-        return dg.MaterializeResult(asset_key=key, metadata={"status": "failed", "error": str(exc)})
+        return (
+            dg.MaterializeResult(asset_key=key, metadata={"status": "failed", "error": str(exc)}),
+            crawled_check(platform, day, None, str(exc)),
+        )
     _notify(platform, "done", kept)
-    return dg.MaterializeResult(asset_key=key, metadata={**_summary_metadata(kept), "kept": True})
+    return (
+        dg.MaterializeResult(asset_key=key, metadata={**_summary_metadata(kept), "kept": True}),
+        crawled_check(platform, day, kept, ""),
+    )
 
 
 def _crawled(context: dg.AssetExecutionContext, summary: CrawlSummary) -> dg.MaterializeResult:
@@ -121,8 +158,17 @@ def build_crawl_assets(
                 "crawls in one crawl process (offline: its bundled snapshot replayed), written to "
                 f"`<crawl_dir>/<day>/{platform}.jsonl` with a summary. A failed crawl is recorded here "
                 "(status, error) rather than raised, so the other platforms still produce plans; its "
-                "`volume` check fails."
+                f"`{CRAWLED}` check fails."
             ),
+        )
+        for platform in platforms
+    ]
+    checks = [
+        dg.AssetCheckSpec(
+            CRAWLED,
+            asset=crawl_key(platform),
+            description=f"The {platform} crawl worked and yielded items; a crawl skipped for want of a "
+            f"token passes. Whether it yielded as much as usual is the `{platform}_drift` check on offers.",
         )
         for platform in platforms
     ]
@@ -130,22 +176,29 @@ def build_crawl_assets(
     @dg.multi_asset(
         name=GROUP,
         specs=specs,
+        check_specs=checks,
         partitions_def=partitions,
         can_subset=True,
         description="Crawls every selected platform at once, in one crawl process.",
     )
     def crawls(
         context: dg.AssetExecutionContext, warehouse: WarehouseResource, crawler: CrawlerResource
-    ) -> Iterator[dg.MaterializeResult]:
+    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         day = date.fromisoformat(context.partition_key)
         selected = [platform for platform in platforms if crawl_key(platform) in context.selected_asset_keys]
+        checked = {key.asset_key for key in context.selected_asset_check_keys}
         if not crawler.offline and not is_current(day, partitions.timezone):
             for platform in selected:
-                yield _kept(context, warehouse, day, platform)
+                materialization, check = _kept(context, warehouse, day, platform)
+                yield materialization
+                if crawl_key(platform) in checked:
+                    yield check
             return
         for step in crawler.crawl_progress(selected, warehouse.day_dir(day, crawler.offline)):
             _notify(*step)
             if step.summary is not None:
                 yield _crawled(context, step.summary)
+                if crawl_key(step.platform) in checked:
+                    yield crawled_check(step.platform, day, step.summary, "")
 
     return [crawls]

@@ -16,8 +16,8 @@ from scrapers.registry import platforms
 def build_digest_asset(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
     @dg.asset(
         partitions_def=partitions,
-        # Not in the writer pool: it mails from the published snapshot and records the send in short
-        # writer sessions of its own (digest.sending), so a slow SMTP server holds up no writing step.
+        # It mails from the published snapshot and records the send in short writer sessions of its
+        # own (digest.sending): the writer is never held while a slow SMTP server answers.
         group_name="digest",
         kinds={"email"},
         deps=[dg.AssetKey("cheapest_plans"), dg.AssetKey("plan_changes")],

@@ -20,7 +20,7 @@ from config.user_files import UserFileError
 from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
-from pipelines.resources import WRITER_POOL, WarehouseResource
+from pipelines.resources import WarehouseResource
 from sizing.jobs import Job
 from warehouse import job_plans, plans
 
@@ -64,7 +64,6 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
         name="job_plans",
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb", "python"},
         deps=[dg.AssetKey("offers"), dg.AssetKey("gpus")],

@@ -17,7 +17,7 @@ import pandas as pd
 
 from pipelines import markdown
 from pipelines.partitions import SINGLE_RUN, partition_days
-from pipelines.resources import WRITER_POOL, WarehouseResource
+from pipelines.resources import WarehouseResource
 from warehouse import history, plans
 from warehouse.plan_requirements import size_days
 
@@ -73,7 +73,6 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
     @dg.asset(
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb", "python"},
         deps=[dg.AssetKey("offers"), dg.AssetKey("gpus")],
@@ -107,7 +106,6 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
     @dg.asset(
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
         deps=[plan_requirements],
@@ -149,7 +147,6 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
     @dg.asset(
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
         deps=[plan_candidates],
@@ -185,7 +182,6 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
     @dg.asset(
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
         deps=[cheapest_plans],

@@ -12,7 +12,7 @@ import pandas as pd
 from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
-from pipelines.resources import WRITER_POOL, CrawlerResource, WarehouseResource
+from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers.crawl_lock import crawl_folder_lock
 from scrapers.summary import SummaryError
 from warehouse import fx, gpus, history, plans
@@ -66,7 +66,6 @@ def build_warehouse_assets(
     @dg.asset(
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
         description=(
@@ -100,7 +99,6 @@ def build_warehouse_assets(
         name="gpus",
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
         description=(
@@ -116,7 +114,6 @@ def build_warehouse_assets(
     @dg.asset(
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        pool=WRITER_POOL,
         group_name=GROUP,
         kinds={"duckdb"},
         deps=[*crawl_keys, fx_rates],

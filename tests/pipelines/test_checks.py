@@ -1,7 +1,7 @@
-"""pipelines/checks.py: the crawl volume check against the platform's recent history.
+"""pipelines/checks.py, and each crawl's own check (`crawled`, evaluated in the crawl step).
 
-The history rows are SYNTHETIC (made-up crawl_runs and plan_crawls of the previous week); the
-crawl itself is the real vastai spider replaying its bundled snapshot.
+The crawls are the real spiders replaying their bundled snapshots; the warehouse rows of the other
+checks are SYNTHETIC (made up per test, as each says).
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 import pandas as pd
-import pytest
 
-from pipelines.assets.crawls import build_crawl_assets, crawl_key
+from pipelines.assets.crawls import CRAWLED, build_crawl_assets, crawl_key
 from pipelines.checks import build_checks, every_ask_has_a_plan, prices_believable
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, WarehouseResource
@@ -24,38 +23,13 @@ DAY = date(2026, 11, 30)
 PLATFORM = "vastai"
 
 
-def _history(settings, items_per_day: int, days: int = 7) -> None:
-    """A week of synthetic good crawls of PLATFORM, `items_per_day` items each, before DAY."""
-    previous = [DAY - timedelta(days=back) for back in range(1, days + 1)]
-    runs = pd.DataFrame(
-        {
-            "crawl_id": [f"synthetic-{PLATFORM}-{day}" for day in previous],
-            "platform": PLATFORM,
-            "status": "ok",
-            "items_yielded": items_per_day,
-            "offers_loaded": items_per_day,
-            "loaded_at": [datetime.combine(day, datetime.min.time()) for day in previous],
-        }
-    )
-    with connect.writer(settings.warehouse) as con:
-        con.register("synthetic_runs", runs)
-        con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM synthetic_runs")
-        for day, crawl in zip(previous, runs.itertuples(), strict=True):
-            plans.record_plan_crawls(
-                con, day, pd.DataFrame([{"platform": PLATFORM, "crawl_id": crawl.crawl_id, "status": "ok"}])
-            )
-
-
-def _volume(
+def _crawled(
     settings, platform: str = PLATFORM, day: date = DAY, offline: bool = True
 ) -> dg.AssetCheckEvaluation:
-    """Materialize `platform`'s crawl for `day` with its volume check; the check's evaluation."""
+    """Materialize `platform`'s crawl for `day`; the evaluation of its `crawled` check."""
     partitions = daily_partitions(settings.schedule_timezone)
-    checks = [
-        c for c in build_checks([platform]) if any(k.asset_key == crawl_key(platform) for k in c.check_keys)
-    ]
     result = dg.materialize(
-        [*build_crawl_assets([platform], partitions), *checks],
+        build_crawl_assets([platform], partitions),
         partition_key=day.isoformat(),
         resources={
             "warehouse": WarehouseResource.from_settings(settings),
@@ -63,22 +37,22 @@ def _volume(
         },
     )
     (evaluation,) = result.get_asset_check_evaluations()
+    assert (evaluation.asset_key, evaluation.check_name) == (crawl_key(platform), CRAWLED)
     return evaluation
 
 
-@pytest.mark.parametrize(("usual_items", "passed"), [(5, True), (1000, False)])
-def test_a_crawl_far_below_its_usual_volume_fails(settings, usual_items, passed):
-    _history(settings, usual_items)
-    evaluation = _volume(settings)
-    assert evaluation.passed is passed
-    assert evaluation.metadata["median_items"].value == usual_items
-    assert evaluation.metadata["history_days"].value == 7
-
-
-def test_without_history_a_crawl_only_needs_items(settings):
-    evaluation = _volume(settings)
+def test_a_crawl_that_yielded_items_passes_in_its_own_step(settings):
+    evaluation = _crawled(settings)
     assert evaluation.passed
-    assert "median_items" not in evaluation.metadata
+    assert evaluation.metadata["status"].value == "ok"
+    assert evaluation.metadata["items_yielded"].value > 0
+
+
+def test_a_past_day_without_its_crawl_fails_naming_the_day(settings):
+    # live, a past day keeps its crawl: there is none, so nothing was crawled for it
+    evaluation = _crawled(settings, day=DAY - timedelta(days=30), offline=False)
+    assert not evaluation.passed
+    assert evaluation.description == f"no crawl of {PLATFORM} for {DAY - timedelta(days=30)}"
 
 
 def test_freshness_flags_a_platform_that_stopped_loading_offers(settings):
@@ -110,7 +84,7 @@ def test_a_platform_skipped_for_want_of_a_token_passes(settings, monkeypatch):
     )
     monkeypatch.delenv(registry.spider_class(platform).token.env, raising=False)
     today = datetime.now(ZoneInfo(settings.schedule_timezone)).date()
-    evaluation = _volume(settings, platform, today, offline=False)  # skipped before any request
+    evaluation = _crawled(settings, platform, today, offline=False)  # skipped before any request
     assert evaluation.passed
     assert evaluation.metadata["status"].value == "skipped"
 

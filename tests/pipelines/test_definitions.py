@@ -1,4 +1,4 @@
-"""pipelines/definitions.py and the pieces it wires: loading, pools, partitions, schedule."""
+"""pipelines/definitions.py and the pieces it wires: loading, executor, checks, partitions, schedule."""
 
 from __future__ import annotations
 
@@ -40,16 +40,28 @@ def test_definitions_load_with_one_crawl_per_platform(settings):
     assert set(job.asset_layer.executable_asset_keys) == keys
 
 
-def test_every_writing_asset_is_in_the_writer_pool_and_crawls_are_not(settings):
-    graph = build_defs(settings).resolve_asset_graph()
-    pools = {key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()}
-    for name in WRITING_ASSETS:
-        assert pools[name] == {"duckdb_writer"}, name
-    # the digest mails from the published snapshot and records in short writer sessions of its own:
-    # in the pool, a slow SMTP server would hold up every writing step (issue 14)
-    assert not pools["digest"]
+def test_no_asset_waits_in_a_dagster_pool_and_every_run_is_one_process(settings):
+    """The writer is one file lock the kernel frees (warehouse.connect), not a pool slot that a
+    killed run keeps; and a run's ~16 steps share one process instead of starting one each."""
+    defs = build_defs(settings)
+    graph = defs.resolve_asset_graph()
+    assert {key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()} == {
+        key.to_user_string(): set() for key in graph.get_all_asset_keys()
+    }
+    for job in ("daily_refresh", "backfill_plans"):
+        assert defs.resolve_job_def(job).executor_def is dg.in_process_executor, job
+
+
+def test_each_platform_has_its_crawl_check_and_its_drift_check_without_a_step_each(settings):
+    defs = build_defs(settings)
+    job = defs.resolve_job_def("daily_refresh")
+    checks = defs.resolve_asset_graph().asset_check_keys
     for platform in platforms():
-        assert not pools[crawl_key(platform).to_user_string()], platform
+        assert dg.AssetCheckKey(crawl_key(platform), "crawled") in checks
+        assert dg.AssetCheckKey(dg.AssetKey("offers"), f"{platform}_drift") in checks
+    steps = set(job.graph.node_dict)
+    assert {"crawls", "crawl_drift"} <= steps
+    assert len(steps) < 20, sorted(steps)  # not one step per platform and check
 
 
 def test_every_crawl_is_made_by_one_step_that_can_run_any_subset(settings):
@@ -59,14 +71,15 @@ def test_every_crawl_is_made_by_one_step_that_can_run_any_subset(settings):
     assert crawls.can_subset and crawls.op.name == "crawls"
 
 
-def test_the_instance_settings_enable_run_monitoring(tmp_path):
-    """A run killed with SIGKILL keeps its writer slot until run monitoring fails it and frees it."""
+def test_the_instance_settings_keep_no_pools_and_monitor_runs(tmp_path):
+    """Run monitoring marks a killed run failed in the end (it holds nothing meanwhile); the daemon
+    starts a queued run within a second."""
     shutil.copy2(Path(__file__).parents[2] / "dagster.yaml", tmp_path / "dagster.yaml")
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
         assert instance.run_monitoring_enabled
         assert instance.run_monitoring_max_runtime_seconds > 0
-        assert instance.run_monitoring_settings["free_slots_after_run_end_seconds"] > 0
-        assert instance.event_log_storage.get_pool_config().default_pool_limit == 1
+        assert instance.event_log_storage.get_pool_config().default_pool_limit is None
+        assert instance.run_coordinator.dequeue_interval_seconds == 1  # type: ignore[attr-defined]
 
 
 def test_schedule_and_partitions_follow_the_settings():

@@ -188,7 +188,7 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
     assert crawl["status"].value == "failed" and crawl["error"].value
     evaluations = result.get_asset_check_evaluations()
     assert {e.check_name for e in evaluations} == {
-        "volume",
+        "crawled",
         "prices_believable",
         "fresh",
         "every_ask_has_a_plan",
@@ -196,7 +196,7 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
         *(drift.check_name(platform) for platform in registry.platforms()),
         "every_job_has_a_plan",
     }
-    checks = {e.asset_key: e.passed for e in evaluations if e.check_name == "volume"}
+    checks = {e.asset_key: e.passed for e in evaluations if e.check_name == "crawled"}
     assert checks[crawl_key(broken)] is False
     assert all(checks[crawl_key(platform)] for platform in others)
     assert next(e for e in evaluations if e.check_name == "every_ask_has_a_plan").passed

@@ -21,8 +21,8 @@ import dagster as dg
 import pytest
 
 from config.settings import Settings
+from pipelines.assets.crawls import CRAWLED, crawl_key
 from pipelines.assets.crawls import GROUP as CRAWLS
-from pipelines.assets.crawls import crawl_key
 from pipelines.definitions import build_defs
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from reliability.fake_secrets import FAKE_SECRETS
@@ -161,11 +161,9 @@ def test_daily_run_goes_on_past_failing_platforms(daily_run: DailyRun) -> None:
     assert crawled[empty]["status"].value == "failed"
     assert empty_list_error(empty) in crawled[empty]["error"].value
     assert crawled[healthy]["status"].value == "ok"
-    volume = {e.asset_key: e.passed for e in result.get_asset_check_evaluations() if e.check_name == "volume"}
-    assert volume == {crawl_key(down): False, crawl_key(empty): False, crawl_key(healthy): True}
-    checks = {
-        e.check_name: e.passed for e in result.get_asset_check_evaluations() if e.check_name != "volume"
-    }
+    crawled = {e.asset_key: e.passed for e in result.get_asset_check_evaluations() if e.check_name == CRAWLED}
+    assert crawled == {crawl_key(down): False, crawl_key(empty): False, crawl_key(healthy): True}
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations() if e.check_name != CRAWLED}
     assert checks["every_ask_has_a_plan"] and checks["prices_believable"]
     offers = result.asset_materializations_for_node("offers")[0].metadata
     assert offers["failed_platforms"].value == ", ".join(sorted((down, empty)))
