@@ -27,9 +27,10 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from config import model_files
 from config.user_files import UserFileError, Written, read_text, yaml_list
-from sizing import hf_config
 from sizing.jobs import Job, parse_duration, parse_tokens
+from sizing.shapes import ModelSpec
 
 FIELDS = (
     "name",
@@ -119,12 +120,13 @@ def _key_named(message: str, keys: Sequence[str]) -> str | None:
     return None
 
 
-def _model(text: str, base: Path | None) -> str:
-    """A model as written; a relative config.json path is read beside the jobs file."""
+def _model(text: str, base: Path | None) -> tuple[str, ModelSpec | None]:
+    """A model as written, and the shape of a config.json it names (read by `config.model_files`);
+    a relative config.json path is read beside the jobs file."""
     beside = base / text if base is not None and not Path(text).is_absolute() else None
-    if beside is not None and beside.exists() and hf_config.looks_like_path(str(beside)):
-        return str(beside)
-    return text
+    if beside is not None and beside.exists() and model_files.is_config(str(beside)):
+        text = str(beside)
+    return text, model_files.read_model(text) if model_files.is_config(text) else None
 
 
 _READERS: dict[str, Callable[[str], object]] = {
@@ -155,9 +157,10 @@ def _job(source: str, written: Written, base: Path | None) -> Job:
         key: _names(source, values[key], key) for key in ("platforms", "gpus") if key in values
     }
     text = {key: _one(source, value, key) for key, value in values.items() if key not in lists}
-    fields: dict[str, object] = {**text, **lists, "model": _model(text["model"], base)}
+    fields: dict[str, object] = {**text, **lists}
     reading: str | None = None
     try:
+        fields["model"], fields["shape"] = _model(text["model"], base)
         for reading, read in _READERS.items():
             if reading in text:
                 fields[reading] = read(text[reading])

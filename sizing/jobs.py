@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from sizing import gpu_names, planner
 from sizing.setup import TrainingSetup
+from sizing.shapes import ModelSpec
 
 TOKEN_UNITS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 _AMOUNT = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
@@ -55,6 +56,8 @@ class Job:
     `framework` (hf, llamafactory, torchtune, unsloth, deepspeed, megatron), `seq_len` and `batch`
     (sequences per GPU per step) None mean the sizing model's defaults (its default framework);
     `max_gpus` None means the planner's largest job; `platforms` and `gpus` empty mean any.
+    `model` is as written; when it names a config.json, `shape` is what the file says
+    (`config.model_files` reads it: this package reads no file a user names).
     """
 
     name: str
@@ -69,6 +72,7 @@ class Job:
     platforms: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
     framework: str | None = None
+    shape: ModelSpec | None = None  # of a `model` that is a config.json: read by its reader
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -102,11 +106,12 @@ def _training_setup(job: Job) -> TrainingSetup:
 
 def job_sizing(job: Job) -> planner.Sizing:
     """The sizing model's view of `job` (its assumptions: `sizing.assumptions.describe`)."""
-    return planner.prepare(job.model, job.method, _training_setup(job))
+    return planner.prepare(job.shape or job.model, job.method, _training_setup(job))
 
 
 def job_requirements(
     job: Job, gpu_counts: Sequence[int], gpus: Sequence[str] | None
 ) -> list[planner.Requirement]:
     """The sizing model's rows for `job` on `gpus` (None: the catalog) at `gpu_counts`."""
-    return planner.requirements(job.model, job.method, gpu_counts, gpus, setup=_training_setup(job))
+    model = job.shape or job.model
+    return planner.requirements(model, job.method, gpu_counts, gpus, setup=_training_setup(job))

@@ -107,12 +107,18 @@ def _for_size(params: float) -> ModelSpec:
     return replace(nearest, preset=f"{nearest.preset} scaled to {layers} layers", layers=layers)
 
 
-def resolve(name: str) -> ModelSpec:
-    """The shape for a preset name or alias ("Llama-2-7b-hf", "meta-llama/Llama-3.1-8B"), a
-    bare size ("7B", "1.5b", "500M") or a Hugging Face config.json path (a file, or a folder
-    holding one). Raises ValueError for anything else."""
+def resolve(name: str | ModelSpec) -> ModelSpec:
+    """The shape for a preset name or alias ("Llama-2-7b-hf", "meta-llama/Llama-3.1-8B") or a
+    bare size ("7B", "1.5b", "500M"); a shape already read from a config.json is itself. Raises
+    ValueError for anything else, a config.json path included: the edge reads that file
+    (`config.model_files`, the one reader of a user's files) and passes its shape."""
+    if isinstance(name, ModelSpec):
+        return name
     if hf_config.looks_like_path(name):
-        return hf_config.load(name)
+        raise ValueError(
+            f"{name!r} is a config.json: gpuplan reads it where it is named (gpuplan size --model, "
+            "gpuplan plans --model, a job's model), not in a list of models such as GPUPLAN_MODELS"
+        )
     bare = _BARE_SIZE.match(name)
     if bare:
         value = float(bare.group(1)) * (1e9 if bare.group(2).lower() == "b" else 1e6)

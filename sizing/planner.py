@@ -327,10 +327,12 @@ class Sizing:
         return Estimate(self, row.gpu_count, row.zero_stage, per_gpu, row, layout)
 
 
-def prepare(model: str, method: str, setup: TrainingSetup | None = None) -> Sizing:
-    """Resolve the model, check the method against the setup; raises ValueError on bad input."""
+def prepare(model: str | ModelSpec, method: str, setup: TrainingSetup | None = None) -> Sizing:
+    """Resolve the model (a name, or a shape read from a config.json), check the method against
+    the setup; raises ValueError on bad input."""
     setup = setup if setup is not None else TrainingSetup()
-    return Sizing(model, resolve(model), check_method(method, setup), setup)
+    name = model if isinstance(model, str) else model.preset
+    return Sizing(name, resolve(model), check_method(method, setup), setup)
 
 
 def _gpu_specs(gpus: Sequence[str] | None) -> list[GpuSpec]:
@@ -345,7 +347,7 @@ def _check_counts(gpu_counts: Sequence[int]) -> tuple[int, ...]:
 
 
 def requirements(
-    model: str,
+    model: str | ModelSpec,
     method: str,
     gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
     gpus: Sequence[str] | None = None,
@@ -357,7 +359,7 @@ def requirements(
 
 
 def plan(
-    model: str,
+    model: str | ModelSpec,
     method: str,
     gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
     gpus: Sequence[str] | None = None,
@@ -368,7 +370,7 @@ def plan(
 
 
 def estimate(
-    model: str,
+    model: str | ModelSpec,
     method: str,
     gpu: str | None = None,
     gpu_count: int | None = None,

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import typer
 
+from config import model_files
 from config.settings import Settings
 from gpuplan import display
 from gpuplan.plan_tables import (
@@ -114,9 +115,11 @@ def plans_command(
         if model is None or method is None:
             raise ValueError("--tokens plans a job: give --model and --method too")
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        shape = model_files.model(model)
         job = Job(
             name="ad hoc",
             model=model,
+            shape=None if isinstance(shape, str) else shape,
             method=method,
             tokens=parse_tokens(tokens),
             epochs=1.0 if epochs is None else epochs,

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from config import model_files
 from gpuplan import display
 from sizing import article, assumptions, frameworks, gpu_names, planner
 from sizing import setup as setup_vocabulary
@@ -323,7 +324,7 @@ def size(
         if gpu is not None:  # names as people write them: "H100", "A100-80GB", "4090", "910B"
             match = gpu_names.resolve(gpu)
             gpu, gpu_note = match.gpu_model, match.note
-        sizing = planner.prepare(model, method.value, setup)
+        sizing = planner.prepare(model_files.model(model), method.value, setup)
         counts = (gpus,) if gpus is not None else planner.DEFAULT_GPU_COUNTS
         plans = sizing.plan(counts)
         single = None
