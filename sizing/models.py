@@ -23,6 +23,9 @@ MODELS_PATH = Path(__file__).with_name("data") / "models.csv"
 # A bare size within this factor of a representative preset uses that preset as is;
 # further away, the nearest preset's layer count is scaled to the asked size.
 _SAME_SIZE_TOLERANCE = 0.10
+# A bare size past 100T parameters (fifty times the largest model announced, ~2T) is a typo
+# (issue 29: `100000000B` was sized as a model of 1e17 parameters).
+MAX_PARAMS = 1e14
 _BARE_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bm])\s*$", re.IGNORECASE)
 _SIZE_IN_NAME = re.compile(r"(\d+(?:\.\d+)?)b$")
 _SUFFIXES = ("instruct", "chat", "hf", "base")
@@ -122,8 +125,10 @@ def resolve(name: str | ModelSpec) -> ModelSpec:
     bare = _BARE_SIZE.match(name)
     if bare:
         value = float(bare.group(1)) * (1e9 if bare.group(2).lower() == "b" else 1e6)
-        if value <= 0:
-            raise ValueError(f"model size must be positive, got {name!r}")
+        if not 0 < value <= MAX_PARAMS:
+            raise ValueError(
+                f"model size must be more than 0 and at most {MAX_PARAMS / 1e12:g}T, got {name!r}"
+            )
         return _for_size(value)
     by_key = _by_key()
     key = model_key(name)

@@ -61,3 +61,13 @@ def test_cron_agrees_with_dagster(text: str) -> None:
     except dg.DagsterInvalidDefinitionError:
         dagster_runs_it = False
     assert (cron_problem(text) is None) == dagster_runs_it, cron_problem(text)
+
+
+def test_default_tokens_share_the_jobs_bound() -> None:
+    """GPUPLAN_DEFAULT_TOKENS and a job's tokens are bounded alike (settings import nothing of ours)."""
+    from config.settings import Settings, SettingsError
+    from sizing.jobs import MAX_TOKENS
+
+    assert Settings.from_env({"GPUPLAN_DEFAULT_TOKENS": repr(MAX_TOKENS)}).default_tokens == MAX_TOKENS
+    with pytest.raises(SettingsError, match="GPUPLAN_DEFAULT_TOKENS"):
+        Settings.from_env({"GPUPLAN_DEFAULT_TOKENS": repr(MAX_TOKENS * 1.001)})
