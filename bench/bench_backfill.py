@@ -11,7 +11,8 @@ The file is ../shared/samples/price_history/cherielilili_observations_2026-02-11
   times, each on a fresh copy of the imported warehouse (plans computed from nothing, as on a
   new user's first day). Target: under 60 s (issue 8); the script exits 1 when the median misses.
 - baseline (`--baseline`, once): the same days as 159 runs of the plan assets would do them,
-  sizing each day's requirements from scratch (`requirements_frame` per day), the rest equal.
+  the plan sequence (`warehouse.planning.plan_days`) once per day, so each day's requirements are
+  sized from scratch, the rest equal.
   Both must produce the same cheapest plans, or the script stops.
 
 Prints the machine (CPUs, load average) beside the figures: the dev machine is shared.
@@ -33,11 +34,10 @@ import duckdb
 
 from config.settings import Settings
 from scrapers.history import formats
-from sizing.catalog import load_gpus
-from warehouse import connect, history, plans, queries
+from warehouse import connect, history, planning, plans
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
-from warehouse.plan_requirements import requirements_frame
+from warehouse.planning import PlanOptions
 
 OBSERVATIONS = (
     Path(__file__).resolve().parents[1].parent
@@ -51,20 +51,16 @@ PLANS_QUERY = (
 
 
 def _backfill_all(con, settings):
-    return backfill_plans(con, settings.models, settings.methods, settings.price_move_pct, None, None)
+    return backfill_plans(con, PlanOptions.from_settings(settings), None, None)
 
 
 def naive_backfill(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
-    """Every day as its own run of the plan assets: requirements sized per day, then the same SQL."""
-    gpus = load_gpus()
+    """Every day as its own run of the plan assets: the plan sequence once per day, so requirements
+    are sized per day."""
     crawls = history.backfill_crawls(con, None, None)
     for day, group in crawls.groupby("day"):
         plans.record_plan_crawls(con, day, group[~group["already_recorded"]])
-        units = queries.frame(con, "plan_unit_sizes", plan_date=day)
-        plans.store_requirements(con, day, requirements_frame(settings.models, settings.methods, gpus, units))
-        plans.compute_candidates(con, day)
-        plans.compute_cheapest_plans(con, day)
-        plans.compute_plan_changes(con, day, settings.price_move_pct)
+        planning.plan_days(con, [day], PlanOptions.from_settings(settings))
 
 
 def timed_on_copy(template: Settings, folder: Path, run) -> tuple[float, float, list[tuple]]:

@@ -5,12 +5,13 @@
 Each day is run the way the daily Dagster run runs it, step for step and writer session for writer
 session (`pipelines/assets/warehouse.py`, `plans.py`; the crawls are left out: they do not depend
 on the history): fx_rates and gpus (no publish), offers (every crawl of the day through
-`warehouse.loading.load_crawl`, recorded as the day's crawls; then the read snapshot is
-published), plan_requirements, plan_candidates, cheapest_plans (no publish) and plan_changes
-(published again). The day's crawls are SYNTHETIC: --offers-per-day offers from
-bench/synthetic_offers.sql (8 platforms, one crawl feed each, the GPU catalog, seasonal prices),
-written as JSONL feeds with the summary the crawl runner writes (sha256 included), outside the
-timing. After each day a reader opens the snapshot and counts the latest offers, as the checks do.
+`warehouse.loading.load_crawl`, recorded as the day's crawls; then the read snapshot is published),
+then plans (the plan sequence, `warehouse.planning.plan_days`: requirements, candidates, cheapest
+plans and changes in one step, published again). The day's crawls are SYNTHETIC: --offers-per-day
+offers from bench/synthetic_offers.sql (8 platforms, one crawl feed each, the GPU catalog, seasonal
+prices), written as JSONL feeds with the summary the crawl runner writes (sha256 included), outside
+the timing. After each day a reader opens the snapshot and counts the latest offers, as the checks
+do.
 
 Yardstick, in the same run: every YARDSTICK_EVERY-th day the same day's crawls and steps run again
 on a fresh copy of the warehouse as it was after its first day (`one_day`), so each window has
@@ -48,10 +49,10 @@ import pandas as pd
 
 from config.settings import Settings
 from pipelines.resources import PUBLISHED_AFTER, WRITING_STEPS
-from scrapers.summary import digest_feed
-from warehouse import connect, fx, gpus, plans
+from scrapers.crawl.summary import digest_feed
+from warehouse import connect, fx, gpus, planning, plans
 from warehouse.loading import load_crawl
-from warehouse.plan_requirements import size_days
+from warehouse.planning import PlanOptions
 
 FLAT_RATIO = 1.15  # the same bound as the refresh on a year of history (issue 16)
 WINDOW_DAYS = 30
@@ -145,10 +146,7 @@ def run_day(settings: Settings, day: dt.date, summaries: list[Path]) -> Day:
         "fx_rates": fx.ensure_rates,
         "gpus": gpus.sync_catalog,
         "offers": offers,
-        "plan_requirements": lambda con: size_days(con, [day], settings.models, settings.methods),
-        "plan_candidates": lambda con: plans.compute_candidates(con, day),
-        "cheapest_plans": lambda con: plans.compute_cheapest_plans(con, day),
-        "plan_changes": lambda con: plans.compute_plan_changes_for_days(con, [day], settings.price_move_pct),
+        "plans": lambda con: planning.plan_days(con, [day], PlanOptions.from_settings(settings)),
     }
     for name in STEPS:
         reset_peak()

@@ -9,7 +9,7 @@ loaded through the history bulk path `gpuplan import` uses (`warehouse.history.l
 one call per 30 days: pricing, FX, duplicate and outlier rules all run). Then, on the published
 file, each question with a fresh read-only connection per run, as `gpuplan history` opens one:
 
-- trend (product): `warehouse.history.price_trend` (warehouse/queries/price_trend.sql over the
+- trend (product): `warehouse.history.price_trend` (warehouse/queries/history/price_trend.sql over the
   `daily_run_offers` view) for H100 SXM 80GB on demand over the last 90 days. Target: median
   under 200 ms (issue 10); the script exits 1 when it is missed.
 - trend (view): the `price_history_daily` view (migration 003) for the same model and days.

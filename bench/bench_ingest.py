@@ -39,7 +39,7 @@ from pathlib import Path
 import duckdb
 
 from config.settings import Settings
-from scrapers.summary import digest_feed
+from scrapers.crawl.summary import digest_feed
 from warehouse import connect, queries
 from warehouse.loading import load_crawl
 
@@ -145,8 +145,8 @@ FROM read_json($feed, format = 'newline_delimited', columns = {
 
 # The streaming bound (--floor too): the least any loader that checks the feed's text can do, in ONE
 # statement with no staging table. The feed read as text, typed and checked by the loader's own SQL
-# (load_stage_feed.sql + load_check_staged.sql, as one CTE), priced with FX and the price-history
-# reference joined from small tables built beforehand (the loader's fx_day_rates.sql over the days
+# (the macros feed_records and checked_offers), priced with FX and the price-history
+# reference joined from small tables built beforehand (the loader's fx/day_rates.sql over the days
 # the synthetic feed is observed on), streamed into `offers`. Left out, so that it is a lower bound:
 # the duplicate rule (it needs every row before any is written) and the rejected records with their
 # text (a second sink: DuckDB has one per statement). Not a loader: it drops the rejected lines.
@@ -191,15 +191,20 @@ CREATE TABLE narrow_offers (
 
 
 def bound_insert(target: tuple[str, str] = OFFERS_BOUND) -> str:
-    """The streaming bound's statement over the loader's shared staging and check SQL (see above),
-    into `target`: (table and columns, the values selected from `priced`)."""
-    stage = queries.sql("load_stage_feed") + queries.sql("load_check_staged")
-    checked = stage.split("CREATE OR REPLACE TEMP TABLE load_staged AS", 1)[1].rstrip().rstrip(";")
+    """The streaming bound's statement over the loader's own reading and checks of a feed (the
+    macros feed_records and checked_offers, warehouse/definitions/00_offer_records.sql), into
+    `target`: (table and columns, the values selected from `priced`)."""
     table, values = target
-    # Built from this script's constants and the loader's own SQL files: no outside text.
+    # Built from this script's constants: no outside text.
     return f"""
 INSERT INTO {table}
-WITH staged AS ({checked}),
+WITH records AS (
+    SELECT *
+    FROM feed_records(
+        $feed, $crawl_id, $source, run_day_of(CAST($started_at AS TIMESTAMP), CAST($loaded_at AS TIMESTAMP))
+    )
+),
+staged AS (SELECT * FROM checked_offers('records', CAST($platform AS VARCHAR))),
 priced AS (
     SELECT
         s.*,
@@ -250,8 +255,8 @@ def timed(template: Path, folder: Path, summary: Path, threads: int, *, kind: st
                 con.execute(NARROW_TABLE)
             con.execute("BEGIN TRANSACTION")
             con.execute(BOUND_DAYS)
-            queries.execute(con, "fx_days")
-            queries.execute(con, "fx_day_rates")
+            queries.execute(con, "fx/days")
+            queries.execute(con, "fx/day_rates")
             con.execute(
                 "CREATE OR REPLACE TEMP TABLE load_price_references AS SELECT * FROM gpu_price_references"
             )

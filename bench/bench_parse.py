@@ -46,7 +46,7 @@ def parse_once(body: bytes) -> tuple[float, float, int]:
     headers = {"Content-Type": "application/json", "Date": "Mon, 30 Nov 2026 06:00:00 GMT"}
     response = TextResponse(BUNDLES_URL, body=body, headers=headers, encoding="utf-8", request=request)
     started, started_cpu = time.perf_counter(), time.process_time()
-    items = [pipeline.process_item(item) for item in spider.parse_bundles(response)]
+    items = [pipeline.process_item(item) for item in spider.parse_rows(response)]
     pipeline.close_spider()
     return time.perf_counter() - started, time.process_time() - started_cpu, len(items)
 

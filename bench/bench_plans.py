@@ -87,7 +87,7 @@ def sql_plans(con, requirements: pd.DataFrame) -> pd.DataFrame:
 def loop_plans(
     offers: list[dict], requirements: pd.DataFrame
 ) -> dict[tuple[str, str, str], tuple[float, float]]:
-    """The same rules as plan_candidates.sql and cheapest_plans.sql, one offer at a time.
+    """The same rules as plans/candidates.sql and plans/cheapest.sql, one offer at a time.
 
     Returns (model, method, ranking) -> (commitment_usd, cost_usd_per_billion_tokens) of the winner.
     """

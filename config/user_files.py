@@ -16,7 +16,7 @@ have one home (issue 29):
   the file and, where there is one, the line.
 
 What an item means (a job, a watch, a quote) is its reader's: `config.jobs_file`,
-`config.watches_file`, `scrapers.quotes_file`.
+`config.watches_file`, `scrapers.quotes.file`.
 """
 
 from __future__ import annotations

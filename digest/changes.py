@@ -1,11 +1,12 @@
 """The digest's plan changes: one entry per changed plan, old plan -> new plan, and why it changed.
 
-`plan_changes` and `job_plan_changes` keep one row per kind of change (a move from one offer to
-another is a new platform, a new GPU and a price change at once); the digest reports each changed
-plan once: per job, and per (model, method, ranking), jobs first. Each entry carries the ranking's
-own measure on both days (rent per month for `lowest_rent`, cost per billion tokens for
-`lowest_cost_per_btoken`, the total paid for a job), its change in percent, and the facts behind
-the change as `Reason`s, which the renderer puts in words in the reader's language.
+`plan_changes` keeps one row per kind of change (a move from one offer to another is a new
+platform, a new GPU and a price change at once), for jobs and daily plans alike (`subject`); the
+digest reports each changed plan once: per job, and per (model, method, ranking), jobs first. Each
+entry carries the ranking's own measure on both days (rent per month for `lowest_rent`, cost per
+billion tokens for `lowest_cost_per_btoken`, the total paid for a job), its change in percent, and
+the facts behind the change as `Reason`s, which the renderer puts in words in the reader's
+language.
 
 Money is USD and CNY as the plans carry them; percentages are percent (12.5 = +12.5 %).
 """
@@ -116,7 +117,7 @@ class ChangedPlan:
 
 def changed_plans(con: duckdb.DuckDBPyConnection, change_date: date) -> tuple[ChangedPlan, ...]:
     """Every changed plan of `change_date` (jobs first, then smallest model first), with its reasons."""
-    return tuple(_entry(row) for row in queries.records(con, "digest_plan_changes", change_date=change_date))
+    return tuple(_entry(row) for row in queries.records(con, "digest/plan_changes", change_date=change_date))
 
 
 def _side(row: dict[str, Any], prefix: str) -> PlanSide:

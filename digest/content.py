@@ -195,24 +195,24 @@ def build_digest(
         digest_date=digest_date,
         previous_date=previous_date,
         price_move_pct=price_move_pct,
-        plans=_rows(con, "digest_plans", PlanLine, plan_date=digest_date),
+        plans=_rows(con, "digest/plans", PlanLine, plan_date=digest_date),
         plan_changes=changed_plans(con, digest_date),
-        stock_changes=_rows(con, "digest_stock_changes", StockChange, **days),
-        price_moves=_rows(con, "digest_price_moves", PriceMove, **days, min_abs_pct=price_move_pct),
-        failed_crawls=_rows(con, "digest_failed_crawls", CrawlFailure, day=digest_date)
+        stock_changes=_rows(con, "digest/stock_changes", StockChange, **days),
+        price_moves=_rows(con, "digest/price_moves", PriceMove, **days, min_abs_pct=price_move_pct),
+        failed_crawls=_rows(con, "digest/failed_crawls", CrawlFailure, day=digest_date)
         + tuple(
             CrawlFailure(d.platform, "drift", f"{d.check_name}: {'; '.join(d.problems)}", None)
             for d in drift.day_drift(con, digest_date)
         ),
         price_history=_rows(
             con,
-            "digest_price_history",
+            "digest/price_history",
             PricePoint,
             first_day=digest_date - timedelta(days=CHART_DAYS - 1),
             last_day=digest_date,
             max_models=CHART_MAX_MODELS,
         ),
-        excluded_offers=_rows(con, "digest_excluded_offers", ExcludedOffer, day=digest_date),
+        excluded_offers=_rows(con, "digest/excluded_offers", ExcludedOffer, day=digest_date),
         watches=evaluate_watches(con, watches.watches, digest_date, previous_date),
         watch_error=watches.error,
     )
@@ -222,7 +222,7 @@ def previous_plan_day(con: duckdb.DuckDBPyConnection, day: date) -> date | None:
     """The day `day`'s digest compares with: the previous day with plans, as plan_changes does."""
     # fetchall, never fetchone: DuckDB 2.0 keeps a half-read result open and the caller's next
     # register() on this connection fails with ResourceInUseException.
-    [(previous,)] = con.execute(queries.sql("digest_previous_day"), {"day": day}).fetchall()
+    [(previous,)] = con.execute(queries.sql("digest/previous_day"), {"day": day}).fetchall()
     return previous  # type: ignore[no-any-return]
 
 

@@ -92,7 +92,7 @@ def send_pending(
     never raised; the caller decides how loud to be.
     """
     with _store(warehouse, lock_timeout_s) as store:
-        retries = store.fetch("digest_send_retries", today=today)
+        retries = store.fetch("digest/send_retries", today=today)
         return [_send_day(store, day, options) for day in [*(row[0] for row in retries), today]]
 
 
@@ -109,7 +109,7 @@ class _Store:
 
     def record(self, **params: Any) -> None:
         with self._records() as con:
-            queries.execute(con, "digest_send_record", **params)
+            queries.execute(con, "digest/send_record", **params)
 
 
 @contextmanager
@@ -129,7 +129,7 @@ def _store(warehouse: Path | duckdb.DuckDBPyConnection, lock_timeout_s: float) -
 
 
 def _send_day(store: _Store, day: date, options: SendOptions) -> SendResult:
-    state = store.fetch("digest_send_state", digest_date=day)
+    state = store.fetch("digest/send_state", digest_date=day)
     status, attempts, message_id = state[0] if state else (None, 0, None)
     if status in FINAL_STATUSES:
         return SendResult(day, status, attempted=False, attempts=attempts, message_id=message_id)

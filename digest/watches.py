@@ -76,16 +76,16 @@ def _readings(
     con: duckdb.DuckDBPyConnection, watch: Watch, days: list[date]
 ) -> dict[date | None, WatchReading]:
     if isinstance(watch, JobWatch):
-        rows = queries.records(con, "digest_watch_jobs", days=days, job=watch.job)
+        rows = queries.records(con, "digest/watch_jobs", days=days, job=watch.job)
         return {
             r["day"]: WatchReading(r["total_usd"], r["platform"], r["gpu_model"], r["gpu_count"])
             for r in rows
         }
     scope = {"days": days, "gpu_model": watch.gpu_model, "platforms": list(watch.platforms) or None}
     if isinstance(watch, StockWatch):
-        rows = queries.records(con, "digest_watch_stock", **scope)
+        rows = queries.records(con, "digest/watch_stock", **scope)
         return {r["day"]: WatchReading(r["available_gpus"], r["platform"], watch.gpu_model) for r in rows}
-    rows = queries.records(con, "digest_watch_prices", **scope)
+    rows = queries.records(con, "digest/watch_prices", **scope)
     column = "usd" if watch.currency == "USD" else "cny"
     return {
         r["day"]: WatchReading(r[f"min_{column}_per_gpu_hour"], r[f"{column}_platform"], watch.gpu_model)

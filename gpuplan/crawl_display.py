@@ -24,8 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuplan import display
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import Token
-from scrapers.summary import CrawlSummary
 
 STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "skipped": "dim"}
 # A refused credential, as the spiders and Scrapy word it: an HTTP 401/403, or the spider naming

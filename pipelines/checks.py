@@ -20,6 +20,7 @@ from pipelines.resources import WarehouseResource
 from warehouse import job_plans, plans, queries
 
 # Spot and monthly plans differ from on-demand by 2-3x, never 5x: beyond is a parsing fault.
+# Rule 5 of the price-plausibility rules listed in docs/plausibility.md.
 MEDIAN_FACTOR = 5.0
 
 # The schedule runs daily: a platform without a good crawl for a day and a half has missed one.
@@ -43,7 +44,7 @@ def prices_believable(
         out_of_bounds = [
             queries.frame(
                 con,
-                "offer_price_outliers",
+                "checks/price_outliers",
                 plan_date=day,
                 factor=MEDIAN_FACTOR,
             ).assign(day=day)
@@ -83,7 +84,7 @@ def _freshness_check(platforms: Sequence[str]) -> dg.AssetChecksDefinition:
         with warehouse.reader() as con:
             ages = queries.frame(
                 con,
-                "platform_freshness",
+                "checks/platform_freshness",
                 platforms=list(platforms),
                 now=datetime.now(UTC).replace(tzinfo=None),
                 max_age_hours=MAX_CRAWL_AGE_HOURS,

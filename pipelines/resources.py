@@ -21,11 +21,11 @@ from pydantic import Field
 
 from config.settings import Settings
 from digest.sending import SendOptions
-from scrapers.crawl_lock import this_process
+from scrapers.crawl.lock import this_process
+from scrapers.crawl.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import fixture_dir
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
-from scrapers.summary import CrawlSummary
 from warehouse import connect
 
 # How long a writing step waits for the warehouse writer held by someone else (another run, a
@@ -39,10 +39,7 @@ WRITING_STEPS = (
     "fx_rates",
     "gpus",
     "offers",
-    "plan_requirements",
-    "plan_candidates",
-    "cheapest_plans",
-    "plan_changes",
+    "plans",  # plan_requirements, plan_candidates, cheapest_plans, plan_changes (pipelines/assets/plans.py)
 )
 PUBLISHED_AFTER = "offers"
 # The crawl folder of offline runs, under crawl_dir: demo data never lands beside live crawls.
@@ -56,7 +53,7 @@ class WarehouseResource(dg.ConfigurableResource):
     crawl_dir: str = Field(description="Crawl feeds and summaries, one folder per day (YYYY-MM-DD).")
     models: list[str] = Field(description="Model sizes or presets to plan, e.g. 7B, llama-3.1-70b.")
     methods: list[str] = Field(description="Training methods to plan: full, lora, qlora.")
-    price_move_pct: float = Field(description="A plan's rent moving by more than this percent is a change.")
+    price_move_pct: float = Field(description="A plan's price moving by at least this percent is a change.")
     jobs_file: str | None = Field(default=None, description="Your jobs (GPUPLAN_JOBS, YAML); unset: none.")
     default_tokens: float = Field(default=1e9, description="Tokens of one run in the daily tables' totals.")
     writer_wait_s: float = Field(

@@ -4,7 +4,7 @@
 `daily_refresh` for `day` with Dagster's in-process executor, on the instance in $DAGSTER_HOME
 when set (the run then shows in the UI beside the schedule's), else on a throwaway one. Around it:
 
-- **One run per crawl folder.** It holds the day's crawl folder (`scrapers.crawl_lock`) for the
+- **One run per crawl folder.** It holds the day's crawl folder (`scrapers.crawl.lock`) for the
   whole run; another refresh of the day waits for it up to `wait_s`, then RunBlocked names it.
   (A run the daemon launched holds the folder while it crawls and while it loads, so neither
   ever reads or clears the other's half-written files.)
@@ -20,7 +20,7 @@ when set (the run then shows in the UI beside the schedule's), else on a throwaw
   (`crawl_runs.offline`): demo data never stands for a live crawl.
 - **Progress.** `on_crawl(platform, state, summary)` is called from this thread as each
   platform's crawl goes: "waiting", "crawling", "done" with its `CrawlSummary` (the order of
-  `scrapers.runner.OnProgress`; a past day's kept crawl comes as "done", with summary None when
+  `scrapers.crawl.runner.OnProgress`; a past day's kept crawl comes as "done", with summary None when
   that day has none). The CLI draws its live display from it.
 
 The result lists the steps that failed ("step: cause"); platforms that failed are not steps that
@@ -49,8 +49,8 @@ from pipelines.definitions import build_defs, policy_warnings_silenced
 from pipelines.partitions import FIRST_DAY
 from pipelines.resources import WarehouseResource
 from scrapers import registry
-from scrapers.crawl_lock import CrawlFolderBusy, crawl_folder_lock
-from scrapers.runner import OnProgress
+from scrapers.crawl.lock import CrawlFolderBusy, crawl_folder_lock
+from scrapers.crawl.runner import OnProgress
 from warehouse import connect, plans
 
 JOB = "daily_refresh"

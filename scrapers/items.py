@@ -17,6 +17,15 @@ CURRENCIES: tuple[str, ...] = ("USD", "EUR", "CNY")
 PricePer = Literal["gpu", "instance"]
 BillingPeriod = Literal["hour", "day", "week", "month"]
 PricingType = Literal["on_demand", "spot", "monthly_plan", "weekly_plan", "daily_plan", "reserved"]
+# What a price billed by each period is, when it is not spot or reserved: an hourly price is on
+# demand, a longer period is a plan rented for at least that long (compshare's 按天/按月, the quotes
+# file's monthly quotes).
+PLAN_OF_PERIOD: dict[BillingPeriod, PricingType] = {
+    "hour": "on_demand",
+    "day": "daily_plan",
+    "week": "weekly_plan",
+    "month": "monthly_plan",
+}
 
 
 @dataclass
@@ -33,7 +42,9 @@ class OfferItem:
     offer_id: str  # the platform's own id, or a stable composite
     gpu_name_raw: str  # exactly as the platform wrote it
     gpu_count: int  # GPUs in one rentable unit
-    price_amount: float  # as quoted, in `price_currency` per `billing_period`
+    # As quoted, in `price_currency` per `billing_period`. None only on the way from a spider to the
+    # item checks, which reject it (`price_missing`): a feed never holds one.
+    price_amount: float | None
     price_currency: str  # ISO 4217, one of CURRENCIES
     price_per: PricePer
     billing_period: BillingPeriod

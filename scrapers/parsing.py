@@ -8,10 +8,13 @@ of reporting "zero offers".
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -27,6 +30,10 @@ class CrawlError(Exception):
 
 class NotJson(CrawlError):
     """JSON was expected; the platform sent HTML, text or a cut-off body."""
+
+
+class NotCsv(CrawlError):
+    """A CSV table was expected (a catalog file); the platform sent HTML or no header row."""
 
 
 class ErrorEnvelope(CrawlError):
@@ -86,8 +93,9 @@ def price_problem(
     """Why a quote is not a price at all, as a short reason code; None when it is one.
 
     Only what the quote says by itself: plausibility (a price per GPU-hour no GPU rents at) needs
-    FX rates and is the warehouse's one rule (`offer_price_problem`, migration 041), applied to
-    every offer, crawled or imported.
+    FX rates and is the warehouse's one rule (`offer_price_problem`,
+    warehouse/definitions/00_price_plausibility.sql), applied to every offer, crawled or imported.
+    Rule 1 of the price-plausibility rules listed in docs/plausibility.md.
     """
     if amount is None or not math.isfinite(amount):
         return "price_missing"
@@ -98,6 +106,22 @@ def price_problem(
     if gpu_count < 1:
         return "gpu_count_not_positive"
     return None
+
+
+def spot_price(on_demand: float | None, spot: float | None) -> float | None:
+    """The spot price worth a spot offer beside the on-demand one, or None: the one rule for every
+    platform that quotes both (`PlatformSpider.on_demand_and_spot`).
+
+    A spot quote is an interruptible discount. One of 0 or less says there is none (DataCrunch's
+    `spot_price` 0); one at or above the on-demand price is no spot market (RunPod's `*SpotPrice`
+    fields have repeated the on-demand price since it removed spot pods on 2026-05-06, and a Vast
+    bid that costs more than renting on demand is one nobody places).
+    """
+    if spot is None or spot <= 0:
+        return None
+    if on_demand is not None and spot >= on_demand:
+        return None
+    return spot
 
 
 # --- stock -------------------------------------------------------------------
@@ -213,19 +237,40 @@ def _excerpt(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
+def _html_page(response: Response, text: str) -> str | None:
+    """What an HTML page where data belongs is called in a message ("an HTML page (text/html)"), or None."""
+    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1").lower()
+    if "html" in content_type or text.lstrip().startswith("<"):
+        return f"an HTML page ({content_type or 'no content type'}): {_excerpt(text)!r}"
+    return None
+
+
 def json_body(response: Response) -> Any:
     """The response body as JSON, or NotJson saying what came instead (HTML page, cut-off body)."""
-    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1").lower()
     text = response.body.decode("utf-8", errors="replace")
-    if "html" in content_type or text.lstrip().startswith("<"):
-        label = content_type or "no content type"
-        raise NotJson(f"expected JSON, got an HTML page ({label}): {_excerpt(text)!r}")
+    page = _html_page(response, text)
+    if page is not None:
+        raise NotJson(f"expected JSON, got {page}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         cut_off = exc.msg.startswith("Unterminated") or exc.pos >= len(text.rstrip()) - 1
         cut = " (the body looks cut off)" if cut_off else ""
         raise NotJson(f"invalid JSON{cut}: {exc.msg} (char {exc.pos} of {len(text)})") from None
+
+
+def csv_rows(response: Response) -> list[dict[str, str | None]]:
+    """The body as a CSV table with a header row (SkyPilot's catalog files): one dict per row, an
+    empty cell as None (it says nothing, like a missing field). NotCsv for an HTML page or a body
+    without a header row; a cut-off last row reads with its missing cells None."""
+    text = response.body.decode("utf-8-sig", errors="replace")
+    page = _html_page(response, text)
+    if page is not None:
+        raise NotCsv(f"expected CSV, got {page}")
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise NotCsv("expected CSV, got no header row")
+    return [{key: value or None for key, value in row.items() if key is not None} for row in reader]
 
 
 def error_message(payload: Any) -> str | None:
@@ -264,76 +309,25 @@ def check_error_envelope(payload: Any) -> None:
         raise ErrorEnvelope(f"the platform answered with an error: {message}")
 
 
-def check_code(
-    payload: Any,
-    ok_codes: tuple[Any, ...],
-    code_key: str = "code",
-    message_keys: tuple[str, ...] = ("msg", "message"),
-) -> None:
-    """Raise ErrorEnvelope when a `{"code": ..., "msg": ...}` envelope carries a code not in `ok_codes`.
+@dataclass(frozen=True)
+class CodeEnvelope:
+    """A `{"code": ..., "msg": ..., "data": ...}` envelope: the codes that mean success, and where the
+    code and the message are (price-sources.md §6.8: AutoDL "Success", matpool 0 or none, UCloud
+    `RetCode` 0). `ok=()`: any code is an error (Verda answers success as a bare list).
 
     A missing code is fine (matpool omits it on success); the caller then reads the data.
     """
-    if not isinstance(payload, Mapping) or code_key not in payload:
-        return
-    code = payload[code_key]
-    if code in ok_codes:
-        return
-    message = next((str(payload[key]) for key in message_keys if payload.get(key)), "no message")
-    raise ErrorEnvelope(f"the platform answered with error code {code!r}: {message}")
 
+    ok: tuple[Any, ...]
+    key: str = "code"
+    messages: tuple[str, ...] = ("msg", "message")
 
-def dig(payload: Any, *path: str | int, expect: type = list) -> Any:
-    """payload[path[0]][path[1]]... checked to be an `expect`; LayoutChanged names what is missing."""
-    node = payload
-    for depth, key in enumerate(path):
-        where = "".join(f"[{k!r}]" for k in path[:depth]) or "the top level"
-        if isinstance(key, int):
-            if not isinstance(node, list) or not -len(node) <= key < len(node):
-                raise LayoutChanged(f"no item {key} at {where}")
-        elif not isinstance(node, Mapping) or key not in node:
-            keys = (
-                ", ".join(sorted(map(str, node))[:12]) if isinstance(node, Mapping) else type(node).__name__
-            )
-            raise LayoutChanged(f"no {key!r} at {where} (found: {keys})")
-        node = node[key]
-    if not isinstance(node, expect):
-        where = "".join(f"[{k!r}]" for k in path) or "the top level"
-        raise LayoutChanged(f"expected a {expect.__name__} at {where}, got {type(node).__name__}")
-    return node
-
-
-def kept(row: Mapping[str, Any], keys: Sequence[str] | None = None) -> dict[str, Any]:
-    """The fields of `row` worth keeping in an offer's `extra`: those named in `keys` (all when None)
-    that say something (neither None nor empty text)."""
-    names = row.keys() if keys is None else keys
-    return {key: row[key] for key in names if row.get(key) not in (None, "")}
-
-
-def split_complete(
-    rows: Sequence[Any], fields: tuple[str, ...], what: str
-) -> tuple[list[Mapping[str, Any]], list[Any]]:
-    """Rows that carry every field in `fields`, and the others (to be rejected, not dropped).
-
-    Raises EmptyResult for no rows, and LayoutChanged when there are rows but none
-    is complete: that is a changed layout, not a market with zero offers.
-    """
-    if not rows:
-        raise EmptyResult(f"the platform answered with no {what}")
-    complete: list[Mapping[str, Any]] = []
-    incomplete: list[Any] = []
-    for row in rows:
-        if isinstance(row, Mapping) and all(row.get(f) is not None for f in fields):
-            complete.append(row)
-        else:
-            incomplete.append(row)
-    if not complete:
-        first = rows[0]
-        found = (
-            ", ".join(sorted(map(str, first))[:15]) if isinstance(first, Mapping) else type(first).__name__
-        )
-        raise LayoutChanged(
-            f"none of the {len(rows)} {what} has the fields the spider reads ({', '.join(fields)}); "
-            f"the first has: {found}"
-        )
-    return complete, incomplete
+    def check(self, payload: Any) -> None:
+        """Raise ErrorEnvelope when `payload` carries a code not in `ok`, with its message."""
+        if not isinstance(payload, Mapping) or self.key not in payload:
+            return
+        code = payload[self.key]
+        if code in self.ok:
+            return
+        message = next((str(payload[key]) for key in self.messages if payload.get(key)), "no message")
+        raise ErrorEnvelope(f"the platform answered with error code {code!r}: {message}")

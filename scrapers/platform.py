@@ -1,18 +1,23 @@
-"""The base every platform spider stands on: requests, tokens, failures, and building items.
+"""The base every platform spider stands on: requests, tokens, failures, rows, and building items.
 
-A spider subclasses `PlatformSpider`, sets `name` (= file name = platform slug),
-writes `first_requests()` and its callbacks, and yields `OfferItem`s made with
-`offer()` (or `RejectedOffer`s made with `reject()`). Everything a crawl needs
-to fail loudly instead of reporting "zero offers" lives here and in
-`scrapers.middlewares`: failed requests, error envelopes and layout changes are
-recorded in the crawl stats, which the runner turns into the summary status.
+A spider subclasses `PlatformSpider`, sets `name` (= file name = platform slug) and writes
+`first_requests()`. An answer that is a list of rows takes the declarative path: the spider
+states where the rows are (`rows_at`), what a row must carry (`required`, `gpu_name_fields`)
+and what is kept (`kept`), names `self.parse_rows` as its requests' callback, and writes
+`offers_of(response, row)`; the base reads, checks and rejects (scrapers/README.md, "Adding a
+platform"). Any other answer gets a callback of its own that yields `OfferItem`s made with
+`offer()` (or `RejectedOffer`s made with `reject()`).
+
+Everything a crawl needs to fail loudly instead of reporting "zero offers" lives here and in
+`scrapers.middlewares`: failed requests, error envelopes and layout changes are recorded in
+the crawl stats, which the runner turns into the summary status.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -22,13 +27,14 @@ from scrapy.http import Request, Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
-from scrapers import parsing
+from scrapers import parsing, rows
 from scrapers.items import OfferItem
 from scrapers.redaction import redact
 from scrapers.rejects import RejectedOffer
+from sizing import gpu_names
 from sizing.gpu_names import GpuIdentity
 
-# Crawl stats keys the runner reads (scrapers.runner.summarize).
+# Crawl stats keys the runner reads (scrapers.crawl.runner.summarize).
 STAT_SKIPPED = "gpuplan/skipped"
 STAT_ERRORS = "gpuplan/errors"  # list of messages, the first MAX_ERRORS_KEPT
 STAT_FAILURES = "gpuplan/failures"  # count of failed requests and unusable responses
@@ -62,12 +68,26 @@ class Token:
 
 
 class PlatformSpider(scrapy.Spider):
-    """Base spider: subclasses implement `first_requests()` and callbacks that use `offer()`."""
+    """Base spider: subclasses implement `first_requests()`, and `offers_of()` for `parse_rows`
+    or callbacks of their own that use `offer()`."""
 
     token: ClassVar[Token | None] = None
     # An environment variable naming a file this spider reads (the quotes spider's
     # GPUPLAN_QUOTES_FILE): the runner makes a relative one absolute against the caller's folder.
     file_env: ClassVar[str | None] = None
+
+    # The declarative path (`parse_rows`): where an answer's rows are and what each must carry.
+    rows_format: ClassVar[str] = "json"  # or "csv": a table with a header row (a catalog file)
+    rows_at: ClassVar[tuple[str | int, ...] | None] = None  # path to the rows; () = the answer is the list
+    rows_keyed_by: ClassVar[str | None] = None  # rows are an object's values: their key goes in this field
+    rows_name: ClassVar[str] = "rows"  # what messages call them: "the platform answered with no offers"
+    required: ClassVar[tuple[str, ...]] = ()  # a row without one of these is rejected `record_incomplete`
+    gpu_name_fields: ClassVar[tuple[rows.Field, ...]] = ()  # where a row names its GPU (`gpu_of`)
+    kept: ClassVar[tuple[str, ...]] = ()  # row fields copied into every offer's `extra`
+    envelope: ClassVar[parsing.CodeEnvelope | None] = None  # a code envelope, beside the generic ones
+    # Fields every offer of this spider shares (alltheplaces' `item_attributes`), e.g. currency,
+    # price basis, billing period; an offer's own fields win.
+    offer_fields: ClassVar[Mapping[str, Any]] = {}
 
     @classmethod
     def skip_reason(cls, env: Mapping[str, str] | None = None) -> str | None:
@@ -167,22 +187,88 @@ class PlatformSpider(scrapy.Spider):
         self.crawler.stats.set_value(STAT_PARTIAL, reason)
         self.logger.warning(reason)
 
-    # --- answers ------------------------------------------------------------
+    # --- answers: the declarative path --------------------------------------
 
-    def json_payload(self, response: Response) -> Any:
-        """The answer as JSON, checked for the generic error envelopes (`parsing.error_message`)."""
+    def parse_rows(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
+        """The callback of a rows answer: read and check it (`payload`), take its rows (`rows_at`),
+        reject the incomplete ones, pass each other one to `offers_of` (adding the `kept` fields to
+        the offers' `extra`), then ask for what follows (`after_rows`: the next pages)."""
+        payload = self.payload(response)
+        found = self.rows_of(payload)
+        complete, rejected = self.complete_rows(response, found)
+        yield from rejected
+        for row in complete:
+            extra = rows.kept(row, self.kept) if self.kept else None
+            for result in self.offers_of(response, row):
+                if extra and isinstance(result, OfferItem):
+                    result.extra = {**extra, **result.extra}
+                yield result
+        yield from self.after_rows(response, payload, found)
+
+    def payload(self, response: Response) -> Any:
+        """The answer as JSON, checked (`check_payload`): NotJson for HTML or a cut-off body. With
+        `rows_format` "csv": the table's rows (`parsing.csv_rows`), which has no envelope."""
+        if self.rows_format == "csv":
+            return parsing.csv_rows(response)
         payload = parsing.json_body(response)
-        parsing.check_error_envelope(payload)
+        self.check_payload(payload)
         return payload
 
+    def check_payload(self, payload: Any) -> None:
+        """Raise ErrorEnvelope for an error answer: the generic envelopes (`parsing.error_message`),
+        then the spider's `envelope`. A spider whose platform says more (AutoDL's refused token)
+        checks that first, then calls this."""
+        parsing.check_error_envelope(payload)
+        if self.envelope is not None:
+            self.envelope.check(payload)
+
+    def rows_of(self, payload: Any) -> list[Any]:
+        """The rows at `rows_at` (LayoutChanged when they are not there)."""
+        if self.rows_at is None:
+            raise NotImplementedError(f"{type(self).__name__} reads rows: set rows_at")
+        return rows.rows_at(payload, self.rows_at, self.rows_keyed_by)
+
     def complete_rows(
-        self, response: Response, rows: Sequence[Any], required: tuple[str, ...], what: str
+        self, response: Response, found: Sequence[Any]
     ) -> tuple[list[Mapping[str, Any]], list[RejectedOffer]]:
-        """The rows that carry every `required` field, and a `record_incomplete` rejection for each
-        other one (kept, not dropped). Raises like `parsing.split_complete` for no rows or none
-        complete: a layout change, not an empty market."""
-        complete, incomplete = parsing.split_complete(rows, required, what)
+        """The rows that carry every `required` field and name their GPU (when `gpu_name_fields` are
+        declared), and a `record_incomplete` rejection for each other one (kept, not dropped).
+        Raises EmptyResult for no rows and LayoutChanged for none complete: a layout change, not
+        an empty market."""
+        complete, incomplete = rows.split_complete(found, self.required, self.rows_name, self.gpu_name_fields)
         return complete, [self.reject(response, "record_incomplete", row) for row in incomplete]
+
+    def offers_of(
+        self, response: Response, row: Mapping[str, Any]
+    ) -> Iterable[OfferItem | RejectedOffer | Request]:
+        """The offers of one complete row (and rejections only this spider can judge)."""
+        raise NotImplementedError(f"{type(self).__name__} must define offers_of()")
+
+    def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
+        """What an answer leads to once its offers are out: its next pages (`later_pages`, a next
+        link), or a note that the result is incomplete (`mark_partial`). Default: nothing."""
+        return ()
+
+    def page_request(self, page: int) -> Request:
+        """The request for page `page` (from 1) of a paged list, for `later_pages`."""
+        raise NotImplementedError(f"{type(self).__name__} must define page_request() to read pages")
+
+    def later_pages(self, response: Response, last_page: int) -> Iterator[Request]:
+        """Pages 2..`last_page`, asked once page 1 has answered (a page count in the answer: AutoDL's
+        `max_page`, matpool's `num_pages`, 恒源云's total). On a later page: nothing."""
+        if response.meta.get("page", 1) != 1:
+            return
+        for page in range(2, last_page + 1):
+            request = self.page_request(page)
+            request.meta["page"] = page
+            yield request
+
+    def gpu_of(self, row: Mapping[str, Any], memory_gb: float | None = None) -> tuple[str, GpuIdentity]:
+        """The row's GPU: its raw name (the first of `gpu_name_fields` it fills) and its catalog
+        identity from all of them (the first that resolves), with the platform's per-GPU memory in
+        GB. A name the catalog does not know stays unknown (`gpu_model` None), never guessed."""
+        names = rows.named(row, self.gpu_name_fields)
+        return (names[0] if names else ""), gpu_names.identify_first(names, memory_gb)
 
     # --- items --------------------------------------------------------------
 
@@ -196,7 +282,7 @@ class PlatformSpider(scrapy.Spider):
         return cached[1], cached[2]
 
     def offer(self, response: Response, gpu: GpuIdentity, **fields: Any) -> OfferItem:
-        """An OfferItem with platform, time, source and the GPU identity filled in."""
+        """An OfferItem with platform, time, source, the GPU identity and `offer_fields` filled in."""
         observed_at, source_url = self._stamp(response)
         return OfferItem(
             platform=self.name,
@@ -205,7 +291,7 @@ class PlatformSpider(scrapy.Spider):
             gpu_model=gpu.gpu_model,
             gpu_memory_gb=gpu.gpu_memory_gb,
             gpu_form=gpu.gpu_form,
-            **fields,
+            **{**self.offer_fields, **fields},
         )
 
     def reject(self, response: Response, reason: str, raw: Any) -> RejectedOffer:
@@ -218,6 +304,22 @@ class PlatformSpider(scrapy.Spider):
             source_url=source_url,
             raw=dict(raw) if isinstance(raw, Mapping) else {"value": raw},
         )
+
+    def on_demand_and_spot(
+        self,
+        response: Response,
+        gpu: GpuIdentity,
+        on_demand: float | None,
+        spot: float | None,
+        **fields: Any,
+    ) -> Iterator[OfferItem]:
+        """The offers of a listing quoted on demand and at a spot (interruptible) price: on demand
+        always (a missing price is the item checks' to reject), spot when `parsing.spot_price`
+        says it is one (positive, and below the on-demand price)."""
+        yield self.offer(response, gpu, price_amount=on_demand, pricing_type="on_demand", **fields)
+        spot = parsing.spot_price(on_demand, spot)
+        if spot is not None:
+            yield self.offer(response, gpu, price_amount=spot, pricing_type="spot", **fields)
 
 
 def describe_failure(failure: Failure, download_timeout_s: float) -> str:

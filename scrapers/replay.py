@@ -18,8 +18,9 @@ parsing, and headers not at all, so a recording made by another client version (
 to a bug report) replays. A spider with a keyless and a token path (Lambda, RunPod, compshare)
 keeps both paths' exchanges in one snapshot; a request entry only one path asks may say which
 (`"crawl_path": "token"` or `"keyless"`): replay ignores it, fault tests serve one path's answers.
-Form bodies of signed APIs (UCloud's, compshare) carry the key and a
-signature: those fields (`CREDENTIAL_FIELDS`) are neither recorded nor compared.
+Signed requests carry the caller's key and a signature that changes with it (and with a nonce and
+a timestamp): those fields (`CREDENTIAL_FIELDS`), in a form body (UCloud's, compshare) or in the
+query (Alibaba Cloud's RPC signature), are neither recorded nor compared.
 
 `SnapshotStorage` is a Scrapy HTTP-cache storage. Offline crawls run with
 `HTTPCACHE_IGNORE_MISSING`: a request the snapshot lacks is dropped (and the
@@ -35,7 +36,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from scrapy import Spider
 from scrapy.http import Headers, Request, Response
@@ -47,8 +48,13 @@ from scrapers.parsing import http_date, utc_iso
 SNAPSHOT_FILE = "snapshot.json"
 RECORD_SETTING = "GPUPLAN_RECORD"
 KEPT_HEADERS = ("Content-Type", "Content-Encoding", "Date")
-# A signed form body's credentials: the caller's key and a signature that changes with it.
-CREDENTIAL_FIELDS = frozenset({"PublicKey", "Signature"})
+# A signed request's credentials and what changes on every call, as form fields or query parameters:
+# UCloud's PublicKey + Signature (UCloudDoc-Team/api summary/signature.md); Alibaba Cloud's RPC
+# signature, AccessKeyId + Signature + SignatureNonce + Timestamp (aliyun/aliyun-openapi-python-sdk
+# aliyun-python-sdk-core/aliyunsdkcore/auth/composer/rpc_signature_composer.py @ 7545b2a).
+# Header signatures (Tencent's TC3, Alibaba's ACS3) need nothing here: headers are never
+# recorded nor compared.
+CREDENTIAL_FIELDS = frozenset({"PublicKey", "Signature", "AccessKeyId", "SignatureNonce", "Timestamp"})
 _FORM = "form:"  # marks a canonical form body apart from a JSON one
 
 
@@ -66,9 +72,23 @@ class Exchange:
 def request_key(method: str, url: str, body: bytes | str | None) -> tuple[str, str, str]:
     """How requests are matched: method, path?query (parameters sorted), canonical body."""
     parts = urlsplit(url)
-    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    query = urlencode(sorted(_uncredentialed(parse_qsl(parts.query, keep_blank_values=True))))
     path = parts.path + (f"?{query}" if query else "")
     return method.upper(), path, _canonical_body(body)
+
+
+def _uncredentialed(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(key, value) for key, value in pairs if key not in CREDENTIAL_FIELDS]
+
+
+def recorded_url(url: str) -> str:
+    """`url` as a snapshot keeps it: without the credentials of a signed query."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    kept = _uncredentialed(pairs)
+    if len(kept) == len(pairs):
+        return url
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(kept), parts.fragment))
 
 
 def _canonical_body(body: bytes | str | None) -> str:
@@ -92,7 +112,7 @@ def form_fields(text: str) -> dict[str, str] | None:
         pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=True)
     except ValueError:
         return None
-    return {key: value for key, value in pairs if key not in CREDENTIAL_FIELDS} or None
+    return dict(_uncredentialed(pairs)) or None
 
 
 class Snapshot:
@@ -170,7 +190,7 @@ class SnapshotStorage:
     def store_response(self, spider: Spider, request: Request, response: Response) -> None:
         if not self.recording:
             return
-        url = _source_url(request)
+        url = recorded_url(_source_url(request))
         key = request_key(request.method, url, request.body)
         number = self.recorded.get(key, {}).get("number", len(self.recorded) + 1)
         body_file = f"{number:02d}-{_file_stem(url)}.{_extension(response)}"
@@ -228,4 +248,6 @@ def _extension(response: Response) -> str:
         return "json"
     if "html" in content_type:
         return "html"
+    if "csv" in content_type:
+        return "csv"
     return "txt" if content_type.startswith("text/") else "bin"

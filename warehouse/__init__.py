@@ -1,1 +1,1 @@
-"""The only package that talks to DuckDB: migrations, writer and snapshot, loading, FX, named queries."""
+"""The only package that talks to DuckDB: migrations, definitions, writer and snapshot, loading, plans."""

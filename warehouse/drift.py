@@ -27,7 +27,8 @@ MIN_OFFER_SHARE = 0.5
 SHARE_GROWTH = 2.0
 SHARE_FLOOR = 0.02
 # A GPU model's median price moving more than 3x in a day is a unit or parsing change (cents read
-# as dollars, a per-unit price read per GPU); real markets move by tens of percent.
+# as dollars, a per-unit price read per GPU); real markets move by tens of percent. Rule 6 of the
+# price-plausibility rules listed in docs/plausibility.md.
 PRICE_FACTOR = 3.0
 # The drift check of a platform is named `<platform>_drift` (in Dagster, the refresh output and the
 # digest alike).
@@ -66,7 +67,7 @@ def check_name(platform: str) -> str:
 
 def day_drift(con: duckdb.DuckDBPyConnection, plan_date: date) -> list[CrawlDrift]:
     """The drift of every platform whose crawl feeds `plan_date`'s plans, those that drifted only."""
-    crawls = queries.frame(con, "day_crawls", plan_date=plan_date)
+    crawls = queries.frame(con, "plans/day_crawls", plan_date=plan_date)
     results = [crawl_drift(con, str(platform), plan_date) for platform in crawls["platform"].unique()]
     return [result for result in results if result.problems]
 
@@ -74,7 +75,7 @@ def day_drift(con: duckdb.DuckDBPyConnection, plan_date: date) -> list[CrawlDrif
 def crawl_drift(con: duckdb.DuckDBPyConnection, platform: str, plan_date: date) -> CrawlDrift:
     """Compare `platform`'s crawl behind `plan_date` with its last `HISTORY_CRAWLS` good crawls."""
     row = queries.frame(
-        con, "crawl_drift", platform=platform, plan_date=plan_date, history=HISTORY_CRAWLS
+        con, "drift/crawl", platform=platform, plan_date=plan_date, history=HISTORY_CRAWLS
     ).iloc[0]
     values = {key: _value(row[key]) for key in row.index}
     history = int(values["history_crawls"] or 0)
@@ -87,7 +88,7 @@ def crawl_drift(con: duckdb.DuckDBPyConnection, platform: str, plan_date: date) 
             "history": HISTORY_CRAWLS,
             "factor": PRICE_FACTOR,
         }
-        prices = con.execute(queries.sql("crawl_drift_prices"), params).fetchall()
+        prices = con.execute(queries.sql("drift/prices"), params).fetchall()
         moves = tuple((str(model), float(now), float(usual)) for model, now, usual, _ in prices)
         problems = _problems(values, moves)
     return CrawlDrift(

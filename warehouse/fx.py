@@ -11,7 +11,7 @@ Public API (stable):
     CURRENCIES (scrapers.items'), ECB_HISTORY_URL, FxDownloadError
 
 The ECB publishes one rate per business day, in units per 1 EUR; `fx_rates` stores units per
-1 USD (see `warehouse/queries/fx_rates_from_ecb.sql`). Weekends and holidays have no row: an
+1 USD (see `warehouse/queries/fx/rates_from_ecb.sql`). Weekends and holidays have no row: an
 offer uses the rate of its observation date or the nearest earlier one (an ASOF join in
 loading), and `offers.fx_date` / `offers.fx_source` say which. Rates already stored are never
 overwritten: ECB reference rates are final once published, and the offers computed with a
@@ -72,7 +72,7 @@ def _insert(con: duckdb.DuckDBPyConnection, history: pd.DataFrame, source: str) 
     con.register("ecb_rates", history)
     try:
         # fetchall, not fetchone: DuckDB 2.0 keeps an unfinished result and blocks the connection
-        ((added,),) = con.execute(queries.sql("fx_rates_from_ecb"), {"source": source}).fetchall()
+        ((added,),) = con.execute(queries.sql("fx/rates_from_ecb"), {"source": source}).fetchall()
     finally:
         con.unregister("ecb_rates")
     return int(added)

@@ -24,7 +24,7 @@ def sync_catalog(con: duckdb.DuckDBPyConnection) -> int:
     con.register("gpu_catalog", catalog)
     con.execute("BEGIN TRANSACTION")
     try:
-        queries.execute(con, "gpus_sync")
+        queries.execute(con, "gpus/sync")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -1,15 +1,16 @@
 """Price history across crawls and imports: bulk loading of imports, trends, and backfilled plans.
 
 Imported history (crawl runs with source `import:<format>`) and our own crawls share the
-`offers` table and the `platform` slug; the `daily_runs` view (migration 030) picks the one
+`offers` table and the `platform` slug; the `daily_runs` view (definitions/20_daily_runs.sql) picks the one
 run that stands for a platform on a day, our own crawl first. `backfill_plans` computes the
-plans of every past day with data, with the same functions the Dagster plan assets call.
+plans of every past day with data, with the one plan sequence the Dagster plan assets call
+(`planning.plan_days`).
 
 Why a bulk path beside `warehouse.loading.load_crawl`: an observations file holds 3,305
 (platform, day) runs; one `load_crawl` per run costs ~30-40 ms of DuckDB statements (staging,
 pricing, inserts), over two minutes for one file. `load_imported` prices and inserts every run
-of a file with a handful of statements, through the same checks and pricing (the crawl loader's
-load_check_staged.sql and load_price_staged.sql, after history_stage_imported.sql).
+of a file with a handful of statements, through the same checks and pricing (checked_offers, then
+the crawl loader's load/price_staged.sql, after history/stage_imported.sql).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import duckdb
 import pandas as pd
 
 from scrapers.history.paths import latest_real_day
-from warehouse import plan_requirements, plans, queries
+from warehouse import planning, plans, queries
+from warehouse.planning import PlanOptions
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def price_trend(
     """
     return queries.frame(
         con,
-        "price_trend",
+        "history/price_trend",
         gpu_model=gpu_model,
         since=since,
         until=until,
@@ -103,7 +105,7 @@ def backfill_crawls(
     Columns: day (datetime.date), platform, crawl_id, status, already_recorded (TRUE where
     plan_crawls has it).
     """
-    frame = queries.frame(con, "history_backfill_crawls", first=first, last=last)
+    frame = queries.frame(con, "history/backfill_crawls", first=first, last=last)
     frame["day"] = pd.to_datetime(frame["day"]).dt.date
     return frame
 
@@ -132,10 +134,10 @@ def priced_gpu_models(con: duckdb.DuckDBPyConnection, since: dt.date | None = No
     the history is.
     """
     if since is None:  # an empty warehouse has no latest run, and no offers either
-        latest = queries.frame(con, "history_latest_run_day")["latest_day"].iloc[0]
+        latest = queries.frame(con, "history/latest_run_day")["latest_day"].iloc[0]
         if not pd.isna(latest):
             since = pd.Timestamp(latest).date() - dt.timedelta(days=RECENT_MODEL_DAYS - 1)
-    return queries.frame(con, "history_gpu_models", since=since)
+    return queries.frame(con, "history/gpu_models", since=since)
 
 
 def load_imported(
@@ -160,25 +162,25 @@ def load_imported(
     for name, (frame, columns) in frames.items():
         con.register(name, frame.loc[:, list(columns)])
     try:
-        existing = set(queries.frame(con, "history_runs_loaded")["crawl_id"])
+        existing = set(queries.frame(con, "history/runs_loaded")["crawl_id"])
         con.execute("BEGIN TRANSACTION")
         try:
-            # The crawl loader's statements after staging: one rule set for crawled and imported offers.
-            stage = queries.sql("history_stage_imported") + queries.sql("load_check_staged")
-            con.execute(stage, {"source": source, "platform": None})
-            queries.execute(con, "fx_days")
-            queries.execute(con, "fx_day_rates")
-            queries.execute(con, "load_price_staged")
-            queries.execute(con, "load_insert_offers")
-            queries.execute(con, "load_insert_rejected", rejected_at=now)
-            queries.execute(con, "history_insert_rejected", rejected_at=now)
-            queries.execute(con, "history_record_runs", source=source, source_file=source_file, loaded_at=now)
-            queries.execute(con, "load_drop_staging")
+            # Staged as a crawl is (checked_offers), then the crawl loader's statements: one rule set
+            # for crawled and imported offers.
+            queries.execute(con, "history/stage_imported", source=source)
+            queries.execute(con, "fx/days")
+            queries.execute(con, "fx/day_rates")
+            queries.execute(con, "load/price_staged")
+            queries.execute(con, "load/insert_offers")
+            queries.execute(con, "load/insert_rejected", rejected_at=now)
+            queries.execute(con, "history/insert_rejected", rejected_at=now)
+            queries.execute(con, "history/record_runs", source=source, source_file=source_file, loaded_at=now)
+            queries.execute(con, "load/drop_staging")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        result = queries.frame(con, "history_runs_loaded")
+        result = queries.frame(con, "history/runs_loaded")
     finally:
         for name in frames:
             con.unregister(name)
@@ -186,18 +188,16 @@ def load_imported(
     return result
 
 
-def plan_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:
+def planned_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:
     """Per plan day in [first, last]: plan_date (datetime.date), plans, plans_ok, changes, offers_excluded."""
-    frame = queries.frame(con, "history_plan_days", first=first, last=last)
+    frame = queries.frame(con, "history/planned_days", first=first, last=last)
     frame["plan_date"] = pd.to_datetime(frame["plan_date"]).dt.date
     return frame
 
 
 def backfill_plans(
     con: duckdb.DuckDBPyConnection,
-    models: Sequence[str],
-    methods: Sequence[str],
-    price_move_pct: float,
+    options: PlanOptions,
     first: dt.date | None,
     last: dt.date | None,
     progress: Callable[[Sequence[dt.date], int], Iterable[dt.date]] | None = None,
@@ -205,12 +205,11 @@ def backfill_plans(
     """Plans and changes for each day with data in [first, last] (None = open), oldest first.
 
     `con` is the writer. The day's crawls are recorded first (`record_history_crawls`), then the
-    steps of the Dagster plan assets run over the days: requirements (sized once for all days),
-    candidates and cheapest plans per day, changes oldest first and the next plan day's again.
-    Each day's rows are replaced (re-running a day changes nothing else). `progress(days, total)`
-    may wrap the day sequence (a progress bar). No day after `latest_real_day()` is planned, whatever
-    `last` says or the warehouse holds: an observation dated 2099 (loaded before imports refused
-    such rows) must not give plans for 2099.
+    days are planned by the one plan sequence the Dagster plan assets run (`planning.plan_days`,
+    with the same `options`). Each day's rows are replaced (re-running a day changes nothing
+    else). `progress(days, total)` may wrap the day sequence (a progress bar). No day after
+    `latest_real_day()` is planned, whatever `last` says or the warehouse holds: an observation
+    dated 2099 (loaded before imports refused such rows) must not give plans for 2099.
     """
     latest = latest_real_day()
     last = latest if last is None else min(last, latest)
@@ -221,12 +220,8 @@ def backfill_plans(
         return []
     platforms_per_day = crawls.groupby("day").size()
     days = sorted(platforms_per_day.index)
-    plan_requirements.size_days(con, days, models, methods)
-    for day in progress(days, len(days)) if progress else days:
-        plans.compute_candidates(con, day)
-        plans.compute_cheapest_plans(con, day)
-    plans.compute_plan_changes_for_days(con, days, price_move_pct)
-    outcome = {row["plan_date"]: row for row in plan_days(con, days[0], days[-1]).to_dict("records")}
+    planning.plan_days(con, days, options, progress)
+    outcome = {row["plan_date"]: row for row in planned_days(con, days[0], days[-1]).to_dict("records")}
     return [
         BackfilledDay(
             day=day,

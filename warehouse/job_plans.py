@@ -3,10 +3,11 @@
 `plan_job` answers one job, ad hoc from each platform's latest usable crawl (`gpuplan plans
 --tokens`, nothing written) or from one day's offers (the daily run). The offers a plan may use
 and how they can be rented are the daily plans' rules (`judged_offers`, `plan_shapes`); what a
-run costs is `billed_hours` (migration 051). `compute_job_plans` stores every job's plans for a
-day in `job_plans`, and `compute_job_plan_changes` what changed in each job's best plan since the
-previous day with job plans (`job_plan_changes`, which the digest reports first). Every compute
-function replaces exactly its day's rows. Planning a job needs no pandas (plain rows in and out):
+run costs is `billed_hours`. `compute_job_plans` stores every job's plans for a
+day in `job_plans`; what changed in each job's best plan since the previous day with job plans is
+the daily plans' one change detector (`plans.compute_plan_changes(..., subject="job")`, table
+`plan_changes`, which the digest reports jobs first from). Every compute function replaces exactly
+its day's rows. Planning a job needs no pandas (plain rows in and out):
 the ad-hoc job plan's process would spend half its start importing it.
 """
 
@@ -65,7 +66,7 @@ JOB_PLAN_COLUMNS = (
 @dataclass(frozen=True)
 class JobPlans:
     """One job's answer. `plans`: the best plan of each GPU model that meets the deadline, in rank
-    order, `rank` 1 the best (rows with the columns of job_plan_options.sql, plain Python values:
+    order, `rank` 1 the best (rows with the columns of jobs/options.sql, plain Python values:
     `finish` a naive UTC datetime); `fastest`: the plan that finishes first whatever the deadline
     (None: no offer fits at all); `reason`: why `plans` is empty (None when it is not)."""
 
@@ -119,7 +120,7 @@ def plan_job(
         "platforms": list(job.platforms) or None,
         "gpus": list(job.gpus) or None,
     }
-    units = con.execute(queries.sql("job_unit_sizes"), scope).fetchall()
+    units = con.execute(queries.sql("jobs/unit_sizes"), scope).fetchall()
     if not units:
         return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}")
     requirements = [
@@ -130,7 +131,7 @@ def plan_job(
     options = (
         queries.records(
             con,
-            "job_plan_options",
+            "jobs/options",
             **scope,
             requirements=requirements,
             max_gpu_count=limit,
@@ -207,53 +208,11 @@ def _count(con: duckdb.DuckDBPyConnection, sql: str, day: date) -> int:
     return int(con.execute(sql, {"d": day}).fetchall()[0][0])
 
 
-def compute_job_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_move_pct: float) -> int:
-    """Replace `plan_date`'s job plan changes against the previous day with job plans.
-
-    A job's best plan changed when its platform, GPU or GPU count did, when its total moved by at
-    least `price_move_pct` percent, or when it became possible or impossible. Returns the count.
-    """
-    with plans.transaction(con):
-        con.execute("DELETE FROM job_plan_changes WHERE change_date = $d", {"d": plan_date})
-        queries.execute(
-            con,
-            "job_plan_changes",
-            plan_date=plan_date,
-            price_move_pct=float(price_move_pct),
-            computed_at=_now_utc(),
-        )
-    return _count(con, "SELECT count(*) FROM job_plan_changes WHERE change_date = $d", plan_date)
-
-
-def compute_job_plan_changes_for_days(
-    con: duckdb.DuckDBPyConnection, days: Sequence[date], price_move_pct: float
-) -> int:
-    """The changes of `days` oldest first, then of the first day with job plans after them (its
-    previous day may be new). Returns the number of changes of `days`."""
-    if not days:
-        return 0
-    ordered = sorted(set(days))
-    changes = sum(compute_job_plan_changes(con, day, price_move_pct) for day in ordered)
-    ((following,),) = con.execute(
-        "SELECT min(plan_date) FROM job_plans WHERE plan_date > $d", {"d": ordered[-1]}
-    ).fetchall()
-    if following is not None:
-        compute_job_plan_changes(con, following, price_move_pct)
-    return changes
-
-
 def job_plans_for_date(con: duckdb.DuckDBPyConnection, plan_date: date | None = None) -> pd.DataFrame:
     """The job plans of `plan_date` (None: the latest day with job plans), by job and rank."""
-    return queries.frame(con, "job_plans_for_date", plan_date=plan_date)
-
-
-def job_changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
-    """The job plan changes recorded for `plan_date`."""
-    return con.execute(
-        "SELECT * FROM job_plan_changes WHERE change_date = $d ORDER BY job, change_type", {"d": plan_date}
-    ).df()
+    return queries.frame(con, "jobs/for_date", plan_date=plan_date)
 
 
 def jobs_without_plan(con: duckdb.DuckDBPyConnection, plan_date: date, jobs: Sequence[str]) -> list[str]:
     """Of `jobs`, those with neither a plan nor a stated reason on `plan_date`."""
-    return list(queries.frame(con, "job_plans_missing", plan_date=plan_date, jobs=list(jobs))["job"])
+    return list(queries.frame(con, "jobs/missing", plan_date=plan_date, jobs=list(jobs))["job"])

@@ -1,8 +1,8 @@
 """Load one crawl (its summary JSON and JSONL feed) into the warehouse, in one transaction.
 
 Public API (stable):
-    load_crawl(con, summary) -> LoadResult   `summary`: a scrapers.summary.CrawlSummary, or its file
-    LoadResult, SummaryError (scrapers.summary's)
+    load_crawl(con, summary) -> LoadResult   `summary`: a scrapers.crawl.summary.CrawlSummary, or its file
+    LoadResult, SummaryError (scrapers.crawl.summary's)
 
 Contract:
 - crawl_id = sha256(platform + newline + feed_sha256), feed_sha256 being the sha256 of the feed's
@@ -53,7 +53,7 @@ from typing import Any
 
 import duckdb
 
-from scrapers.summary import CrawlSummary, SummaryError, digest_feed
+from scrapers.crawl.summary import WORKED_STATUSES, CrawlSummary, SummaryError, digest_feed
 from warehouse import queries
 
 __all__ = ["LoadResult", "SummaryError", "load_crawl"]
@@ -119,7 +119,6 @@ def _load_feed(
     Raises _UnreadableFeed when DuckDB cannot read the feed at all (InvalidInputException of the
     two statements that read it); any other error, a full disk included, propagates.
     """
-    stage = queries.sql("load_stage_feed") + queries.sql("load_check_staged")
     params = {
         "feed": str(feed),
         "platform": summary.platform,
@@ -129,7 +128,7 @@ def _load_feed(
         "loaded_at": now,
     }
     try:
-        con.execute(stage, params)
+        queries.execute(con, "load/stage_feed", **params)
     except duckdb.InvalidInputException as exc:
         raise _UnreadableFeed(str(exc).splitlines()[0]) from exc
     ((unparsed,),) = con.execute("SELECT count(*) FROM load_staged WHERE unparsed").fetchall()
@@ -139,22 +138,22 @@ def _load_feed(
         lines = {"crawl_id": crawl_id, "platform": summary.platform, "rejected_at": now}
         try:
             rejected += _inserted(
-                con, "load_unparsed_lines", feed=str(feed), delimiter=_LINE_DELIMITER, **lines
+                con, "load/unparsed_lines", feed=str(feed), delimiter=_LINE_DELIMITER, **lines
             )
         except duckdb.InvalidInputException as exc:
             raise _UnreadableFeed(str(exc).splitlines()[0]) from exc
-        rejected += _inserted(con, "load_unreadable_lines", **lines)
+        rejected += _inserted(con, "load/unreadable_lines", **lines)
         con.execute("DROP TABLE load_unreadable_lines")
         con.execute("DROP TABLE load_unreadable_scans")
         if rejected != unparsed:  # both passes use DuckDB's JSON parser; say so if they ever disagree
             note = f"{unparsed} line(s) could not be parsed but {rejected} were found again as text"
-    queries.execute(con, "fx_days")
-    queries.execute(con, "fx_day_rates")
-    queries.execute(con, "load_price_staged")
-    offers = _inserted(con, "load_insert_offers")
-    rejected += _inserted(con, "load_insert_rejected", rejected_at=now)
-    kinds = con.execute(queries.sql("load_rejection_kinds"), {"shown": REJECTION_KINDS_SHOWN}).fetchall()
-    queries.execute(con, "load_drop_staging")
+    queries.execute(con, "fx/days")
+    queries.execute(con, "fx/day_rates")
+    queries.execute(con, "load/price_staged")
+    offers = _inserted(con, "load/insert_offers")
+    rejected += _inserted(con, "load/insert_rejected", rejected_at=now)
+    kinds = con.execute(queries.sql("load/rejection_kinds"), {"shown": REJECTION_KINDS_SHOWN}).fetchall()
+    queries.execute(con, "load/drop_staging")
     reasons = ", ".join(f"{kind} ×{count}" for kind, count in kinds) or None
     return _FeedLoad(offers, rejected, reasons, note)
 
@@ -172,7 +171,7 @@ def _stage_scraper_rejects(con: duckdb.DuckDBPyConnection, summary: CrawlSummary
     if path.stat().st_size == 0:
         return False, None
     try:
-        queries.execute(con, "load_stage_scraper_rejects", feed=str(path), delimiter=_LINE_DELIMITER)
+        queries.execute(con, "load/stage_scraper_rejects", feed=str(path), delimiter=_LINE_DELIMITER)
     except (duckdb.InvalidInputException, duckdb.IOException) as exc:
         return False, f"rejected feed {path} is unreadable: {str(exc).splitlines()[0]}"
     return True, None
@@ -180,11 +179,11 @@ def _stage_scraper_rejects(con: duckdb.DuckDBPyConnection, summary: CrawlSummary
 
 def _dated_ahead(con: duckdb.DuckDBPyConnection, summary: CrawlSummary, now: dt.datetime) -> str | None:
     """A note when the crawl says it ran after it was loaded (the crawling host's clock ahead): it
-    then counts as crawled when it was loaded (migration 061), never as newer than later crawls."""
+    then counts as crawled when it was loaded (usable_runs.crawled_at), never as newer than later crawls."""
     moment = _naive_utc(summary.finished_at or summary.started_at)
     if moment is None:
         return None
-    ((ahead,),) = con.execute(queries.sql("load_dated_ahead"), {"at": moment, "loaded_at": now}).fetchall()
+    ((ahead,),) = con.execute(queries.sql("load/dated_ahead"), {"at": moment, "loaded_at": now}).fetchall()
     if not ahead:
         return None
     return (
@@ -203,7 +202,7 @@ def _outcome(
     """
     status = summary.status
     loader_note = None
-    if status in ("ok", "partial") and offers == 0:
+    if status in WORKED_STATUSES and offers == 0:
         status = "failed"
         why = f": {reasons}" if reasons else ""
         loader_note = f"no offers loaded ({summary.items_yielded} items yielded, {rejected} rejected{why})"
@@ -245,7 +244,7 @@ def load_crawl(con: duckdb.DuckDBPyConnection, summary: CrawlSummary | Path) -> 
         return LoadResult(crawl_id, summary.platform, status, offers, rejected, error, already_loaded=True)
 
     # Keeping file order would build the staging table on one core (measured: 2.1 s against
-    # 1.2 s for 1M offers on 2 cores) and nothing needs it (see load_price_staged.sql). Set
+    # 1.2 s for 1M offers on 2 cores) and nothing needs it (see load/price_staged.sql). Set
     # outside the transaction, so an aborted one cannot stop the setting from being restored.
     ((order_kept,),) = con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()
     con.execute("SET preserve_insertion_order = false")
@@ -294,7 +293,7 @@ def _load_in_transaction(
         if rejects_staged:
             scraper_rejected = _inserted(
                 con,
-                "load_insert_scraper_rejects",
+                "load/insert_scraper_rejects",
                 crawl_id=crawl_id,
                 platform=summary.platform,
                 rejected_at=now,
@@ -303,7 +302,7 @@ def _load_in_transaction(
         status, error = _outcome(summary, offers, rejected, reasons, (feed_note, rejects_note, clock_note))
         queries.execute(
             con,
-            "load_record_crawl",
+            "load/record_crawl",
             crawl_id=crawl_id,
             platform=summary.platform,
             source=summary.source,

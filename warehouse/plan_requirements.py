@@ -1,7 +1,7 @@
 """Each day's `plan_requirements`: the job sizes its offers allow, and the sizing model's answer for each.
 
 The sizing model (`sizing.planner`) runs in Python; which GPU counts to size comes from the
-day's offers (`plan_unit_sizes.sql`). A requirement depends on (model, method, GPU, count)
+day's offers (`plans/unit_sizes.sql`). A requirement depends on (model, method, GPU, count)
 only, never on the day, so `size_days` sizes every count any of its days offers once and
 gives each day exactly the rows sizing that day alone would give. The daily run (one day),
 a Dagster backfill (a range) and `gpuplan backfill` all size through `size_days`.
@@ -48,7 +48,7 @@ class SizedDays:
 def plan_gpu_counts(
     gpus_per_node: int, unit_gpu_counts: Iterable[int], limit: int = plans.MAX_PLAN_GPU_COUNT
 ) -> list[int]:
-    """Every job size a plan on this GPU model can take (`plan_shapes`, migration 051), up to `limit`.
+    """Every job size a plan on this GPU model can take (`plan_shapes`), up to `limit`.
 
     1..gpus_per_node (cards picked on one node) and the unit sizes offers sell it in (a 10-GPU
     machine, a 16-GPU cluster).
@@ -169,7 +169,7 @@ def size_days(
             rows_stored=0,
         )
     gpus = load_gpus()
-    units = {day: queries.frame(con, "plan_unit_sizes", plan_date=day) for day in days}
+    units = {day: queries.frame(con, "plans/unit_sizes", plan_date=day) for day in days}
     union = pd.concat(units.values(), ignore_index=True).drop_duplicates()
     everything = requirements_frame(models, methods, gpus, union)
     stored = sum(

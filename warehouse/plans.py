@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
@@ -28,6 +27,8 @@ if TYPE_CHECKING:  # frames come from DuckDB (`.df()`); the job plans import thi
 MAX_PLAN_GPU_COUNT = max(DEFAULT_GPU_COUNTS)
 
 RANKINGS = ("lowest_rent", "lowest_cost_per_btoken")
+# Whose best plans the change detector compares (plan_changes.subject): the daily plans', the jobs'.
+SUBJECTS = ("plan", "job")
 
 # Tokens of one training run for the daily tables' train_days and total (the article's 训练周期 beside
 # the month's rent): GPUPLAN_DEFAULT_TOKENS, whose default this is, for callers without settings.
@@ -96,7 +97,7 @@ def record_plan_crawls(con: duckdb.DuckDBPyConnection, plan_date: date, crawls: 
     frame = crawls.loc[:, list(PLAN_CRAWL_COLUMNS)].drop_duplicates("platform", keep="last")
     con.register("recorded_crawls", frame)
     try:
-        queries.execute(con, "plan_crawls_record", plan_date=plan_date, recorded_at=_now_utc())
+        queries.execute(con, "plans/record_crawls", plan_date=plan_date, recorded_at=_now_utc())
     finally:
         con.unregister("recorded_crawls")
     return _scalar(con, "SELECT count(*) FROM plan_crawls WHERE plan_date = $d", plan_date)
@@ -135,7 +136,7 @@ def compute_candidates(
     """Replace `plan_date`'s candidates: every fitting configuration of the day's offers, cheapest offer each.
 
     Reads plan_crawls, offers and plan_requirements of the day. Offers under the price floor
-    (`judged_offers`, migration 040) are left out and recorded in `plan_excluded_offers` for the day.
+    (`judged_offers`) are left out and recorded in `plan_excluded_offers` for the day.
     Each candidate also gets `train_days` and `total_usd`/`total_cny` for a run of `job_tokens`
     tokens (by the offer's billing). Returns the number of candidates.
     """
@@ -146,14 +147,14 @@ def compute_candidates(
         con.execute("DELETE FROM plan_excluded_offers WHERE plan_date = $d", {"d": plan_date})
         queries.execute(
             con,
-            "plan_excluded_offers_record",
+            "plans/record_excluded_offers",
             plan_date=plan_date,
             computed_at=computed_at,
         )
         con.execute("DELETE FROM plan_candidates WHERE plan_date = $d", {"d": plan_date})
         queries.execute(
             con,
-            "plan_candidates",
+            "plans/candidates",
             plan_date=plan_date,
             max_gpu_count=MAX_PLAN_GPU_COUNT,
             job_tokens=float(job_tokens),
@@ -169,51 +170,68 @@ def compute_cheapest_plans(con: duckdb.DuckDBPyConnection, plan_date: date) -> i
     """
     with transaction(con):
         con.execute("DELETE FROM cheapest_plans WHERE plan_date = $d", {"d": plan_date})
-        queries.execute(con, "cheapest_plans", plan_date=plan_date, computed_at=_now_utc())
+        queries.execute(con, "plans/cheapest", plan_date=plan_date, computed_at=_now_utc())
     return _scalar(con, "SELECT count(*) FROM cheapest_plans WHERE plan_date = $d", plan_date)
 
 
-def compute_plan_changes(con: duckdb.DuckDBPyConnection, plan_date: date, price_move_pct: float) -> int:
-    """Replace `plan_date`'s plan changes against the previous day with plans.
+def compute_plan_changes(
+    con: duckdb.DuckDBPyConnection, plan_date: date, price_move_pct: float, subject: str = "plan"
+) -> int:
+    """Replace `plan_date`'s changes of `subject`'s best plans against the previous day with such
+    plans: the one change detector (queries/plans/changes.sql) for both subjects, 'plan' (each daily
+    (model, method, ranking)) and 'job' (each job's rank-1 plan).
 
-    A price change counts when the rent per month moved by more than `price_move_pct` percent.
-    Returns the number of changes (0 on the first day with plans).
+    A price change counts when the measure (a daily plan's rent per month, a job's total) moved by
+    at least `price_move_pct` percent. Returns the number of changes (0 on the first day planned).
     """
+    if subject not in SUBJECTS:
+        raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, got {subject!r}")
     with transaction(con):
-        con.execute("DELETE FROM plan_changes WHERE change_date = $d", {"d": plan_date})
+        con.execute(
+            "DELETE FROM plan_changes WHERE change_date = $d AND subject = $subject",
+            {"d": plan_date, "subject": subject},
+        )
         queries.execute(
             con,
-            "plan_changes",
+            "plans/changes",
+            subject=subject,
             plan_date=plan_date,
             price_move_pct=float(price_move_pct),
             computed_at=_now_utc(),
         )
-    return _scalar(con, "SELECT count(*) FROM plan_changes WHERE change_date = $d", plan_date)
+    ((count,),) = con.execute(
+        "SELECT count(*) FROM plan_changes WHERE change_date = $d AND subject = $subject",
+        {"d": plan_date, "subject": subject},
+    ).fetchall()
+    return int(count)
 
 
 def compute_plan_changes_for_days(
-    con: duckdb.DuckDBPyConnection, days: Sequence[date], price_move_pct: float
+    con: duckdb.DuckDBPyConnection, days: Sequence[date], price_move_pct: float, subject: str = "plan"
 ) -> int:
-    """Replace the plan changes of `days` (any order), oldest first, then of the first plan day after them.
+    """Replace the changes of `subject` on `days` (any order), oldest first, then on the first day
+    planned after them.
 
-    Each day compares with the previous day with plans, which may be one of `days` or new since
+    Each day compares with the previous day with such plans, which may be one of `days` or new since
     the next day's changes were computed: so that day's changes are recomputed too. Returns the
     number of changes of `days`.
     """
     if not days:
         return 0
     ordered = sorted(set(days))
-    changes = sum(compute_plan_changes(con, day, price_move_pct) for day in ordered)
-    ((following,),) = con.execute(queries.sql("plan_next_day"), {"day": ordered[-1]}).fetchall()
+    changes = sum(compute_plan_changes(con, day, price_move_pct, subject) for day in ordered)
+    ((following,),) = con.execute(
+        queries.sql("plans/next_day"), {"day": ordered[-1], "subject": subject}
+    ).fetchall()
     if following is not None:
-        compute_plan_changes(con, following, price_move_pct)
+        compute_plan_changes(con, following, price_move_pct, subject)
     return changes
 
 
 def has_history_before(con: duckdb.DuckDBPyConnection, day: date) -> bool:
     """True when the warehouse holds a day before `day`: one planned, or a usable run (crawled or
     imported) of an earlier day that was never planned."""
-    row = con.execute(queries.sql("history_before"), {"day": day}).fetchone()
+    row = con.execute(queries.sql("history/before"), {"day": day}).fetchone()
     return bool(row and row[0])
 
 
@@ -222,32 +240,8 @@ def recorded_days(con: duckdb.DuckDBPyConnection, first: date, last: date) -> li
 
     A day without any is a day without data: it gets no plans rather than 'no_offer_fits'.
     """
-    rows = con.execute(queries.sql("plan_recorded_days"), {"first": first, "last": last}).fetchall()
+    rows = con.execute(queries.sql("plans/recorded_days"), {"first": first, "last": last}).fetchall()
     return [row[0] for row in rows]
-
-
-@dataclass(frozen=True)
-class PriceFloor:
-    """The price-floor rule's numbers, as the warehouse defines them (migration 040)."""
-
-    share: float  # of the median of the other platforms' cheapest price
-    own_share: float  # of the median of the platform's own other offers, where too few others sell it
-    min_other_platforms: int
-
-    def describe(self) -> str:
-        return (
-            f"under {self.share:.0%} of the median of at least {self.min_other_platforms} other platforms' "
-            f"cheapest price for the same GPU that day (else under {self.own_share:.0%} of the platform's "
-            "other offers of it)"
-        )
-
-
-def price_floor(con: duckdb.DuckDBPyConnection) -> PriceFloor:
-    """The price floor's numbers (SQL macros price_floor_share() ... of migration 040)."""
-    ((share, own_share, others),) = con.execute(
-        "SELECT price_floor_share(), own_price_floor_share(), price_floor_min_other_platforms()"
-    ).fetchall()
-    return PriceFloor(float(share), float(own_share), int(others))
 
 
 def offers_below_price_floor(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
@@ -255,7 +249,7 @@ def offers_below_price_floor(con: duckdb.DuckDBPyConnection, plan_date: date) ->
 
     Computed from the day's offers, so it can be asked before the day's candidates exist.
     """
-    return queries.frame(con, "offers_below_price_floor", plan_date=plan_date)
+    return queries.frame(con, "plans/offers_below_price_floor", plan_date=plan_date)
 
 
 def excluded_offers(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
@@ -273,7 +267,7 @@ def plans_for_date(
     method: str | None = None,
 ) -> pd.DataFrame:
     """The cheapest plans of `plan_date` (None: the latest day with plans), smallest model first."""
-    return queries.frame(con, "plans_for_date", plan_date=plan_date, model=model, method=method)
+    return queries.frame(con, "plans/for_date", plan_date=plan_date, model=model, method=method)
 
 
 def plans_for_gpu(
@@ -285,17 +279,17 @@ def plans_for_gpu(
 ) -> pd.DataFrame:
     """The best plans of `plan_date` (None: the latest day with plans) on one canonical GPU model:
     the daily rankings among that GPU's candidates, 'no_offer_fits' where none of it fits."""
-    return queries.frame(con, "plans_for_gpu", gpu=gpu_model, plan_date=plan_date, model=model, method=method)
+    return queries.frame(con, "plans/for_gpu", gpu=gpu_model, plan_date=plan_date, model=model, method=method)
 
 
 def day_crawls(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
     """The crawl behind each platform's offers on `plan_date`: status, error, items and offers loaded."""
-    return queries.frame(con, "day_crawls", plan_date=plan_date)
+    return queries.frame(con, "plans/day_crawls", plan_date=plan_date)
 
 
-def changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
-    """The plan changes recorded for `plan_date`."""
-    return queries.frame(con, "plan_changes_for_date", change_date=plan_date)
+def changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date, subject: str = "plan") -> pd.DataFrame:
+    """The changes of `subject` ('plan' | 'job') recorded for `plan_date`."""
+    return queries.frame(con, "plans/changes_for_date", change_date=plan_date, subject=subject)
 
 
 def missing_plans(
@@ -304,7 +298,7 @@ def missing_plans(
     """(model, method, ranking) triples asked for but without a row in `plan_date`'s cheapest plans."""
     return queries.frame(
         con,
-        "plans_missing",
+        "plans/missing",
         plan_date=plan_date,
         models=list(models),
         methods=list(methods),

@@ -20,6 +20,7 @@ from config.days import today
 from config.settings import Settings
 from gpuplan import display
 from warehouse import connect, history
+from warehouse.planning import PlanOptions
 
 
 def register(app: typer.Typer) -> None:
@@ -56,9 +57,7 @@ def backfill_command(
     with connect.writer(settings.warehouse) as con:
         days = history.backfill_plans(
             con,
-            settings.models,
-            settings.methods,
-            settings.price_move_pct,
+            PlanOptions.from_settings(settings),
             first_day,
             last_day,
             progress=display.tracker(out, "backfilling plans", unit="days"),

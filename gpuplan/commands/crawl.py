@@ -1,6 +1,6 @@
 """`gpuplan crawl`: run platform spiders (live, or replaying their snapshots) and show what they got.
 
-The crawls run in one child process (`scrapers.runner`); SIGTERM and Ctrl-C end it with this
+The crawls run in one child process (`scrapers.crawl.runner`); SIGTERM and Ctrl-C end it with this
 command (the CLI turns SIGTERM into an exception, and the runner kills its child on the way out),
 and it ends by itself if this process is killed outright.
 
@@ -21,9 +21,10 @@ from config.days import today
 from config.settings import Settings
 from gpuplan import display
 from gpuplan.crawl_display import STATUS_STYLE, CrawlBoard
+from scrapers.crawl.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
+from scrapers.crawl.summary import WORKED_STATUSES
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.registry import UnknownPlatform, platform_tokens, platforms
-from scrapers.runner import DEFAULT_TIMEOUT_S, CrawlJob, CrawlSummary, crawl
 
 EXIT_NO_OFFERS = 1
 
@@ -104,7 +105,7 @@ def crawl_command(
             raise typer.BadParameter(str(exc), param_hint="PLATFORM") from None
     display.print_table(out, SUMMARY_COLUMNS, [_row(s) for s in summaries], wide=wide, title="crawl summary")
     out.print(f"feeds and summaries in {folder}", highlight=False)
-    if not any(s.status in ("ok", "partial") for s in summaries):
+    if not any(s.status in WORKED_STATUSES for s in summaries):
         raise typer.Exit(EXIT_NO_OFFERS)
 
 

@@ -65,7 +65,7 @@ def _prices(settings: Settings) -> tuple[dict[str, dict[str, Any]], str | None]:
     except connect.NoWarehouseError as exc:
         return {}, f"no prices: {exc}"
     with con:
-        frame = queries.frame(con, "gpu_cheapest_offers")
+        frame = queries.frame(con, "gpus/cheapest_offers")
     return {
         str(row["gpu_model"]): {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
     }, None

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from config.settings import Settings
 from gpuplan import display
+from scrapers.crawl.summary import WORKED_STATUSES
 from scrapers.history import formats
 from warehouse import connect
 from warehouse.imports import FileReport, import_file
@@ -91,7 +92,7 @@ def _row(report: FileReport) -> list[str]:
         return [report.path.name, "-", "-", "-", "-", "-", "-"]
     return [
         report.path.name,
-        str(int(runs["status"].isin(["ok", "partial"]).sum())),
+        str(int(runs["status"].isin(WORKED_STATUSES).sum())),
         str(len(report.failed_runs)),
         str(int(runs["already_loaded"].sum())),
         str(report.offers_loaded),

@@ -113,7 +113,7 @@ def _print_day(
         frame = plans.plans_for_date(con, day)
         changes = plans.changes_for_date(con, day)
         excluded = plans.excluded_offers(con, day)
-        sends = queries.frame(con, "digest_send_state", digest_date=day)
+        sends = queries.frame(con, "digest/send_state", digest_date=day)
         drifted = drift.day_drift(con, day)
     tokens = platform_tokens()
     for row in crawls.to_dict("records"):

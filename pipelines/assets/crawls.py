@@ -2,7 +2,7 @@
 
 Scrapy's spider loader is the list (`scrapers.registry.platforms()`). The step (`crawls`, a
 multi-asset that can run any subset) starts one crawl process for every platform selected
-(`scrapers.runner`: the crawls run side by side in one reactor), and materializes each
+(`scrapers.crawl.runner`: the crawls run side by side in one reactor), and materializes each
 platform's asset as soon as that platform's crawl ended, with its own status, error and counts.
 A crawl writes `<crawl_dir>/<day>/<platform>.jsonl` and its summary (offline runs: under
 `<crawl_dir>/offline/<day>/`, so demo data never lands beside live crawls).
@@ -31,8 +31,8 @@ import dagster as dg
 
 from config import days
 from pipelines.resources import CrawlerResource, WarehouseResource
-from scrapers.runner import OnProgress
-from scrapers.summary import CrawlSummary, SummaryError
+from scrapers.crawl.runner import OnProgress
+from scrapers.crawl.summary import CrawlSummary, SummaryError
 
 GROUP = "crawls"
 CRAWLED = "crawled"  # each crawl asset's check: the crawl worked and yielded items

@@ -2,7 +2,8 @@
 
 The planning is `warehouse.job_plans` (the daily plans' offer and shape rules, billing in full);
 this asset reads the jobs file when it runs (a file fixed later needs no reload of the code
-location) and stores each day's plans and what changed in `job_plans` / `job_plan_changes`.
+location) and stores each day's plans in `job_plans`, and what changed in `plan_changes` (subject
+'job', the daily plans' one change detector).
 A file that cannot be read fails this asset with the file, line and problem (`gpuplan refresh`
 prints it and exits 1); the day's job plans stay as they were, and nothing else waits on this
 asset (the digest depends on the daily tables, not on it), so the rest of the run goes on.
@@ -71,8 +72,9 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
             "Your own jobs (GPUPLAN_JOBS): for each, the best plan per GPU model from the day's offers "
             "that meets its deadline, ranked by what it costs in total by the platform's billing (whole "
             "billing periods, at least the minimum term), with train days and finish; a 'no_plan' row "
-            "with the reason where none does. `job_plan_changes`: a job's best plan moving platform, GPU, "
-            "count, or total by at least `price_move_pct`. Same offer and rental rules as the daily plans."
+            "with the reason where none does. `plan_changes` (subject 'job'): a job's best plan moving "
+            "platform, GPU, count, or total by at least `price_move_pct`. Same offer and rental rules "
+            "as the daily plans."
         ),
     )
     def job_plans_asset(
@@ -95,7 +97,7 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
                 job_plans.compute_job_plans(con, day, jobs, start_of(day, partitions.timezone, now))
                 for day in days
             )
-            changes = job_plans.compute_job_plan_changes_for_days(con, days, warehouse.price_move_pct)
+            changes = plans.compute_plan_changes_for_days(con, days, warehouse.price_move_pct, subject="job")
             latest = job_plans.job_plans_for_date(con, days[-1]) if days else None
         metadata: dict[str, Any] = {
             "dagster/row_count": rows,

@@ -8,18 +8,19 @@ changes compare with the day before, as `gpuplan backfill` does with the same fu
 Days without any crawl recorded (no data) get no plans.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
 from typing import Any
 
 import dagster as dg
+import duckdb
 import pandas as pd
 
 from pipelines import markdown
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WarehouseResource
-from warehouse import history, plans
-from warehouse.plan_requirements import size_days
+from warehouse import history, planning, plans
+from warehouse.planning import PlannedDays, PlanOptions
 
 GROUP = "plans"
 
@@ -46,6 +47,38 @@ PLANS_FRESHNESS = dg.FreshnessPolicy.time_window(
 )
 
 
+# What each of the four assets holds, as the UI shows it.
+REQUIREMENTS = (
+    "What each (model, method) in the settings needs on each catalog GPU at each job size the "
+    "day's offers allow: fits, ZeRO stage, memory per GPU, tokens per second (the sizing model). "
+    "Stored in `plan_requirements` for each day with crawls recorded."
+)
+CANDIDATES = (
+    "Per (model, method) and GPU model, the cheapest configuration of the day's in-stock offers "
+    "(unknown stock kept, flagged) that fits, for rent and for cost per token. GPU counts only as "
+    "platforms rent them: the unit as sold (a cluster unit may span nodes) or cards picked on one "
+    "node. Rent per hour and month (730 h) in CNY and USD, tokens per day, cost per billion "
+    "tokens. Offers under the price floor (a small share of what the other platforms ask for the "
+    "same GPU that day, or of the platform's other offers of it: `price_floor_share()` and "
+    "`judged_offers` in SQL) are placeholders, such as RunPod's 0.5 USD for sold-out GPUs: left "
+    "out, and listed in `plan_excluded_offers`. Each candidate also gives the days and total of a "
+    "run of `default_tokens` tokens (GPUPLAN_DEFAULT_TOKENS) by the offer's billing. SQL in the "
+    "warehouse: `plan_shapes` (shared with the job plans) and `plans/candidates.sql`."
+)
+CHEAPEST = (
+    "The product: per (model, method), the lowest rent for a month of training that fits (the "
+    "article's view) and the lowest cost per billion tokens, each with its train days and total "
+    "for a run of GPUPLAN_DEFAULT_TOKENS tokens, and a 'no_offer_fits' row where nothing fits. "
+    "Re-running a day replaces that day only."
+)
+CHANGES = (
+    "What changed against the previous day with plans: a new cheapest platform, GPU or count, rent "
+    "moving by at least `price_move_pct`, a plan's offer gone out of stock, now fits / no longer "
+    "fits. The first day with plans after the run's days is recomputed too (its previous day may "
+    "be new)."
+)
+
+
 def _fewest_gpus(frame: pd.DataFrame, gpu_models: Sequence[str]) -> str:
     """Markdown pivot: the fewest GPUs of each model on offer that fit each (model, method)."""
     fitting = frame[frame["fits"] & frame["gpu_model"].isin(gpu_models)] if len(frame) else frame
@@ -68,155 +101,151 @@ def _days_metadata(requested: Sequence[date], planned: Sequence[date]) -> dict[s
 
 
 def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.AssetsDefinition]:
-    """plan_requirements -> plan_candidates -> cheapest_plans -> plan_changes, after offers and gpus."""
+    """plan_requirements -> plan_candidates -> cheapest_plans -> plan_changes, after offers and gpus:
+    one step (`plans`) that makes all four."""
 
-    @dg.asset(
+    @dg.multi_asset(
+        name="plans",
+        specs=[
+            dg.AssetSpec(
+                "plan_requirements",
+                deps=[dg.AssetKey("offers"), dg.AssetKey("gpus")],
+                group_name=GROUP,
+                kinds={"duckdb", "python"},
+                description=REQUIREMENTS,
+            ),
+            dg.AssetSpec(
+                "plan_candidates",
+                deps=["plan_requirements"],
+                group_name=GROUP,
+                kinds={"duckdb"},
+                description=CANDIDATES,
+            ),
+            dg.AssetSpec(
+                "cheapest_plans",
+                deps=["plan_candidates"],
+                group_name=GROUP,
+                kinds={"duckdb"},
+                freshness_policy=PLANS_FRESHNESS,
+                description=CHEAPEST,
+            ),
+            dg.AssetSpec(
+                "plan_changes",
+                deps=["cheapest_plans"],
+                group_name=GROUP,
+                kinds={"duckdb"},
+                description=CHANGES,
+            ),
+        ],
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
-        group_name=GROUP,
-        kinds={"duckdb", "python"},
-        deps=[dg.AssetKey("offers"), dg.AssetKey("gpus")],
-        description=(
-            "What each (model, method) in the settings needs on each catalog GPU at each job size the "
-            "day's offers allow: fits, ZeRO stage, memory per GPU, tokens per second (the sizing model). "
-            "Stored in `plan_requirements` for each day with crawls recorded."
-        ),
     )
-    def plan_requirements(
+    def plan_assets(
         context: dg.AssetExecutionContext, warehouse: WarehouseResource
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         requested = partition_days(context)
         with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
-            sized = size_days(con, days, warehouse.models, warehouse.methods)
-        counts = sorted(sized.requirements["gpu_count"].unique()) if len(sized.requirements) else []
-        return dg.MaterializeResult(
-            metadata={
-                "dagster/row_count": sized.rows_stored,
-                **_days_metadata(requested, days),
-                "models": ", ".join(warehouse.models),
-                "methods": ", ".join(warehouse.methods),
-                "gpu_counts": ", ".join(map(str, counts)),
-                "fewest_gpus_on_offer": dg.MetadataValue.md(
-                    _fewest_gpus(sized.requirements, sized.gpu_models_on_offer)
+            planned = planning.plan_days(con, days, PlanOptions.from_settings(warehouse))
+            results = _results(con, planned, requested, warehouse)
+        yield from results
+
+    return [plan_assets]
+
+
+def _results(
+    con: duckdb.DuckDBPyConnection,
+    planned: PlannedDays,
+    requested: Sequence[date],
+    warehouse: WarehouseResource,
+) -> list[dg.MaterializeResult]:
+    """What each of the four assets holds after `planned`, as the UI shows it."""
+    days = list(planned.days)
+    per_day = _days_metadata(requested, days)
+    return [
+        _requirements_result(planned, per_day, warehouse),
+        _candidates_result(con, planned, per_day),
+        _cheapest_result(con, planned, per_day),
+        _changes_result(con, planned, per_day, requested),
+    ]
+
+
+def _requirements_result(
+    planned: PlannedDays, per_day: dict[str, Any], warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    sized = planned.sized
+    counts = sorted(sized.requirements["gpu_count"].unique()) if len(sized.requirements) else []
+    return dg.MaterializeResult(
+        asset_key="plan_requirements",
+        metadata={
+            "dagster/row_count": sized.rows_stored,
+            **per_day,
+            "models": ", ".join(warehouse.models),
+            "methods": ", ".join(warehouse.methods),
+            "gpu_counts": ", ".join(map(str, counts)),
+            "fewest_gpus_on_offer": dg.MetadataValue.md(
+                _fewest_gpus(sized.requirements, sized.gpu_models_on_offer)
+            ),
+        },
+    )
+
+
+def _candidates_result(
+    con: duckdb.DuckDBPyConnection, planned: PlannedDays, per_day: dict[str, Any]
+) -> dg.MaterializeResult:
+    excluded = pd.concat([plans.excluded_offers(con, day) for day in planned.days] or [pd.DataFrame()])
+    columns = ["plan_date", "platform", "offer_id", "gpu_model", "price_usd_per_gpu_hour"]
+    return dg.MaterializeResult(
+        asset_key="plan_candidates",
+        metadata={
+            "dagster/row_count": planned.candidates,
+            **per_day,
+            "offers_excluded": len(excluded),
+            "excluded_offers": dg.MetadataValue.md(
+                markdown.table(excluded, [*columns, "price_reference", "reference_usd_per_gpu_hour"])
+                if len(excluded)
+                else "_No offer under the price floor._"
+            ),
+        },
+    )
+
+
+def _cheapest_result(
+    con: duckdb.DuckDBPyConnection, planned: PlannedDays, per_day: dict[str, Any]
+) -> dg.MaterializeResult:
+    metadata: dict[str, Any] = {"dagster/row_count": planned.plans, **per_day}
+    if planned.days:
+        last = planned.days[-1]
+        frame = plans.plans_for_date(con, last)
+        metadata.update(
+            {
+                "plans_ok": int((frame["status"] == "ok").sum()),
+                "no_offer_fits": int((frame["status"] == "no_offer_fits").sum()),
+                "preview": dg.MetadataValue.md(
+                    f"Plans of {last}:\n\n" + markdown.table(frame, PLAN_PREVIEW_COLUMNS)
                 ),
             }
         )
+    return dg.MaterializeResult(asset_key="cheapest_plans", metadata=metadata)
 
-    @dg.asset(
-        partitions_def=partitions,
-        backfill_policy=SINGLE_RUN,
-        group_name=GROUP,
-        kinds={"duckdb"},
-        deps=[plan_requirements],
-        description=(
-            "Per (model, method) and GPU model, the cheapest configuration of the day's in-stock offers "
-            "(unknown stock kept, flagged) that fits, for rent and for cost per token. GPU counts only as "
-            "platforms rent them: the unit as sold (a cluster unit may span nodes) or cards picked on one "
-            "node. Rent per hour and month (730 h) in CNY and USD, tokens per day, cost per billion "
-            "tokens. Offers under the price floor (a small share of what the other platforms ask for the "
-            "same GPU that day, or of the platform's other offers of it: `price_floor_share()` and "
-            "`judged_offers` in SQL) are placeholders, such as RunPod's 0.5 USD for sold-out GPUs: left "
-            "out, and listed in `plan_excluded_offers`. Each candidate also gives the days and total of a "
-            "run of `default_tokens` tokens (GPUPLAN_DEFAULT_TOKENS) by the offer's billing. SQL in the "
-            "warehouse: `plan_shapes` (shared with the job plans) and `plan_candidates.sql`."
-        ),
-    )
-    def plan_candidates(
-        context: dg.AssetExecutionContext, warehouse: WarehouseResource
-    ) -> dg.MaterializeResult:
-        requested = partition_days(context)
-        with warehouse.writer(context) as con:
-            days = plans.recorded_days(con, requested[0], requested[-1])
-            count = sum(plans.compute_candidates(con, day, warehouse.default_tokens) for day in days)
-            excluded = pd.concat([plans.excluded_offers(con, day) for day in days] or [pd.DataFrame()])
-        columns = ["plan_date", "platform", "offer_id", "gpu_model", "price_usd_per_gpu_hour"]
-        return dg.MaterializeResult(
-            metadata={
-                "dagster/row_count": count,
-                **_days_metadata(requested, days),
-                "offers_excluded": len(excluded),
-                "excluded_offers": dg.MetadataValue.md(
-                    markdown.table(excluded, [*columns, "price_reference", "reference_usd_per_gpu_hour"])
-                    if len(excluded)
-                    else "_No offer under the price floor._"
-                ),
-            }
+
+def _changes_result(
+    con: duckdb.DuckDBPyConnection, planned: PlannedDays, per_day: dict[str, Any], requested: Sequence[date]
+) -> dg.MaterializeResult:
+    days = planned.days
+    if not days:
+        summary = "_No day of the run has crawls recorded: nothing to compare._"
+    elif len(days) == 1:
+        frame = plans.changes_for_date(con, days[0])
+        summary = (
+            markdown.table(frame, ["model", "method", "ranking", "change_type", "detail"])
+            if planned.changes
+            else "_No change against the previous day with plans (or no previous day)._"
         )
-
-    @dg.asset(
-        partitions_def=partitions,
-        backfill_policy=SINGLE_RUN,
-        group_name=GROUP,
-        kinds={"duckdb"},
-        deps=[plan_candidates],
-        freshness_policy=PLANS_FRESHNESS,
-        description=(
-            "The product: per (model, method), the lowest rent for a month of training that fits (the "
-            "article's view) and the lowest cost per billion tokens, each with its train days and total "
-            "for a run of GPUPLAN_DEFAULT_TOKENS tokens, and a 'no_offer_fits' row where nothing fits. "
-            "Re-running a day replaces that day only."
-        ),
+    else:
+        frame = history.planned_days(con, requested[0], requested[-1])
+        summary = markdown.table(frame, ["plan_date", "plans_ok", "plans", "changes", "offers_excluded"])
+    return dg.MaterializeResult(
+        asset_key="plan_changes",
+        metadata={"dagster/row_count": planned.changes, **per_day, "changes": dg.MetadataValue.md(summary)},
     )
-    def cheapest_plans(
-        context: dg.AssetExecutionContext, warehouse: WarehouseResource
-    ) -> dg.MaterializeResult:
-        requested = partition_days(context)
-        with warehouse.writer(context) as con:
-            days = plans.recorded_days(con, requested[0], requested[-1])
-            count = sum(plans.compute_cheapest_plans(con, day) for day in days)
-            frame = plans.plans_for_date(con, days[-1]) if days else pd.DataFrame()
-        metadata: dict[str, Any] = {"dagster/row_count": count, **_days_metadata(requested, days)}
-        if days:
-            metadata.update(
-                {
-                    "plans_ok": int((frame["status"] == "ok").sum()),
-                    "no_offer_fits": int((frame["status"] == "no_offer_fits").sum()),
-                    "preview": dg.MetadataValue.md(
-                        f"Plans of {days[-1]}:\n\n" + markdown.table(frame, PLAN_PREVIEW_COLUMNS)
-                    ),
-                }
-            )
-        return dg.MaterializeResult(metadata=metadata)
-
-    @dg.asset(
-        partitions_def=partitions,
-        backfill_policy=SINGLE_RUN,
-        group_name=GROUP,
-        kinds={"duckdb"},
-        deps=[cheapest_plans],
-        description=(
-            "What changed against the previous day with plans: a new cheapest platform, GPU or count, rent "
-            "moving by more than `price_move_pct`, a plan's offer gone out of stock, now fits / no longer "
-            "fits. The first day with plans after the run's days is recomputed too (its previous day may "
-            "be new)."
-        ),
-    )
-    def plan_changes(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-        requested = partition_days(context)
-        with warehouse.writer(context) as con:
-            days = plans.recorded_days(con, requested[0], requested[-1])
-            count = plans.compute_plan_changes_for_days(con, days, warehouse.price_move_pct)
-            if not days:
-                summary = "_No day of the run has crawls recorded: nothing to compare._"
-            elif len(days) == 1:
-                frame = plans.changes_for_date(con, days[0])
-                summary = (
-                    markdown.table(frame, ["model", "method", "ranking", "change_type", "detail"])
-                    if count
-                    else "_No change against the previous day with plans (or no previous day)._"
-                )
-            else:
-                frame = history.plan_days(con, requested[0], requested[-1])
-                summary = markdown.table(
-                    frame, ["plan_date", "plans_ok", "plans", "changes", "offers_excluded"]
-                )
-        return dg.MaterializeResult(
-            metadata={
-                "dagster/row_count": count,
-                **_days_metadata(requested, days),
-                "changes": dg.MetadataValue.md(summary),
-            }
-        )
-
-    return [plan_requirements, plan_candidates, cheapest_plans, plan_changes]

@@ -13,8 +13,8 @@ from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import CrawlerResource, WarehouseResource
-from scrapers.crawl_lock import crawl_folder_lock
-from scrapers.summary import SummaryError
+from scrapers.crawl.lock import crawl_folder_lock
+from scrapers.crawl.summary import SummaryError
 from warehouse import fx, gpus, history, plans
 from warehouse.loading import load_crawl
 

@@ -26,7 +26,7 @@ Sources (price-sources.md §4.1), envelope `{"code": "Success" | "OK" | <error>,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
-from sizing import gpu_names
+from scrapers.rows import dig, kept
 
 LIST_URL = "https://www.autodl.com/api/v1/user/machine/list"
 REGION_STOCK_URL = "https://www.autodl.com/api/v1/machine/region/gpu_type"
@@ -46,7 +46,6 @@ AUTH_FAILED_CODE = "AuthorizeFailed"
 # The web UI asks for 10; the loop follows `max_page`, so a smaller server-side cap loses nothing.
 PAGE_SIZE = 100
 BYTES_PER_GIB = 1024**3  # `mem_per_gpu` is in bytes
-REQUIRED = ("machine_id", "gpu_name", "payg_price")
 
 
 def list_body(page: int) -> dict[str, Any]:
@@ -93,53 +92,49 @@ class AutodlSpider(PlatformSpider):
         required=True,
         description="AutoDL login token: after logging in to autodl.com, the browser's localStorage.token",
     )
+    rows_at = ("data", "list")
+    rows_name = "machines"
+    required = ("machine_id", "gpu_name", "payg_price")
+    gpu_name_fields = ("gpu_name",)
+    envelope = parsing.CodeEnvelope(ok=OK_CODES)
+    offer_fields = {"price_currency": "CNY", "price_per": "gpu", "billing_period": "hour"}
 
     def first_requests(self) -> Iterable[Request]:
         self._headers = {"Authorization": self.token_value() or ""}
         self._regions: dict[str, _RegionStock] = {}
-        yield self._list_request(1)
+        yield self.page_request(1)
 
-    def _list_request(self, page: int) -> Request:
-        return self.request(
-            LIST_URL, self.parse_list, json_body=list_body(page), headers=self._headers, meta={"page": page}
-        )
+    def page_request(self, page: int) -> Request:
+        return self.request(LIST_URL, self.parse_rows, json_body=list_body(page), headers=self._headers)
 
-    def _payload(self, response: Response) -> Any:
-        """The answer's JSON, checked: a refused token or an error code raise ErrorEnvelope."""
-        payload = parsing.json_body(response)
+    def check_payload(self, payload: Any) -> None:
+        """A refused token raises ErrorEnvelope saying so, then the envelope's code is checked."""
         if token_refused(payload):
             raise parsing.ErrorEnvelope(
                 f"AutoDL refused AUTODL_TOKEN ({payload.get('code')}: {payload.get('msg') or 'no message'}): "
                 "it has expired or is wrong; log in to autodl.com again and copy localStorage.token"
             )
-        parsing.check_code(payload, ok_codes=OK_CODES)
-        return payload
+        super().check_payload(payload)
 
     # --- the market list --------------------------------------------------------
 
-    def parse_list(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
-        payload = self._payload(response)
-        rows = parsing.dig(payload, "data", "list")
-        complete, rejected = self.complete_rows(response, rows, REQUIRED, "machines")
-        yield from rejected
-        for row in complete:
-            item = self.machine_offer(response, row)
-            if isinstance(item, OfferItem) and item.extra.get("region_sign"):
-                yield from self._after_region_stock(item)
-            elif item is not None:
-                yield item
-        if response.meta["page"] == 1:
-            for page in range(2, parsing.dig(payload, "data", "max_page", expect=int) + 1):
-                yield self._list_request(page)
+    def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
+        return self.later_pages(response, dig(payload, "data", "max_page", expect=int))
+
+    def offers_of(
+        self, response: Response, row: Mapping[str, Any]
+    ) -> Iterator[OfferItem | RejectedOffer | Request]:
+        item = self.machine_offer(response, row)
+        if isinstance(item, OfferItem) and item.extra.get("region_sign"):
+            yield from self._after_region_stock(item)
+        elif item is not None:
+            yield item
 
     def machine_offer(self, response: Response, row: Mapping[str, Any]) -> OfferItem | RejectedOffer | None:
         if str(row.get("chip_corp") or "").lower() == "cpu":
             return None  # a CPU-only machine: no GPU to offer
         if row.get("payg") is False:
             return self.reject(response, "not_pay_as_you_go", row)
-        price = parsing.from_minor_units(row["payg_price"], parsing.LI)
-        if price is None:
-            return self.reject(response, "price_missing", row)
         try:
             available = orderable(row.get("gpu_idle_num"), row.get("gpu_order_num"))
         except parsing.LayoutChanged:
@@ -154,20 +149,18 @@ class AutodlSpider(PlatformSpider):
             "ram_per_gpu_gib": round(ram_bytes / BYTES_PER_GIB, 1) if ram_bytes else None,
             "highest_cuda_version": row.get("highest_cuda_version"),
         }
+        raw_name, gpu = self.gpu_of(row, parsing.memory_in_name(str(row["gpu_name"])))
         return self.offer(
             response,
-            gpu_names.identify(str(row["gpu_name"]), parsing.memory_in_name(str(row["gpu_name"]))),
+            gpu,
             offer_id=str(row["machine_id"]),
-            gpu_name_raw=str(row["gpu_name"]),
+            gpu_name_raw=raw_name,
             gpu_count=1,
-            price_amount=price,
-            price_currency="CNY",
-            price_per="gpu",
-            billing_period="hour",
+            price_amount=parsing.from_minor_units(row["payg_price"], parsing.LI),
             pricing_type="on_demand",
             region=str(row.get("region_name") or "").strip() or None,
             available_gpus=available,
-            extra=parsing.kept(extra),
+            extra=kept(extra),
         )
 
     # --- region stock -------------------------------------------------------------
@@ -192,7 +185,7 @@ class AutodlSpider(PlatformSpider):
 
     def parse_region_stock(self, response: Response) -> list[OfferItem]:
         try:
-            figures = _figures_by_gpu(parsing.dig(self._payload(response), "data"))
+            figures = _figures_by_gpu(dig(self.payload(response), "data"))
         except parsing.CrawlError as error:
             self.record_failure(f"{error} (from {self.source_url(response)})")
             figures = {}

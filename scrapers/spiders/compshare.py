@@ -41,9 +41,10 @@ from parsel import Selector
 from scrapy.http import Request, Response
 
 from scrapers import parsing
-from scrapers.items import BillingPeriod, OfferItem, PricingType
+from scrapers.items import PLAN_OF_PERIOD, BillingPeriod, OfferItem, PricingType
 from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
+from scrapers.rows import dig, kept, split_complete
 from sizing import gpu_names
 
 PRICE_LIST_URL = "https://www.compshare.cn/price-list"
@@ -67,12 +68,6 @@ PERIOD_UNITS: tuple[tuple[str, BillingPeriod], ...] = (
     ("元/周", "week"),
     ("元/月", "month"),
 )
-PLAN_OF_PERIOD: dict[str, PricingType] = {
-    "hour": "on_demand",
-    "day": "daily_plan",
-    "week": "weekly_plan",
-    "month": "monthly_plan",
-}
 SPOT_WORD = "抢占"  # 抢占式: preemptible, may be reclaimed
 
 
@@ -163,7 +158,9 @@ class CompshareSpider(PlatformSpider):
         env="COMPSHARE_PRIVATE_KEY", required=False, description="compshare API private key (signs requests)"
     )
     # The keyless path reads a web page: ask its robots.txt first.
-    custom_settings: dict[str, Any] | None = {"ROBOTSTXT_OBEY": True}  # noqa: RUF012 - Scrapy reads the class attribute
+    custom_settings: dict[str, Any] | None = {"ROBOTSTXT_OBEY": True}
+    envelope = parsing.CodeEnvelope(ok=OK_CODES, key="RetCode", messages=("Message",))  # the API's
+    offer_fields = {"price_currency": "CNY", "price_per": "instance"}
 
     def first_requests(self) -> Iterable[Request]:
         public, private = self.token_value(), self.private_key.value()
@@ -190,14 +187,9 @@ class CompshareSpider(PlatformSpider):
             meta={**(meta or {}), "dont_obey_robotstxt": True},
         )
 
-    def api_payload(self, response: Response) -> Mapping[str, Any]:
-        payload = self.json_payload(response)
-        parsing.check_code(payload, ok_codes=OK_CODES, code_key="RetCode", message_keys=("Message",))
-        return payload
-
     def parse_zones(self, response: Response) -> Iterator[Request]:
-        zones = parsing.dig(self.api_payload(response), "ZoneInfo")
-        complete, _ = parsing.split_complete(zones, ("Region", "Zone"), "zones")
+        zones = dig(self.payload(response), "ZoneInfo")
+        complete, _ = split_complete(zones, ("Region", "Zone"), "zones")
         for zone in complete:
             params = {
                 "Action": "DescribeAvailableCompShareInstanceTypes",
@@ -209,10 +201,10 @@ class CompshareSpider(PlatformSpider):
 
     def parse_types(self, response: Response) -> Iterator[Request]:
         zone = response.meta["zone"]
-        types = parsing.dig(self.api_payload(response), "AvailableInstanceTypes")
+        types = dig(self.payload(response), "AvailableInstanceTypes")
         if not types:
             return  # a zone may sell no GPU machine today; other zones still do
-        complete, _ = parsing.split_complete(types, ("Name", "MachineSizes"), "GPU types")
+        complete, _ = split_complete(types, ("Name", "MachineSizes"), "GPU types")
         for kind in complete:
             if kind.get("Status") == HIDDEN:
                 continue
@@ -244,15 +236,10 @@ class CompshareSpider(PlatformSpider):
 
     def parse_price(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         zone, kind, gpus = response.meta["zone"], response.meta["kind"], response.meta["gpus"]
-        details = parsing.dig(self.api_payload(response), "PriceDetails")
+        details = dig(self.payload(response), "PriceDetails")
         detail = next(
             (d for d in details if isinstance(d, Mapping) and d.get("ChargeType") == CHARGE_TYPE), None
         )
-        price = parsing.number(detail.get("Instance")) if detail else None
-        raw = {"zone": zone, "type": kind, "gpus": gpus, "price": detail}
-        if price is None:
-            yield self.reject(response, "price_missing", raw)
-            return
         memory = parsing.number((kind.get("GraphicsMemory") or {}).get("Value"))
         yield self.offer(
             response,
@@ -260,14 +247,13 @@ class CompshareSpider(PlatformSpider):
             offer_id=f"{zone['Zone']}/{kind['Name']}/{gpus}x",
             gpu_name_raw=str(kind["Name"]),
             gpu_count=gpus,
-            price_amount=price,
-            price_currency="CNY",
-            price_per="instance",
+            # No pay-as-you-go detail: no price, which the item checks reject (price_missing).
+            price_amount=parsing.number(detail.get("Instance")) if detail else None,
             billing_period="hour",
             pricing_type="on_demand",
             region=str(zone.get("Describe") or zone["Zone"]),
             available_gpus=0 if kind.get("Status") == SOLD_OUT else None,
-            extra=parsing.kept(
+            extra=kept(
                 {
                     "zone": zone["Zone"],
                     "status": kind.get("Status"),
@@ -322,8 +308,6 @@ class CompshareSpider(PlatformSpider):
                 gpu_name_raw=name,
                 gpu_count=int(count),
                 price_amount=price,
-                price_currency="CNY",
-                price_per="instance",
                 billing_period=column.billing_period,
                 pricing_type=column.pricing_type,
                 extra={**extra, "price_column": column.label},

@@ -30,23 +30,26 @@ from twisted.python.failure import Failure
 from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, describe_failure
-from scrapers.rejects import RejectedOffer
-from sizing import gpu_names
 
 INSTANCE_TYPES_URL = "https://api.verda.com/v1/instance-types"
 FALLBACK_URL = "https://api.datacrunch.io/v1/instance-types"  # DataCrunch's host before it became Verda
 JSON_ACCEPT = {"Accept": "application/json"}
 # Answers meaning "this host does not serve the list" (moved, or the old host's name reused).
 NOT_SERVED_STATUSES = frozenset({401, 403, 404, 410})
-REQUIRED = ("instance_type", "price_per_hour", "gpu")
-KEPT = ("id", "description", "dynamic_price", "max_dynamic_price", "p2p", "deploy_warning")
 
 
 class DatacrunchSpider(PlatformSpider):
     name = "datacrunch"
+    rows_at = ()  # the answer is the list
+    rows_name = "instance types"
+    required = ("instance_type", "price_per_hour", "gpu")
+    gpu_name_fields = ("name", "model", ("gpu", "description"))
+    kept = ("id", "description", "dynamic_price", "max_dynamic_price", "p2p", "deploy_warning")
+    envelope = parsing.CodeEnvelope(ok=())  # success is a list; an error, {"code": ..., "message": ...}
+    offer_fields = {"price_per": "instance", "billing_period": "hour"}
 
     def first_requests(self) -> Iterable[Request]:
-        request = self.request(INSTANCE_TYPES_URL, self.parse_instance_types, headers=JSON_ACCEPT)
+        request = self.request(INSTANCE_TYPES_URL, self.parse_rows, headers=JSON_ACCEPT)
         yield request.replace(errback=self.ask_the_old_host)
 
     def ask_the_old_host(self, failure: Failure) -> Iterator[Request]:
@@ -61,20 +64,9 @@ class DatacrunchSpider(PlatformSpider):
             return
         why = describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT"))
         self.logger.warning("%s; asking %s", why, FALLBACK_URL)
-        yield self.request(FALLBACK_URL, self.parse_instance_types, headers=JSON_ACCEPT)
+        yield self.request(FALLBACK_URL, self.parse_rows, headers=JSON_ACCEPT)
 
-    def parse_instance_types(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
-        payload = parsing.json_body(response)
-        # Success is a list; an error is an object {"code": ..., "message": ...}.
-        parsing.check_code(payload, ok_codes=(), message_keys=("message", "msg"))
-        parsing.check_error_envelope(payload)
-        rows = parsing.dig(payload, expect=list)
-        complete, rejected = self.complete_rows(response, rows, REQUIRED, "instance types")
-        yield from rejected
-        for row in complete:
-            yield from self.offers_of(response, row)
-
-    def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
+    def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem]:
         gpu_spec = row["gpu"] if isinstance(row["gpu"], Mapping) else {}
         gpu_count = int(parsing.number(gpu_spec.get("number_of_gpus")) or 0)
         if gpu_count == 0:
@@ -82,24 +74,14 @@ class DatacrunchSpider(PlatformSpider):
         memory_field = row.get("gpu_memory")
         memory = memory_field if isinstance(memory_field, Mapping) else {}
         total_gb = parsing.number(memory.get("size_in_gigabytes"))
-        names = [str(row.get(key) or "") for key in ("name", "model")] + [
-            str(gpu_spec.get("description") or "")
-        ]
-        gpu = gpu_names.identify_first(names, total_gb / gpu_count if total_gb else None)
-        shared = {
-            "offer_id": str(row["instance_type"]),
-            "gpu_name_raw": next(name for name in [*names, str(row["instance_type"])] if name),
-            "gpu_count": gpu_count,
-            "price_currency": str(row.get("currency") or "usd").upper(),
-            "price_per": "instance",
-            "billing_period": "hour",
-            "extra": parsing.kept(row, KEPT),
-        }
-        on_demand = parsing.number(row["price_per_hour"])
-        if on_demand is None:
-            yield self.reject(response, "price_missing", row)
-        else:
-            yield self.offer(response, gpu, price_amount=on_demand, pricing_type="on_demand", **shared)
-        spot = parsing.number(row.get("spot_price"))
-        if spot:
-            yield self.offer(response, gpu, price_amount=spot, pricing_type="spot", **shared)
+        raw_name, gpu = self.gpu_of(row, total_gb / gpu_count if total_gb else None)
+        yield from self.on_demand_and_spot(
+            response,
+            gpu,
+            on_demand=parsing.number(row["price_per_hour"]),
+            spot=parsing.number(row.get("spot_price")),
+            offer_id=str(row["instance_type"]),
+            gpu_name_raw=raw_name,
+            gpu_count=gpu_count,
+            price_currency=str(row.get("currency") or "usd").upper(),
+        )

@@ -24,7 +24,7 @@ Per machine (one offer, rented by the card):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,7 +36,7 @@ from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, Token, describe_failure
 from scrapers.rejects import RejectedOffer
-from sizing import gpu_names
+from scrapers.rows import dig, kept, value_at
 
 LIST_URL = "https://api.gpushare.com/app/api/market/machine/list"
 PAGE_SIZE = 50  # `ps` the documented monitoring scripts use
@@ -44,12 +44,6 @@ PAY_AS_YOU_GO_SKU = "payg"
 # The store's own origin: the API answers the store's requests (price-sources.md §4.2).
 STORE_HEADERS = {"Origin": "https://www.gpushare.com", "Referer": "https://www.gpushare.com/store"}
 REFUSED_STATUSES = (401, 403)
-REQUIRED = ("id", "gpuNum", "baseInfo", "skuList")
-
-
-def page_url(page: int) -> str:
-    query = {"models": -1, "gpuName": "", "priceOrder": "asc", "pn": page, "ps": PAGE_SIZE}
-    return f"{LIST_URL}?{urlencode(query)}"
 
 
 class GpushareSpider(PlatformSpider):
@@ -59,13 +53,20 @@ class GpushareSpider(PlatformSpider):
         required=True,
         description="恒源云 (gpushare.com) login token, sent as a Bearer token",
     )
+    rows_at = ("data", "list")
+    rows_name = "machines"
+    required = ("id", "gpuNum", "baseInfo", "skuList")
+    gpu_name_fields = (("baseInfo", "gpuName"),)
+    # UNVERIFIED unit: CNY per GPU-hour (module docstring).
+    offer_fields = {"price_currency": "CNY", "price_per": "gpu", "billing_period": "hour"}
 
     def first_requests(self) -> Iterable[Request]:
         self._headers = {"Authorization": f"Bearer {self.token_value()}", **STORE_HEADERS}
-        yield self._page_request(1)
+        yield self.page_request(1)
 
-    def _page_request(self, page: int) -> Request:
-        return self.request(page_url(page), self.parse_list, headers=self._headers, meta={"page": page})
+    def page_request(self, page: int) -> Request:
+        query = {"models": -1, "gpuName": "", "priceOrder": "asc", "pn": page, "ps": PAGE_SIZE}
+        return self.request(f"{LIST_URL}?{urlencode(query)}", self.parse_rows, headers=self._headers)
 
     def on_request_failed(self, failure: Failure) -> None:
         error = failure.value
@@ -78,55 +79,38 @@ class GpushareSpider(PlatformSpider):
             return
         super().on_request_failed(failure)
 
-    def parse_list(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
-        data = parsing.dig(self.json_payload(response), "data", expect=dict)
-        rows = parsing.dig(data, "list")
-        complete, rejected = self.complete_rows(response, rows, REQUIRED, "machines")
-        yield from rejected
-        for row in complete:
-            yield self.machine_offer(response, row)
-        if response.meta["page"] == 1:
-            total = parsing.dig(data, "total", expect=int)
-            for page in range(2, math.ceil(total / PAGE_SIZE) + 1):
-                yield self._page_request(page)
+    def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
+        total = dig(payload, "data", "total", expect=int)
+        return self.later_pages(response, math.ceil(total / PAGE_SIZE))
 
-    def machine_offer(self, response: Response, row: Mapping[str, Any]) -> OfferItem | RejectedOffer:
-        info = row["baseInfo"] if isinstance(row["baseInfo"], Mapping) else {}
-        raw_name = str(info.get("gpuName") or "").strip()
-        if not raw_name:
-            return self.reject(response, "record_incomplete", row)
+    def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
         skus = row["skuList"] if isinstance(row["skuList"], list) else []
         prices = {str(sku.get("skuName")): sku.get("price") for sku in skus if isinstance(sku, Mapping)}
-        # UNVERIFIED unit: CNY per GPU-hour (module docstring).
-        price = parsing.number(prices.get(PAY_AS_YOU_GO_SKU))
-        if price is None:
-            return self.reject(response, "price_missing", row)
         try:
             free = parsing.stock_from_free(row["gpuNum"], row.get("gpuUsed"))
         except parsing.LayoutChanged:
-            return self.reject(response, "stock_invalid", row)
+            yield self.reject(response, "stock_invalid", row)
+            return
         if row.get("isOnline") is False:
             free = 0
+        raw_name, gpu = self.gpu_of(row, parsing.memory_in_name(str(row.get("machineName") or "")))
         extra = {
             "machine_name": row.get("machineName"),
             "gpu_num": row.get("gpuNum"),
-            "cuda_version": info.get("gpuToolkitVersion"),
-            "driver_version": info.get("gpuDriverVersion"),
-            "net_download_bytes_per_s": info.get("netDownloadSpeed"),
+            "cuda_version": value_at(row, ("baseInfo", "gpuToolkitVersion")),
+            "driver_version": value_at(row, ("baseInfo", "gpuDriverVersion")),
+            "net_download_bytes_per_s": value_at(row, ("baseInfo", "netDownloadSpeed")),
             "sku_prices": {name: value for name, value in prices.items() if name != PAY_AS_YOU_GO_SKU}
             or None,
         }
-        return self.offer(
+        yield self.offer(
             response,
-            gpu_names.identify(raw_name, parsing.memory_in_name(str(row.get("machineName") or ""))),
+            gpu,
             offer_id=str(row["id"]),
             gpu_name_raw=raw_name,
             gpu_count=1,
-            price_amount=price,
-            price_currency="CNY",
-            price_per="gpu",
-            billing_period="hour",
+            price_amount=parsing.number(prices.get(PAY_AS_YOU_GO_SKU)),
             pricing_type="on_demand",
             available_gpus=free,
-            extra=parsing.kept(extra),
+            extra=kept(extra),
         )

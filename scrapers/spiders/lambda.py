@@ -49,7 +49,6 @@ PRICING_TABLES = "//table[.//tr[@data-plan]][.//*[starts-with(@data-label, $labe
 API_DESCRIPTION = re.compile(r"^\s*(\d+)x\s+(?:Tesla\s+)?(.+?)\s*\((\d+)\s*GB", re.IGNORECASE)
 # A JSON/JS string literal in a script that carries table markup.
 ESCAPED_MARKUP = re.compile(r'"((?:[^"\\]|\\.)*data-plan(?:[^"\\]|\\.)*)"')
-API_REQUIRED = ("instance_type",)
 
 
 class LambdaSpider(PlatformSpider):
@@ -60,14 +59,21 @@ class LambdaSpider(PlatformSpider):
         description="Lambda Cloud API key (cloud.lambda.ai, API keys); without it the pricing page is read",
     )
     # The keyless path reads a web page: ask its robots.txt first.
-    custom_settings: dict[str, Any] | None = {"ROBOTSTXT_OBEY": True}  # noqa: RUF012 - Scrapy reads the class attribute
+    custom_settings: dict[str, Any] | None = {"ROBOTSTXT_OBEY": True}
+    # The API (with a key): `data` is an object of instance types keyed by their name.
+    rows_at = ("data",)
+    rows_keyed_by = "name"
+    rows_name = "instance types"
+    required = ("instance_type",)
+    gpu_name_fields = (("instance_type", "gpu_description"), ("instance_type", "description"), "name")
+    offer_fields = {"price_currency": "USD", "billing_period": "hour"}
 
     def first_requests(self) -> Iterable[Request]:
         key = self.token_value()
         if key:
             yield self.request(
                 INSTANCE_TYPES_URL,
-                self.parse_instance_types,
+                self.parse_rows,
                 headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
                 # An API for key holders, not a page: robots.txt is not its contract.
                 meta={"dont_obey_robotstxt": True},
@@ -96,10 +102,9 @@ class LambdaSpider(PlatformSpider):
             (cell.attrib.get("data-label") or "").strip(): " ".join(cell.css("::text").getall()).strip()
             for cell in row.css("td[data-label], th[data-label]")
         }
+        if not plan:
+            return self.reject(response, "record_incomplete", {"gpu_count": gpu_count, "cells": cells})
         price_label = next((label for label in cells if label.upper().startswith(PRICE_LABEL)), None)
-        price = parsing.number(cells.get(price_label)) if price_label else None
-        if not plan or price is None:
-            return self.reject(response, "no_price", {"plan": plan, "gpu_count": gpu_count, "cells": cells})
         vram = cells.get("VRAM/GPU", "")
         gpu = gpu_names.identify(plan, parsing.number(vram))
         return self.offer(
@@ -109,10 +114,9 @@ class LambdaSpider(PlatformSpider):
             offer_id=f"{plan} {vram}/{gpu_count}x".replace("  ", " "),
             gpu_name_raw=plan,
             gpu_count=gpu_count,
-            price_amount=price,
-            price_currency="USD",
+            # A sold-out size shows "—": no price, which the item checks reject (price_missing).
+            price_amount=parsing.number(cells.get(price_label)) if price_label else None,
             price_per="gpu",
-            billing_period="hour",
             pricing_type="on_demand",
             extra={
                 label.lower(): value for label, value in cells.items() if label in ("vCPUs", "RAM", "STORAGE")
@@ -121,49 +125,33 @@ class LambdaSpider(PlatformSpider):
 
     # --- the API ----------------------------------------------------------------
 
-    def parse_instance_types(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
-        data = parsing.dig(self.json_payload(response), "data", expect=dict)
-        entries = [{"name": name, **entry} for name, entry in data.items() if isinstance(entry, Mapping)]
-        complete, rejected = self.complete_rows(response, entries, API_REQUIRED, "instance types")
-        yield from rejected
-        for entry in complete:
-            yield from self.api_offers(response, entry)
-
-    def api_offers(self, response: Response, entry: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
-        kind = entry["instance_type"]
+    def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem]:
+        kind = row["instance_type"] if isinstance(row["instance_type"], Mapping) else {}
         specs = kind.get("specs") or {}
         description = str(kind.get("description") or "")
         listed = parsing.number(specs.get("gpus"))
         gpu_count = int(listed) if listed is not None else _leading_count(description)
         if gpu_count == 0:
             return  # a CPU instance: not a GPU offer
-        gpu_text = str(kind.get("gpu_description") or "")
         described = API_DESCRIPTION.match(description)
-        memory_gb = float(described.group(3)) if described else None
-        gpu = gpu_names.identify_first([gpu_text, description, entry["name"]], memory_gb)
-        price = parsing.from_minor_units(kind.get("price_cents_per_hour"), parsing.CENTS)
-        if price is None:
-            yield self.reject(response, "price_missing", entry)
-            return
+        raw_name, gpu = self.gpu_of(row, float(described.group(3)) if described else None)
         shared = {
-            "gpu_name_raw": gpu_text or description or entry["name"],
+            "gpu_name_raw": raw_name,
             "gpu_count": gpu_count,
-            "price_amount": price,
-            "price_currency": "USD",
+            "price_amount": parsing.from_minor_units(kind.get("price_cents_per_hour"), parsing.CENTS),
             "price_per": "instance",
-            "billing_period": "hour",
             "pricing_type": "on_demand",
         }
         extra = {
-            "instance_type": entry["name"],
+            "instance_type": row["name"],
             **{k: specs[k] for k in ("vcpus", "memory_gib", "storage_gib") if k in specs},
         }
-        regions = entry.get("regions_with_capacity_available")
+        regions = row.get("regions_with_capacity_available")
         if not isinstance(regions, list) or not regions:
             yield self.offer(
                 response,
                 gpu,
-                offer_id=entry["name"],
+                offer_id=row["name"],
                 available_gpus=None if regions is None else 0,
                 extra=extra,
                 **shared,
@@ -174,7 +162,7 @@ class LambdaSpider(PlatformSpider):
             yield self.offer(
                 response,
                 gpu,
-                offer_id=f"{entry['name']}/{name}",
+                offer_id=f"{row['name']}/{name}",
                 region=name,
                 available_gpus=gpu_count,
                 extra={

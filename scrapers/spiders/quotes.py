@@ -6,7 +6,7 @@ answer; unset, the bundled example `scrapers/data/quotes.example.yaml` (the arti
 Offline replay reads the bundled example whatever `GPUPLAN_QUOTES_FILE` says: it is this
 source's snapshot (`scrapers/fixtures/quotes/snapshot.json` points at it).
 
-The file format: `scrapers.quotes_file`; its checks: `scrapers.quote_checks`. `pricing_type` follows
+The file format: `scrapers.quotes.file`; its checks: `scrapers.quotes.checks`. `pricing_type` follows
 `billing_period` (hour on_demand, day daily_plan, week weekly_plan, month monthly_plan). A
 monthly quote stays monthly, with its minimum term: the warehouse derives per-GPU-hour
 figures (730 h a month) for comparison and marks it not rentable by the hour.
@@ -38,8 +38,8 @@ from config import user_files
 from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, describe_failure
-from scrapers.quote_checks import Quote, check
-from scrapers.quotes_file import read_records
+from scrapers.quotes.checks import Quote, check
+from scrapers.quotes.file import read_records
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import RECORD_SETTING
 from sizing import gpu_names
@@ -54,7 +54,7 @@ class QuotesSpider(PlatformSpider):
     name = "quotes"
     # file:// requests go through the HTTP cache like any other (Scrapy skips "file" by
     # default), so offline replay answers them from the snapshot and recording keeps them.
-    custom_settings: dict[str, Any] | None = {"HTTPCACHE_IGNORE_SCHEMES": []}  # noqa: RUF012 - Scrapy reads the class attribute
+    custom_settings: dict[str, Any] | None = {"HTTPCACHE_IGNORE_SCHEMES": []}
     file_env = "GPUPLAN_QUOTES_FILE"
 
     def first_requests(self) -> Iterable[Request]:
@@ -83,7 +83,7 @@ class QuotesSpider(PlatformSpider):
         )
 
     def _replaying(self) -> bool:
-        """Offline replay (scrapers.runner): the HTTP cache answers from the snapshot, records nothing."""
+        """Offline replay (scrapers.crawl.runner): the HTTP cache answers from the snapshot, records none."""
         return self.settings.getbool("HTTPCACHE_ENABLED") and not self.settings.getbool(RECORD_SETTING)
 
     def on_request_failed(self, failure: Failure) -> None:

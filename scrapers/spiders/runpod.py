@@ -37,7 +37,7 @@ answer, when there is no bid price either (the sample's case). Such a quote is r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -47,6 +47,7 @@ from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
+from scrapers.rows import dig, kept, split_complete
 from sizing import gpu_names
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
@@ -78,6 +79,12 @@ class RunpodSpider(PlatformSpider):
         description="RunPod API key (console, Settings, API Keys): the REST catalog; "
         "without it the public GraphQL API is read",
     )
+    # The GraphQL prices: one answer per (cloud, pod size), a row per GPU type.
+    rows_at = ("data", "gpuTypes")
+    rows_name = "GPU types"
+    required = ("id",)
+    gpu_name_fields = ("id", "displayName")
+    offer_fields = {"price_currency": "USD", "price_per": "gpu", "billing_period": "hour"}
 
     def first_requests(self) -> Iterable[Request]:
         key = self.token_value()
@@ -102,70 +109,62 @@ class RunpodSpider(PlatformSpider):
     # --- GraphQL (no key) ---------------------------------------------------------
 
     def parse_types(self, response: Response) -> Iterator[Request]:
-        complete, _ = parsing.split_complete(_gpu_types(self, response), ("id",), "GPU types")
+        complete, _ = split_complete(self.rows_of(self.payload(response)), ("id",), self.rows_name)
         for cloud in CLOUDS:
             largest = {row["id"]: _max_count(row, cloud) for row in complete if row.get(f"{cloud}Cloud")}
             for gpu_count in self.pod_sizes(cloud, largest.values()):
                 variables = {"lowestPriceInput": {"gpuCount": gpu_count, "secureCloud": cloud == "secure"}}
                 yield self.request(
                     GRAPHQL_URL,
-                    self.parse_prices,
+                    self.parse_rows,
                     json_body={"query": PRICES_QUERY, "variables": variables},
                     meta={"cloud": cloud, "gpu_count": gpu_count, "largest": largest},
                 )
 
-    def parse_prices(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
-        cloud, gpu_count = response.meta["cloud"], response.meta["gpu_count"]
-        largest: Mapping[str, int | None] = response.meta.get("largest", {})
-        complete, _ = parsing.split_complete(_gpu_types(self, response), ("id",), "GPU types")
-        if not any("lowestPrice" in row for row in complete):
+    def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
+        if not any(isinstance(row, Mapping) and "lowestPrice" in row for row in found):
             raise parsing.LayoutChanged("no GPU type carries 'lowestPrice'")
-        for row in complete:
-            top = largest.get(row["id"])
-            if not row.get(f"{cloud}Cloud") or (top is not None and gpu_count > top):
-                continue
-            lowest = row.get("lowestPrice")
-            if isinstance(lowest, Mapping):
-                yield from self.graphql_offers(response, row, lowest, cloud, gpu_count)
+        return ()
 
-    def graphql_offers(
-        self,
-        response: Response,
-        row: Mapping[str, Any],
-        lowest: Mapping[str, Any],
-        cloud: str,
-        gpu_count: int,
-    ) -> Iterator[OfferItem | RejectedOffer]:
+    def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
+        cloud, gpu_count = response.meta["cloud"], response.meta["gpu_count"]
+        top = response.meta.get("largest", {}).get(row["id"])
+        lowest = row.get("lowestPrice")
+        if (
+            not row.get(f"{cloud}Cloud")
+            or (top is not None and gpu_count > top)
+            or not isinstance(lowest, Mapping)
+        ):
+            return
         on_demand = parsing.number(lowest.get("uninterruptablePrice"))
         bid = parsing.number(lowest.get("minimumBidPrice"))
         list_price = parsing.number(row.get(f"{cloud}Price"))
-        gpu = gpu_names.identify_first(
-            [row["id"], row.get("displayName") or ""], parsing.number(row.get("memoryInGb"))
-        )
-        stock_status = lowest.get("stockStatus")
-        shared = {
-            "offer_id": f"{row['id']}/{cloud}/{gpu_count}x",
-            "gpu_name_raw": str(row["id"]),
-            "gpu_count": gpu_count,
-            "price_currency": "USD",
-            "price_per": "gpu",
-            "billing_period": "hour",
-            "available_gpus": _stock(lowest, gpu_count),
-            "extra": parsing.kept(
+        raw_name, gpu = self.gpu_of(row, parsing.number(row.get("memoryInGb")))
+        offers = self.on_demand_and_spot(
+            response,
+            gpu,
+            on_demand,
+            bid,
+            offer_id=f"{row['id']}/{cloud}/{gpu_count}x",
+            gpu_name_raw=raw_name,
+            gpu_count=gpu_count,
+            available_gpus=_stock(lowest, gpu_count),
+            extra=kept(
                 {
                     "cloud": cloud,
                     "display_name": row.get("displayName"),
-                    "stock_status": stock_status,
+                    "stock_status": lowest.get("stockStatus"),
                     "list_price_per_gpu": list_price,
                 }
             ),
-        }
-        if placeholder_price(on_demand, list_price, bid):
-            yield self.reject(response, "placeholder_price", {**row, "cloud": cloud, "gpu_count": gpu_count})
-        elif on_demand is not None:
-            yield self.offer(response, gpu, price_amount=on_demand, pricing_type="on_demand", **shared)
-        if bid is not None and (on_demand is None or bid < on_demand):
-            yield self.offer(response, gpu, price_amount=bid, pricing_type="spot", **shared)
+        )
+        for offer in offers:
+            if offer.pricing_type == "on_demand" and placeholder_price(on_demand, list_price, bid):
+                yield self.reject(
+                    response, "placeholder_price", {**row, "cloud": cloud, "gpu_count": gpu_count}
+                )
+            else:
+                yield offer
 
     # --- the REST catalog (RUNPOD_API_KEY) ----------------------------------------
 
@@ -182,8 +181,8 @@ class RunpodSpider(PlatformSpider):
 
     def parse_catalog(self, response: Response) -> Iterator[OfferItem | Request]:
         cloud, gpu_count = response.meta["cloud"], response.meta["gpu_count"]
-        gpus = parsing.dig(self.json_payload(response), "gpus")
-        complete, _ = parsing.split_complete(gpus, ("id", "price", "maxCount"), "GPU types")
+        gpus = dig(self.payload(response), "gpus")
+        complete, _ = split_complete(gpus, ("id", "price", "maxCount"), "GPU types")
         for entry in complete:
             largest = _catalog_max_count(entry, cloud)
             if entry.get(cloud) and largest is not None and gpu_count <= largest:
@@ -228,7 +227,7 @@ class RunpodSpider(PlatformSpider):
             billing_period="hour",
             pricing_type="on_demand",
             available_gpus=stock,
-            extra=parsing.kept(
+            extra=kept(
                 {
                     "cloud": cloud,
                     "display_name": entry.get("name"),
@@ -249,10 +248,6 @@ def placeholder_price(on_demand: float | None, list_price: float | None, bid: fl
     if list_price:
         return list_price != PLACEHOLDER_PRICE_USD
     return bid is None
-
-
-def _gpu_types(spider: PlatformSpider, response: Response) -> list[Any]:
-    return parsing.dig(spider.json_payload(response), "data", "gpuTypes")
 
 
 def _max_count(row: Mapping[str, Any], cloud: str) -> int | None:

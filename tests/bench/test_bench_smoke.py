@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What each script must print: its table's header and its closing line.
 EXPECTED = {
     "bench_history.py": ("trend (product)", "naive (pandas)", "warehouse on disk:", "not judged in --quick"),
-    "bench_growth.py": ("refresh s", "plan_changes", "peak RSS MB by step", "not judged in --quick"),
+    "bench_growth.py": ("refresh s", "plans", "peak RSS MB by step", "not judged in --quick"),
     "bench_ingest.py": ("read_json s", "ratio", "row-by-row baseline", "not judged in --quick"),
     "bench_e2e.py": ("crawls", "warehouse", "plans", "Dagster", "peak RSS, whole process tree"),
     "bench_startup.py": ("gpuplan --help", "gpuplan sql 'select 1'", "not judged in --quick"),

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from config.settings import Settings
+from scrapers.crawl.summary import CrawlSummary, digest_feed
 from scrapers.registry import fixture_dir, platforms
-from scrapers.summary import CrawlSummary, digest_feed
 from warehouse import connect
 from warehouse.loading import load_crawl
 

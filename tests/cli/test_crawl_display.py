@@ -13,9 +13,9 @@ import pytest
 from rich.console import Console
 
 from gpuplan.crawl_display import CrawlBoard, summary_line, token_hint
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import Token
 from scrapers.registry import platform_tokens
-from scrapers.summary import CrawlSummary
 
 START = dt.datetime(2026, 10, 1, 6, 0, tzinfo=dt.UTC)
 AUTODL = platform_tokens()["autodl"]

@@ -15,7 +15,7 @@ from config import user_files
 from config.jobs_file import read_jobs
 from config.user_files import MAX_MESSAGE_CHARS, NotAList, UserFileError, read_text, yaml_list
 from config.watches_file import read_watches
-from scrapers.quotes_file import read_records
+from scrapers.quotes.file import read_records
 
 # The classic "billion laughs" as one item: 9 levels of 9 aliases (9**9 = 387 million values).
 LAUGHS = "- name: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(

@@ -151,12 +151,19 @@ class SyntheticWarehouse:
         }
 
     def changes(self, change_date: date, rows: list[dict[str, Any]]) -> None:
+        """Change rows of the daily plans (plan_changes, subject 'plan')."""
+        base = {"subject": "plan", "ranking": "lowest_rent", "measure": "rent_usd_per_month"}
         self._insert(
             "plan_changes",
-            [
-                {"change_date": change_date, "ranking": "lowest_rent", "computed_at": NOW, **row}
-                for row in rows
-            ],
+            [{"change_date": change_date, **base, "computed_at": NOW, **row} for row in rows],
+        )
+
+    def job_changes(self, change_date: date, rows: list[dict[str, Any]]) -> None:
+        """Change rows of the jobs' plans (plan_changes, subject 'job')."""
+        base = {"subject": "job", "ranking": "lowest_total", "measure": "total_usd"}
+        self._insert(
+            "plan_changes",
+            [{"change_date": change_date, **base, "computed_at": NOW, **row} for row in rows],
         )
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:

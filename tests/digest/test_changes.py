@@ -124,8 +124,8 @@ def test_a_cost_per_token_change_reports_the_cost_per_token_change(warehouse):
                 "method": "full",
                 "ranking": "lowest_cost_per_btoken",
                 "change_type": kind,
-                "old_rent_usd_per_month": 10000.0,
-                "new_rent_usd_per_month": 15000.0,
+                "old_measure_usd": 10000.0,
+                "new_measure_usd": 15000.0,
                 "pct_change": 50.0,
             }
             for kind in ("new_gpu", "price_up")
@@ -280,12 +280,8 @@ def test_jobs_come_first_with_their_total(warehouse):
             _job_plan(DAY, "qwen-sft", "矩池云", "RTX 4090 24GB", 4, 0.25, 480.0),
         ],
     )
-    warehouse._insert(
-        "job_plan_changes",
-        [
-            {"change_date": DAY, "job": "qwen-sft", "change_type": kind, "computed_at": NOW}
-            for kind in ("new_platform", "price_down")
-        ],
+    warehouse.job_changes(
+        DAY, [{"job": "qwen-sft", "change_type": kind} for kind in ("new_platform", "price_down")]
     )
     entries = changed_plans(warehouse.con, DAY)
     assert [(e.subject, e.job, e.model) for e in entries] == [

@@ -256,7 +256,7 @@ def test_a_placeholder_price_is_no_price_move_and_no_chart_point(warehouse):
     points = [p for p in digest.price_history if p.gpu_model == "H200 SXM 141GB"]
     assert [(p.day, p.min_usd_per_gpu_hour) for p in points] == [(PREVIOUS, 1.9), (DAY, 1.9)]
     # ... and is named once, in the short "left out as implausible" note, as the plans recorded it
-    queries.execute(warehouse.con, "plan_excluded_offers_record", plan_date=DAY, computed_at=NOW)
+    queries.execute(warehouse.con, "plans/record_excluded_offers", plan_date=DAY, computed_at=NOW)
     [excluded] = build_digest(warehouse.con, DAY, price_move_pct=10.0).excluded_offers
     assert (excluded.platform, excluded.gpu_model, excluded.offers) == ("runpod", "H200 SXM 141GB", 1)
     assert excluded.min_usd_per_gpu_hour == 0.5

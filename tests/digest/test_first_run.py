@@ -25,6 +25,7 @@ from scrapers.registry import fixture_dir, platforms
 from warehouse import connect
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
+from warehouse.planning import PlanOptions
 
 LAMBDA_DAYS = ("2026-04-02", "2026-04-06", "2026-04-20", "2026-05-07")
 SETTINGS = Settings.from_env({})  # the default models and methods
@@ -35,7 +36,7 @@ def lambda_history(sample):
     con = connect.in_memory()
     for day in LAMBDA_DAYS:
         import_file(con, formats.get("skypilot"), sample(f"skypilot_catalog_format/lambda_vms_{day}.csv"))
-    backfill_plans(con, SETTINGS.models, SETTINGS.methods, SETTINGS.price_move_pct, None, None)
+    backfill_plans(con, PlanOptions.from_settings(SETTINGS), None, None)
     yield con
     con.close()
 

@@ -15,6 +15,7 @@ from warehouse import connect, queries
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
 from warehouse.plan_requirements import requirements_frame
+from warehouse.planning import PlanOptions
 
 SETTINGS = Settings.from_env({})  # the default models (7B..70B) and methods (full, lora, qlora)
 DAYS = [dt.date(2026, 4, 2), dt.date(2026, 4, 6), dt.date(2026, 4, 20), dt.date(2026, 5, 7)]
@@ -24,7 +25,7 @@ PLAN_COLUMNS = (
 
 
 def _backfill(con, first, last):
-    return backfill_plans(con, SETTINGS.models, SETTINGS.methods, SETTINGS.price_move_pct, first, last)
+    return backfill_plans(con, PlanOptions.from_settings(SETTINGS), first, last)
 
 
 def _lambda_warehouse(lambda_catalogs):
@@ -62,7 +63,7 @@ def test_requirements_are_the_pipelines_for_each_day(backfilled) -> None:
     con, _ = backfilled
     gpus = load_gpus()
     for day in DAYS:
-        units = queries.frame(con, "plan_unit_sizes", plan_date=day)
+        units = queries.frame(con, "plans/unit_sizes", plan_date=day)
         expected = requirements_frame(SETTINGS.models, SETTINGS.methods, gpus, units)
         stored = con.execute(
             "SELECT model, method, gpu_model, gpu_count, fits, tokens_per_second FROM plan_requirements "
@@ -100,9 +101,7 @@ def test_crawls_the_pipeline_recorded_for_a_day_are_kept(lambda_catalogs) -> Non
     )
     backfill_plans(
         con,
-        SETTINGS.models,
-        SETTINGS.methods,
-        SETTINGS.price_move_pct,
+        PlanOptions.from_settings(SETTINGS),
         dt.date(2026, 4, 20),
         dt.date(2026, 4, 20),
     )
@@ -115,9 +114,7 @@ def test_backfilling_earlier_days_refreshes_the_next_days_changes(lambda_catalog
     con = _lambda_warehouse(lambda_catalogs)
     backfill_plans(
         con,
-        SETTINGS.models,
-        SETTINGS.methods,
-        SETTINGS.price_move_pct,
+        PlanOptions.from_settings(SETTINGS),
         dt.date(2026, 4, 20),
         dt.date(2026, 5, 7),
     )
@@ -125,9 +122,7 @@ def test_backfilling_earlier_days_refreshes_the_next_days_changes(lambda_catalog
     assert con.execute(query, {"d": DAYS[2]}).fetchall() == []  # no day before it yet
     days = backfill_plans(
         con,
-        SETTINGS.models,
-        SETTINGS.methods,
-        SETTINGS.price_move_pct,
+        PlanOptions.from_settings(SETTINGS),
         dt.date(2026, 4, 1),
         dt.date(2026, 4, 6),
     )
@@ -138,9 +133,7 @@ def test_backfilling_earlier_days_refreshes_the_next_days_changes(lambda_catalog
     assert (
         backfill_plans(
             con,
-            SETTINGS.models,
-            SETTINGS.methods,
-            SETTINGS.price_move_pct,
+            PlanOptions.from_settings(SETTINGS),
             dt.date(2025, 1, 1),
             dt.date(2025, 12, 31),
         )
@@ -154,9 +147,7 @@ def test_runpods_placeholder_prices_make_no_plan_on_real_history(sample) -> None
     import_file(con, formats.get("observations"), observations)
     days = backfill_plans(
         con,
-        SETTINGS.models,
-        SETTINGS.methods,
-        SETTINGS.price_move_pct,
+        PlanOptions.from_settings(SETTINGS),
         dt.date(2026, 4, 16),
         dt.date(2026, 4, 17),
     )

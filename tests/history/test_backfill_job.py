@@ -22,6 +22,7 @@ from scrapers import registry
 from scrapers.history import formats
 from warehouse import connect, history
 from warehouse.imports import import_file
+from warehouse.planning import PlanOptions
 
 FIRST, LAST = dt.date(2026, 4, 2), dt.date(2026, 4, 6)
 RANGE_TAGS = {
@@ -87,7 +88,12 @@ def test_imported_days_get_plans_and_the_april_rise_is_a_change(backfilled) -> N
     assert moves == [(LAST, "price_up", asks)]
     offers = result.asset_materializations_for_node("offers")[-1].metadata
     assert "import:skypilot" in offers["crawls"].value
-    changes = result.asset_materializations_for_node("plan_changes")[-1].metadata
+    # one materialization per day of the range, each with the run's metadata
+    changes = [
+        m.metadata
+        for m in result.asset_materializations_for_node("plans")
+        if m.asset_key.path == ["plan_changes"]
+    ][-1]
     assert changes["days_planned"].value == 2
     assert changes["days_without_data"].value == "2026-04-03, 2026-04-04, 2026-04-05"
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
@@ -101,7 +107,7 @@ def test_the_job_and_gpuplan_backfill_compute_the_same_plans(backfilled, lambda_
     cli = Settings.from_env({"GPUPLAN_WAREHOUSE": str(tmp_path / "cli.duckdb")})
     _import(cli, lambda_catalogs[:2])
     with connect.writer(cli.warehouse) as con:
-        days = history.backfill_plans(con, cli.models, cli.methods, cli.price_move_pct, FIRST, LAST)
+        days = history.backfill_plans(con, PlanOptions.from_settings(cli), FIRST, LAST)
     assert [day.day for day in days] == [FIRST, LAST]
     tables = {}
     for name, path in (("job", settings.warehouse), ("cli", cli.warehouse)):

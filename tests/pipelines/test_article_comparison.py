@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from scrapers.runner import run_crawl
+from scrapers.crawl.runner import run_crawl
 from sizing.catalog import load_gpus
 from sizing.planner import requirements
 from warehouse import plans

@@ -204,7 +204,10 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
         frame = plans.plans_for_date(con)
     ok = frame[frame["status"] == "ok"]
     assert not ok.empty and broken not in set(ok["platform"])
-    preview = result.asset_materializations_for_node("cheapest_plans")[0].metadata["preview"].value
+    [cheapest] = [
+        m for m in result.asset_materializations_for_node("plans") if m.asset_key.path == ["cheapest_plans"]
+    ]
+    preview = cheapest.metadata["preview"].value
     assert "| model | method | ranking |" in preview
 
 
@@ -215,5 +218,5 @@ def test_refresh_says_which_step_failed_and_exits_non_zero(env):
         env={**env, "GPUPLAN_MODELS": "7B,no-such-model"},
     )
     assert result.exit_code == 1
-    assert "step failed" in result.output and "plan_requirements" in result.output
+    assert "step failed" in result.output and "plans" in result.output
     assert "no-such-model" in result.output

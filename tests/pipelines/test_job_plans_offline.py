@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from sizing.jobs import parse_duration
-from warehouse import job_plans
+from warehouse import job_plans, plans
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +72,7 @@ def test_a_jobs_file_gives_job_plans_and_changes_for_the_digest(offline):
     with duckdb.connect(offline["GPUPLAN_WAREHOUSE"], read_only=True) as con:
         first = job_plans.job_plans_for_date(con, pd.Timestamp(DAY1).date())
         second = job_plans.job_plans_for_date(con, pd.Timestamp(DAY2).date())
-        changes = job_plans.job_changes_for_date(con, pd.Timestamp(DAY2).date())
+        changes = plans.changes_for_date(con, pd.Timestamp(DAY2).date(), subject="job")
     for day in (first, second):
         assert set(day["job"]) == {"qwen-lora", "impossible"}
         impossible = day[day["job"] == "impossible"]

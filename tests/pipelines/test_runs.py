@@ -8,7 +8,7 @@ import pytest
 
 from config.settings import Settings
 from pipelines.runs import execute_day, previous_demo_day
-from scrapers.summary import CrawlSummary
+from scrapers.crawl.summary import CrawlSummary
 from warehouse import connect, plans
 
 DAY = dt.date(2026, 11, 30)
@@ -47,7 +47,7 @@ def test_a_failed_step_is_listed_with_its_cause(settings: Settings) -> None:
         }
     )
     result = execute_day(broken, DAY, offline=True, platforms=["quotes"], wait_s=30)
-    assert any(f.startswith("plan_requirements: ") and "no-such-model" in f for f in result.failures)
+    assert any(f.startswith("plans: ") and "no-such-model" in f for f in result.failures)
 
 
 def test_the_day_before_is_replayed_only_on_a_warehouse_without_history(settings: Settings) -> None:

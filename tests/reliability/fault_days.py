@@ -3,7 +3,7 @@
 Day 0 crawls every platform cleanly (the history that must survive). On each later day every
 platform gets one fault of its own (faults.platforms_for decides which), so a day shows each
 fault beside the others' outcomes: whatever one platform got, the others must end as their own
-faults say. All crawls run first, in parallel threads, each `scrapers.runner.run_crawl` child
+faults say. All crawls run first, in parallel threads, each `scrapers.crawl.runner.run_crawl` child
 process against its own loopback server, into `<crawl_dir>/<day>/`, the Dagster layout. Then the
 days are loaded in order, each in one writer session as the daily run does it:
 the steps of the `offers`, `gpus` and plan assets (`run_day`). After each day the published
@@ -37,12 +37,12 @@ from reliability.faults import (
     token_env,
     web_platforms,
 )
+from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from scrapers.runner import run_crawl
-from scrapers.summary import CrawlSummary
-from warehouse import connect, gpus, plans
+from warehouse import connect, gpus, planning, plans
 from warehouse.loading import LoadResult, load_crawl
-from warehouse.plan_requirements import size_days
+from warehouse.planning import PlanOptions
 
 # The fixtures' recorded day (their Date headers): day 0, the clean history.
 FIRST_DAY = date(2026, 11, 30)
@@ -164,10 +164,7 @@ def run_day(settings: Settings, day: date) -> list[LoadResult]:
         )
         plans.record_plan_crawls(con, day, loaded)
         gpus.sync_catalog(con)
-        size_days(con, [day], settings.models, settings.methods)
-        plans.compute_candidates(con, day)
-        plans.compute_cheapest_plans(con, day)
-        plans.compute_plan_changes_for_days(con, [day], settings.price_move_pct)
+        planning.plan_days(con, [day], PlanOptions.from_settings(settings))
     return results
 
 

@@ -262,7 +262,7 @@ def json_answers(platform: str) -> int:
 
 def empty_list_error(platform: str) -> str:
     """What the crawl's error says to an empty answer: an API answered with no records; a page
-    without rows is read as nothing to read (scrapers.runner's words)."""
+    without rows is read as nothing to read (scrapers.crawl.runner's words)."""
     return "answered with no" if json_answers(platform) else "returned nothing the spider could read"
 
 

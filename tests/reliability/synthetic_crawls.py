@@ -1,4 +1,4 @@
-"""SYNTHETIC crawls for the crash tests: made-up offers in the crawl-output format (scrapers.runner).
+"""SYNTHETIC crawls for the crash tests: made-up offers in the crawl-output format (scrapers.crawl.runner).
 
 Every offer here is invented (platform "synthcloud", offer ids "synthetic-N"); none is a quote.
 """

@@ -30,8 +30,8 @@ from reliability.fault_days import CRAWL_TIMEOUT_S, LOOPBACK_SETTINGS, METHODS, 
 from reliability.fault_server import serving
 from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapshot, web_platforms
 from reliability.synthetic_crawls import write_crawl
+from scrapers.crawl.runner import CrawlJob, Progress, iter_crawls
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from scrapers.runner import CrawlJob, Progress, iter_crawls
 from warehouse import connect, plans
 
 pytestmark = pytest.mark.faults

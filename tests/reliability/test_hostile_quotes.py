@@ -1,7 +1,7 @@
 """Hostile and careless quotes files (issue 14: quote prices, items 3, 10, 14, 15).
 
 Each test writes a quotes file of our own making (SYNTHETIC quotes, sellers 经纪甲...), crawls it
-with the real spider in a child process (`scrapers.runner.run_crawl`, as `gpuplan crawl quotes`
+with the real spider in a child process (`scrapers.crawl.runner.run_crawl`, as `gpuplan crawl quotes`
 does with GPUPLAN_QUOTES_FILE set) and loads the crawl into a real warehouse. What main did before
 the fix is stated in each test; what must hold now: the quotes that say one price load at that
 price, every other one is refused with its line, and a file that is no quotes file at all fails
@@ -20,8 +20,8 @@ import duckdb
 import pytest
 
 from reliability.synthetic_crawls import write_crawl
-from scrapers.runner import run_crawl
-from scrapers.summary import CrawlSummary
+from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from warehouse import connect
 from warehouse.loading import load_crawl
 

@@ -47,7 +47,7 @@ from reliability.run_holders import (
     writer_file_held,
     writer_holder,
 )
-from scrapers.summary import CrawlSummary
+from scrapers.crawl.summary import CrawlSummary
 from warehouse import connect, plans
 
 pytestmark = pytest.mark.faults
@@ -233,7 +233,7 @@ def _crawl_child_of(pid: int) -> int | None:
                 command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"scrapers.crawl_child" in command:
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"scrapers.crawl.child" in command:
                 return int(entry.name)
     return None
 

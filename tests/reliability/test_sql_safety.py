@@ -143,7 +143,7 @@ def test_sql_takes_bound_parameters_only() -> None:
         "    text = f'DELETE FROM {table}'\n"
         "    con.execute(text)\n"
         "    con.execute('SELECT * FROM offers WHERE day = $day', {'day': day})\n"
-        "    con.execute(queries.sql('plans_for_date'), {'day': day})\n"
+        "    con.execute(queries.sql('plans/for_date'), {'day': day})\n"
     )
     assert [line for line, _ in caught] == [2, 3, 4, 5, 7], "the check misses a way of building SQL"
     offenders = [

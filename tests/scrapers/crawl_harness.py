@@ -2,7 +2,11 @@
 item pipeline, without Scrapy's engine or network. Parse-level tests use this (milliseconds);
 `run_crawl` tests cover the real download stack in a child process.
 
-The outcome's `status`/`error` come from `scrapers.crawl_files.summarize`, the function the
+A spider on the kit's declarative path (`PlatformSpider.parse_rows`) is traced: which answers its
+rows came from, and which offers it built from each row (`Outcome.rows`), so the contract test
+can change one row of a fixture and follow what becomes of it.
+
+The outcome's `status`/`error` come from `scrapers.crawl.files.summarize`, the function the
 runner uses, so a test asserts exactly what the crawl summary would say.
 """
 
@@ -13,7 +17,8 @@ import dataclasses
 import json
 import tempfile
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +28,26 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
-from scrapers.crawl_files import summarize
+from scrapers.crawl.files import summarize
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.items import OfferItem
 from scrapers.middlewares import CrawlErrorMiddleware
 from scrapers.pipelines import OfferChecks
-from scrapers.platform import STAT_ERRORS
+from scrapers.platform import STAT_ERRORS, PlatformSpider
 from scrapers.registry import fixture_dir, spider_class
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import Exchange, Snapshot, SnapshotStorage
-from scrapers.summary import CrawlSummary
 from warehouse import connect
 from warehouse.loading import load_crawl
+
+
+@dataclass
+class RowTrace:
+    """One row the spider read on the declarative path, and the offers it built from it."""
+
+    exchange: int  # the snapshot exchange (index) whose answer held the row
+    row: int  # its place among that answer's rows (`PlatformSpider.rows_of`)
+    offers: list[OfferItem] = field(default_factory=list)  # as built, before the item checks
 
 
 @dataclass
@@ -45,6 +59,16 @@ class Outcome:
     errors: list[str]
     stats: dict[str, Any]
     requests: list[Request]
+    rows: list[RowTrace]  # every row passed to offers_of, in order
+    row_answers: list[int]  # the exchanges answered to the spider's parse_rows, in order
+
+    def offers_from(self, exchange: int, row: int) -> list[OfferItem]:
+        """The offers built from that row that passed the item checks."""
+        passed = {id(offer) for offer in self.offers}
+        built = [
+            o for trace in self.rows if (trace.exchange, trace.row) == (exchange, row) for o in trace.offers
+        ]
+        return [offer for offer in built if id(offer) in passed]
 
 
 def snapshot_of(platform: str) -> Snapshot:
@@ -68,10 +92,14 @@ def json_of(exchange: Exchange) -> Any:
     return json.loads(exchange.body)
 
 
-def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
-    """Run `platform`'s spider over `snapshot` (default: its bundled one) in this process."""
-    snapshot = snapshot or snapshot_of(platform)
-    spidercls = spider_class(platform)
+def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None) -> Outcome:
+    """Run `platform`'s spider over `snapshot` (default: its bundled one) in this process; or a
+    spider class of the test's own over the snapshot it gives."""
+    if isinstance(platform, str):
+        snapshot, spidercls = snapshot or snapshot_of(platform), spider_class(platform)
+    else:
+        assert snapshot is not None, "a spider of the test's own replays the snapshot it gives"
+        spidercls = platform
     project = ScrapySettings()
     project.setmodule("scrapers.settings")
     crawler = get_crawler(spidercls, {"DOWNLOAD_TIMEOUT": project.getfloat("DOWNLOAD_TIMEOUT")})
@@ -81,6 +109,7 @@ def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
     storage.snapshot = snapshot
     errors_middleware = CrawlErrorMiddleware(crawler)
     pipeline = OfferChecks(crawler)
+    tracer = _Tracer(spider)
 
     async def first() -> list[Request]:
         return [request async for request in spider.start()]
@@ -101,6 +130,8 @@ def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
         request = queue.popleft()
         seen.append(request)
         response = storage.retrieve_response(spider, request)
+        exchange = snapshot.find(request.method, request.meta["source_url"], request.body)
+        tracer.answering(next((i for i, e in enumerate(snapshot.exchanges) if e is exchange), -1), request)
         if response is None:
             spider.record_failure(
                 f"not in the offline snapshot: {request.method} {request.meta['source_url']}"
@@ -122,7 +153,52 @@ def drive(platform: str, snapshot: Snapshot | None = None) -> Outcome:
     pipeline.close_spider()
     stats = crawler.stats.get_stats()
     status, error, _ = summarize({"finish_reason": "finished", "stats": stats}, len(offers), len(rejected))
-    return Outcome(status, error, offers, rejected, list(stats.get(STAT_ERRORS, [])), stats, seen)
+    errors = list(stats.get(STAT_ERRORS, []))
+    return Outcome(status, error, offers, rejected, errors, stats, seen, tracer.rows, tracer.row_answers)
+
+
+class _Tracer:
+    """Wraps a spider's `rows_of`, `offers_of` and `offer` to note which row each offer was built from."""
+
+    def __init__(self, spider: PlatformSpider) -> None:
+        self.rows: list[RowTrace] = []
+        self.row_answers: list[int] = []
+        self._exchange = -1
+        self._found: list[Any] = []
+        self._building: RowTrace | None = None
+        rows_of, offers_of, offer = spider.rows_of, spider.offers_of, spider.offer
+
+        def traced_rows_of(payload: Any) -> list[Any]:
+            self._found = rows_of(payload)
+            return self._found
+
+        def traced_offers_of(response: Any, row: Any) -> Iterator[Any]:
+            position = next(i for i, found in enumerate(self._found) if found is row)
+            self._building = RowTrace(self._exchange, position)
+            self.rows.append(self._building)
+            try:
+                yield from offers_of(response, row)
+            finally:
+                self._building = None
+
+        def traced_offer(*args: Any, **kwargs: Any) -> OfferItem:
+            item = offer(*args, **kwargs)
+            if self._building is not None:
+                self._building.offers.append(item)
+            return item
+
+        spider.rows_of = traced_rows_of  # type: ignore[method-assign]
+        spider.offers_of = traced_offers_of  # type: ignore[method-assign]
+        spider.offer = traced_offer  # type: ignore[method-assign]
+        self._parse_rows = PlatformSpider.parse_rows
+
+    def answering(self, exchange: int, request: Request) -> None:
+        self._exchange = exchange
+        if (
+            getattr(request.callback, "__func__", None) is self._parse_rows
+            and exchange not in self.row_answers
+        ):
+            self.row_answers.append(exchange)
 
 
 # How the warehouse words its plausibility rule (offer_price_problem, migration 041), as the spiders'

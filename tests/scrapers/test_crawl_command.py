@@ -12,16 +12,17 @@ from typer.testing import CliRunner
 
 from gpuplan.cli import app
 from gpuplan.commands import crawl as crawl_command
+from scrapers.crawl.runner import CrawlJob, run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.registry import fixture_dir, platforms
 from scrapers.replay import Snapshot
-from scrapers.runner import CrawlJob, run_crawl
-from scrapers.summary import CrawlSummary
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
     return CliRunner().invoke(app, ["crawl", *args], env=env)
 
 
+@pytest.mark.slow
 def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     result = _invoke("vastai", "--offline", "--out-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
@@ -30,6 +31,7 @@ def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     assert CrawlSummary.read(tmp_path / "vastai.summary.json").status == "ok"
 
 
+@pytest.mark.slow
 def test_output_file_puts_the_feed_where_asked(tmp_path: Path) -> None:
     target = tmp_path / "feeds" / "vast-today.jsonl"
     result = _invoke("vastai", "--offline", "-o", str(target))
@@ -38,6 +40,7 @@ def test_output_file_puts_the_feed_where_asked(tmp_path: Path) -> None:
     assert summary.feed == target.resolve() and target.is_file()
 
 
+@pytest.mark.slow
 def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
     result = _invoke("datacrunch", "--offline", env={"GPUPLAN_CRAWL_DIR": str(tmp_path)})
     assert result.exit_code == 0, result.output
@@ -45,6 +48,7 @@ def test_offline_crawls_default_to_their_own_folder(tmp_path: Path) -> None:
     assert CrawlSummary.read(summary).offline
 
 
+@pytest.mark.slow
 def test_a_folder_recorded_with_record_replays_with_replay(tmp_path: Path) -> None:
     # Record the day before of Vast as a live crawl would (through a loopback server), then replay
     # the recorded folder as a user or a bug report would hand it over.
@@ -118,7 +122,7 @@ def _summary(platform: str, status: str) -> CrawlSummary:
     ],
 )
 def _fake_crawl(statuses: dict[str, str], calls: list[list[str]]) -> Any:
-    """Stands in for `scrapers.runner.crawl`: reports each platform done, in order."""
+    """Stands in for `scrapers.crawl.runner.crawl`: reports each platform done, in order."""
 
     def fake(jobs: list[CrawlJob], out_dir: Path, *, on_progress: Any = None, **_: Any) -> list[CrawlSummary]:
         calls.append([job.platform for job in jobs])
@@ -131,6 +135,7 @@ def _fake_crawl(statuses: dict[str, str], calls: list[list[str]]) -> Any:
     return fake
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("statuses", "exit_code"),
     [
@@ -156,6 +161,7 @@ def test_all_continues_past_failures_and_exits_1_only_when_nothing_was_crawled(
     assert "alpha" in after_table and "beta" in after_table
 
 
+@pytest.mark.slow
 def test_all_runs_every_platform_of_the_spider_loader(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

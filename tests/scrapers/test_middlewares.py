@@ -12,6 +12,7 @@ from scrapy.http import Request, Response
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.middlewares import (
     CONTACT_SETTING,
     BackoffRetryMiddleware,
@@ -22,7 +23,6 @@ from scrapers.middlewares import (
 )
 from scrapers.parsing import LayoutChanged
 from scrapers.platform import STAT_ERRORS
-from scrapers.runner import run_crawl
 from scrapers.spiders.vastai import VastaiSpider
 
 NOW = datetime(2026, 11, 30, 6, 0, 0, tzinfo=UTC)
@@ -104,6 +104,7 @@ def test_the_user_agent_carries_the_contact_when_one_is_set(contact: str, agent:
     )
 
 
+@pytest.mark.slow
 def test_a_crawl_sends_the_contact_it_is_given(tmp_path) -> None:
     with serving(snapshot_of("datacrunch")) as server:
         summary = run_crawl(

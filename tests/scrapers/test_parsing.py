@@ -199,46 +199,47 @@ def test_error_message(payload: Any, message: str | None) -> None:
 
 
 @pytest.mark.parametrize(
-    ("payload", "ok_codes", "raises"),
+    ("payload", "envelope", "raises"),
     [
-        ({"code": "Success", "data": {}}, ("Success",), None),
-        ({"code": 0, "data": {}}, (0,), None),
-        ({"data": {}}, (0,), None),  # matpool omits the code on success
-        ([], (), None),
+        ({"code": "Success", "data": {}}, parsing.CodeEnvelope(ok=("Success",)), None),
+        ({"code": 0, "data": {}}, parsing.CodeEnvelope(ok=(0,)), None),
+        ({"data": {}}, parsing.CodeEnvelope(ok=(0,)), None),  # matpool omits the code on success
+        ([], parsing.CodeEnvelope(ok=()), None),  # Verda: success is a bare list
         (
             {"code": "AuthorizeFailed", "msg": "登录失效"},
-            ("Success",),
+            parsing.CodeEnvelope(ok=("Success",)),
             "error code 'AuthorizeFailed': 登录失效",
         ),
-        ({"code": 1}, (0,), "error code 1: no message"),
+        ({"code": 1}, parsing.CodeEnvelope(ok=(0,)), "error code 1: no message"),
+        ({"code": "x", "message": "no key"}, parsing.CodeEnvelope(ok=()), "error code 'x': no key"),
+        (
+            {"RetCode": 171, "Message": "Signature VerifyAC Error"},
+            parsing.CodeEnvelope(ok=(0,), key="RetCode", messages=("Message",)),
+            "error code 171: Signature VerifyAC Error",
+        ),
     ],
 )
-def test_check_code(payload: Any, ok_codes: tuple[Any, ...], raises: str | None) -> None:
+def test_a_code_envelope(payload: Any, envelope: parsing.CodeEnvelope, raises: str | None) -> None:
     if raises is None:
-        parsing.check_code(payload, ok_codes)
+        envelope.check(payload)
     else:
         with pytest.raises(parsing.ErrorEnvelope, match=raises):
-            parsing.check_code(payload, ok_codes)
+            envelope.check(payload)
 
 
-def test_dig_returns_the_node_or_names_what_is_missing() -> None:
-    payload = {"data": {"gpuTypes": [{"id": "x"}]}}
-    assert parsing.dig(payload, "data", "gpuTypes") == [{"id": "x"}]
-    assert parsing.dig(payload, "data", "gpuTypes", 0, expect=dict) == {"id": "x"}
-    with pytest.raises(parsing.LayoutChanged, match=r"no 'gpuTypes' at \['data'\] \(found: cpuTypes\)"):
-        parsing.dig({"data": {"cpuTypes": []}}, "data", "gpuTypes")
-    with pytest.raises(parsing.LayoutChanged, match=r"expected a list at \['data'\], got dict"):
-        parsing.dig(payload, "data")
-    with pytest.raises(parsing.LayoutChanged, match="no item 3"):
-        parsing.dig(payload, "data", "gpuTypes", 3)
-
-
-def test_split_complete() -> None:
-    rows = [{"id": 1, "price": 2.0}, {"id": 2, "price": None}, "junk"]
-    complete, incomplete = parsing.split_complete(rows, ("id", "price"), "offers")
-    assert complete == [{"id": 1, "price": 2.0}]
-    assert incomplete == [{"id": 2, "price": None}, "junk"]
-    with pytest.raises(parsing.EmptyResult, match="no offers"):
-        parsing.split_complete([], ("id",), "offers")
-    with pytest.raises(parsing.LayoutChanged, match=r"none of the 1 offers .* \(id\); the first has: ask_id"):
-        parsing.split_complete([{"ask_id": 1}], ("id",), "offers")
+@pytest.mark.parametrize(
+    ("on_demand", "spot", "offered"),
+    [
+        (3.0, 1.5, 1.5),
+        (3.0, None, None),
+        (3.0, 0.0, None),  # DataCrunch's spot_price 0: no spot quote
+        (2.99, 2.99, None),  # RunPod's mirrored *SpotPrice: no spot market
+        (2.99, 3.5, None),  # dearer than on demand: no one bids it
+        (None, 1.2, 1.2),  # no on-demand price to compare with
+        (0.0, 1.2, None),  # an on-demand price of 0 is rejected; no spot above it stands in
+    ],
+)
+def test_a_spot_price_is_one_below_the_on_demand_price(
+    on_demand: float | None, spot: float | None, offered: float | None
+) -> None:
+    assert parsing.spot_price(on_demand, spot) == offered

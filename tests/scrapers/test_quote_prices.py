@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scrapers.quote_prices import PriceTextError, WrittenPrice, read_price
+from scrapers.quotes.prices import PriceTextError, WrittenPrice, read_price
 
 
 @pytest.mark.parametrize(

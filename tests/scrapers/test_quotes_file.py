@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from scrapers import parsing
-from scrapers.quote_checks import check
-from scrapers.quotes_file import Record, read_records
+from scrapers.quotes.checks import check
+from scrapers.quotes.file import Record, read_records
 
 GOOD = {
     "seller": "聚力算力平台",

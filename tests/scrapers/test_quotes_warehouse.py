@@ -8,12 +8,13 @@ import duckdb
 import pytest
 from crawl_helpers import crawl_env
 
-from scrapers.runner import run_crawl
+from scrapers.crawl.runner import run_crawl
 from warehouse.loading import load_crawl
 
 HOURS_PER_MONTH = 730  # the warehouse's month (8760 h / 12)
 
 
+@pytest.mark.slow
 def test_the_articles_quotes_are_monthly_offers_with_per_gpu_hour_figures(
     writer_con: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
@@ -38,6 +39,7 @@ def test_the_articles_quotes_are_monthly_offers_with_per_gpu_hour_figures(
     assert rows[0][9] == "聚力算力平台/华为910B 64G/1x/1 month"
 
 
+@pytest.mark.slow
 def test_a_file_with_a_bad_line_loads_its_good_lines_as_a_partial_crawl(
     writer_con: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:

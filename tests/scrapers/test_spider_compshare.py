@@ -13,9 +13,9 @@ from crawl_harness import drive, json_of, snapshot_of, with_exchange
 from crawl_helpers import crawl_env, loopback_settings, read_jsonl
 from loopback_server import serving
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.platform import STAT_UNVERIFIED
 from scrapers.replay import SNAPSHOT_FILE
-from scrapers.runner import run_crawl
 from scrapers.spiders.compshare import read_headers, signed, ucloud_params
 
 PUBLIC, PRIVATE = "test-public-key", "test-private-key"
@@ -189,9 +189,12 @@ def test_a_price_without_a_pay_as_you_go_detail_is_rejected() -> None:
     body = json_of(snapshot_of("compshare").exchanges[index])
     body["PriceDetails"][0]["ChargeType"] = "Month"
     outcome = drive("compshare", with_exchange(snapshot_of("compshare"), index, body=body))
-    assert [(r.reason, r.raw["type"]["Name"]) for r in outcome.rejected] == [("price_missing", "3090")]
+    assert [(r.reason, r.raw["offer_id"]) for r in outcome.rejected] == [
+        ("price_missing", "cn-wlcb-01/3090/1x")
+    ]
 
 
+@pytest.mark.slow
 def test_a_recording_keeps_no_key_and_replays_with_any_key(tmp_path: Path) -> None:
     record = tmp_path / "snapshot"
     with serving(snapshot_of("compshare")) as server:

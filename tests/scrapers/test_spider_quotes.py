@@ -8,8 +8,8 @@ import pytest
 from crawl_harness import drive, snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, read_jsonl
 
+from scrapers.crawl.runner import run_crawl
 from scrapers.replay import Exchange, Snapshot
-from scrapers.runner import run_crawl
 from scrapers.spiders.quotes import EXAMPLE_URL
 
 HEADER = (
@@ -126,6 +126,7 @@ def test_a_relative_path_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_live_crawl_reads_the_users_file_and_a_missing_one_fails_at_once(tmp_path: Path) -> None:
     path = tmp_path / "报价.csv"
     path.write_text(HEADER + "经纪甲,RTX 4090 48G,1,3.2,CNY,gpu,hour,1,4,,,\n", "utf-8")
@@ -145,6 +146,7 @@ def test_a_live_crawl_reads_the_users_file_and_a_missing_one_fails_at_once(tmp_p
     assert missing.stats["retries"] == 0
 
 
+@pytest.mark.slow
 def test_offline_replay_reads_the_bundled_example_whatever_the_setting(tmp_path: Path) -> None:
     env = {**crawl_env(), "GPUPLAN_QUOTES_FILE": str(tmp_path / "not-read.csv")}
     summary = run_crawl("quotes", tmp_path, offline=True, env=env)

@@ -1,6 +1,6 @@
 """Crawls sharing one process: one platform's fault never costs another its offers or its summary.
 
-Each test runs several real crawls in one crawl child (`scrapers.runner.crawl`) with one
+Each test runs several real crawls in one crawl child (`scrapers.crawl.runner.crawl`) with one
 platform broken: an exception as its crawl starts, a bad answer, a server that never answers, a
 parser that blocks the shared reactor, a crash of the whole process. The others must end "ok"
 with exactly their snapshot's items, and be reported as they end (`on_progress`), not when the
@@ -22,9 +22,9 @@ from crawl_helpers import canonical, crawl_env, expected_items, loopback_setting
 from faulty_parts import CRASH_EXIT
 from loopback_server import Fault, serving
 
+from scrapers.crawl.runner import CrawlJob, crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.registry import fixture_dir
-from scrapers.runner import CrawlJob, crawl
-from scrapers.summary import CrawlSummary
 
 pytestmark = pytest.mark.faults
 

@@ -86,3 +86,46 @@ def crawl(con, day: date, platform: str, offers: Iterable[dict], status: str = "
     plans.record_plan_crawls(
         con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}])
     )
+
+
+# Toy GPUs: memory (GB), relative speed (tokens per second per GPU), GPUs per node.
+GPUS = {
+    "RTX 4090 24GB": (24, 1_000.0, 8),
+    "H100 SXM 80GB": (80, 5_000.0, 8),
+    "Ascend 910B 64GB": (64, 2_000.0, 8),
+}
+
+
+def toy_requirements(
+    asks: dict[tuple[str, str], float], counts: Iterable[int] = (1, 2, 3, 4, 8, 16, 24)
+) -> pd.DataFrame:
+    """Toy sizing: (model, method) -> total memory needed in GB."""
+    rows = []
+    for (model, method), need_gb in asks.items():
+        for gpu_model, (memory_gb, speed, per_node) in GPUS.items():
+            for count in counts:
+                rows.append(
+                    {
+                        "model": model,
+                        "model_preset": f"toy-{model.lower()}",
+                        "params": float(model.rstrip("B")) * 1e9,
+                        "method": method,
+                        "gpu_model": gpu_model,
+                        "gpu_count": count,
+                        "gpus_per_node": per_node,
+                        "fits": need_gb / count <= memory_gb,
+                        "zero_stage": 3 if count > 1 else 0,
+                        "per_gpu_memory_gb": need_gb / count,
+                        "tokens_per_second": speed * count,
+                        "mfu": 0.4,
+                        "multi_node": count > per_node,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def plan(con, day: date, asks: dict[tuple[str, str], float]) -> pd.DataFrame:
+    plans.store_requirements(con, day, toy_requirements(asks))
+    plans.compute_candidates(con, day)
+    plans.compute_cheapest_plans(con, day)
+    return plans.plans_for_date(con, day)

@@ -11,8 +11,8 @@ import duckdb
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
+from scrapers.crawl.summary import CrawlSummary, SummaryError
 from scrapers.items import OfferItem
-from scrapers.summary import CrawlSummary, SummaryError
 from warehouse import connect, queries
 from warehouse.loading import load_crawl
 
@@ -346,8 +346,9 @@ def test_a_bad_summary_is_a_clear_error(tmp_path: Path, content: str, message: s
 def test_the_loader_reads_every_offer_item_field() -> None:
     """Consistency: the SQL that reads feeds names exactly the fields of the OfferItem contract."""
     fields = {field.name for field in dataclasses.fields(OfferItem)}
-    read_json_columns = re.findall(r"'(\w+)': '(?:VARCHAR|JSON)'", queries.sql("load_stage_feed"))
-    json_transform_fields = re.findall(r'"(\w+)": "(?:VARCHAR|JSON)"', queries.sql("load_unparsed_lines"))
+    records = (Path(connect.__file__).parent / "definitions" / "00_offer_records.sql").read_text("utf-8")
+    read_json_columns = re.findall(r"'(\w+)': '(?:VARCHAR|JSON)'", records)  # feed_records
+    json_transform_fields = re.findall(r'"(\w+)": "(?:VARCHAR|JSON)"', queries.sql("load/unparsed_lines"))
     assert set(read_json_columns) == fields
     assert set(json_transform_fields) == fields
 

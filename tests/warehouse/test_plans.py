@@ -2,13 +2,12 @@
 
 Offers and requirements here are SYNTHETIC: a few hand-made offers and a toy memory model
 (a job needs `need_gb` in all, split evenly; throughput proportional to GPUs) so each rule of
-plan_candidates.sql / cheapest_plans.sql / plan_changes.sql is tested on numbers one can check
+plans/candidates.sql / plans/cheapest.sql / plans/changes.sql is tested on numbers one can check
 by hand. The real spiders and sizing model are exercised in tests/pipelines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import date
 
 import pandas as pd
@@ -17,51 +16,11 @@ from synthetic_offers import CNY_PER_USD, DAY1, DAY2
 from synthetic_offers import crawl as _crawl
 from synthetic_offers import monthly_cny as _monthly_cny
 from synthetic_offers import offer as _offer
+from synthetic_offers import plan as _plan
+from synthetic_offers import toy_requirements as _requirements
 
 from warehouse import plans
 from warehouse.connect import in_memory
-
-# Toy GPUs: memory (GB), relative speed (tokens per second per GPU), GPUs per node.
-GPUS = {
-    "RTX 4090 24GB": (24, 1_000.0, 8),
-    "H100 SXM 80GB": (80, 5_000.0, 8),
-    "Ascend 910B 64GB": (64, 2_000.0, 8),
-}
-
-
-def _requirements(
-    asks: dict[tuple[str, str], float], counts: Iterable[int] = (1, 2, 3, 4, 8, 16, 24)
-) -> pd.DataFrame:
-    """Toy sizing: (model, method) -> total memory needed in GB."""
-    rows = []
-    for (model, method), need_gb in asks.items():
-        for gpu_model, (memory_gb, speed, per_node) in GPUS.items():
-            for count in counts:
-                rows.append(
-                    {
-                        "model": model,
-                        "model_preset": f"toy-{model.lower()}",
-                        "params": float(model.rstrip("B")) * 1e9,
-                        "method": method,
-                        "gpu_model": gpu_model,
-                        "gpu_count": count,
-                        "gpus_per_node": per_node,
-                        "fits": need_gb / count <= memory_gb,
-                        "zero_stage": 3 if count > 1 else 0,
-                        "per_gpu_memory_gb": need_gb / count,
-                        "tokens_per_second": speed * count,
-                        "mfu": 0.4,
-                        "multi_node": count > per_node,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def _plan(con, day: date, asks: dict[tuple[str, str], float]) -> pd.DataFrame:
-    plans.store_requirements(con, day, _requirements(asks))
-    plans.compute_candidates(con, day)
-    plans.compute_cheapest_plans(con, day)
-    return plans.plans_for_date(con, day)
 
 
 def _row(frame: pd.DataFrame, model: str, method: str, ranking: str = "lowest_rent") -> pd.Series:

@@ -149,10 +149,10 @@ def test_the_migration_fills_the_table_from_the_offers_already_loaded(tmp_path) 
     folder = tmp_path / "migrations"
     folder.mkdir()
     for migration in migrate.available():
-        (folder / migration.name).write_text(migration.sql, encoding="utf-8")
+        if migration.version < 80:  # as a warehouse was before 080 (later ones come after it)
+            (folder / migration.name).write_text(migration.sql, encoding="utf-8")
     later = folder / "080_price_seen.sql"
-    held = later.read_text(encoding="utf-8")
-    later.unlink()
+    held = next(m.sql for m in migrate.available() if m.version == 80)
     con = duckdb.connect()
     migrate.migrate(con, folder)
     for offer_id, usd in (("a", 2.0), ("b", 3.0), ("c", 500.0)):  # 500: outside the plausible range

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
-from scrapers.runner import run_crawl
+from scrapers.crawl.runner import run_crawl
 from warehouse import connect
 from warehouse.loading import load_crawl
 

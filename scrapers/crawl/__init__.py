@@ -1,0 +1,1 @@
+"""The crawl engine around the Scrapy project: crawls in a child process, supervised and summarized."""

@@ -1,0 +1,21 @@
+-- Runs whose offers can stand for their platform: they worked and loaded offers (a failed or empty
+-- run never hides earlier offers, nor shows a platform as sold out). An offline run (the bundled
+-- demo snapshots, `gpuplan refresh --offline`) counts only for a platform that has never been
+-- crawled live with offers: demo data never poses as live data, whatever the order of the runs.
+-- Each with its run_day (run_day_of) and crawled_at: the crawl's own time, capped by loaded_at (a
+-- crawl cannot have finished after it was loaded: the loader's clock, which a crawl's own summary
+-- cannot move, bounds a crawling host's clock that was ahead).
+CREATE OR REPLACE VIEW usable_runs AS
+WITH live_platforms AS (
+    SELECT DISTINCT platform
+    FROM crawl_runs
+    WHERE run_worked(status) AND offers_loaded > 0 AND NOT offline
+)
+SELECT
+    r.*,
+    run_day_of(r.started_at, r.loaded_at) AS run_day,
+    least(coalesce(r.finished_at, r.started_at, r.loaded_at), r.loaded_at) AS crawled_at
+FROM crawl_runs AS r
+WHERE run_worked(r.status)
+  AND r.offers_loaded > 0
+  AND (NOT r.offline OR r.platform NOT IN (SELECT platform FROM live_platforms));

@@ -1,0 +1,98 @@
+-- "The day's offers": the offers of the run that stands for each platform on a day, judged against
+-- the price floor (placeholders, 00_price_floor.sql), with spot and plannability said in columns.
+-- Plans, plan changes, the digest, price trends and `gpuplan history` all read through it; nothing
+-- else re-types these filters. Arguments:
+--   first_day, last_day  the days (day_runs) whose offers to read;
+--   latest := TRUE       instead: each platform's latest usable crawl (latest_runs), as one group,
+--                        `day` NULL (what ad-hoc plans price from);
+--   gpu := NULL          only this canonical GPU model (a trend reads one; the floor is per GPU).
+-- Every offer of those runs on a canonical GPU with a positive price per GPU-hour and GPUs, with:
+--   day                the day (NULL with latest);
+--   run_status         the run's status: 'ok' or 'partial' (a partial run's stock is incomplete);
+--   spot               the offer is interruptible (pricing_type 'spot');
+--   price_reference    'other_platforms' | 'own_offers' | NULL (nothing to judge by: kept);
+--   reference_usd_per_gpu_hour, reference_offers, floor_share   the median it is judged against;
+--   below_price_floor  under floor_share of that median: a placeholder;
+--   plannable          what a plan may use: not spot (a month of training cannot count on
+--                      interruptible machines) and not below the floor.
+-- Spot prices are judged against spot prices, the others against the others: a spot bid sits at a
+-- fraction of on-demand by design. Each platform votes once per GPU (its cheapest), so neither a
+-- marketplace's dozens of listings nor a platform quoting instance totals sways the median.
+CREATE OR REPLACE MACRO judged_offers(first_day, last_day, latest := FALSE, gpu := NULL) AS TABLE
+WITH runs AS MATERIALIZED (
+    SELECT day, platform, crawl_id, status, run_day
+    FROM day_runs
+    WHERE NOT latest AND day BETWEEN first_day AND last_day
+    UNION ALL
+    SELECT CAST(NULL AS DATE) AS day, platform, crawl_id, status, run_day
+    FROM latest_runs
+    WHERE latest
+),
+day_offers AS MATERIALIZED (
+    SELECT
+        r.day,
+        o.*,
+        r.status AS run_status,
+        o.pricing_type = 'spot' AS spot,
+        row_number() OVER () AS day_offer_no
+    FROM offers AS o
+    JOIN runs AS r ON r.crawl_id = o.crawl_id AND r.platform = o.platform AND o.run_day = r.run_day
+    WHERE o.gpu_model IS NOT NULL
+      AND (gpu IS NULL OR o.gpu_model = gpu)
+      AND o.price_usd_per_gpu_hour > 0
+      AND o.gpu_count >= 1
+),
+platform_cheapest AS (
+    SELECT day, spot, gpu_model, platform, min(price_usd_per_gpu_hour) AS cheapest_usd_per_gpu_hour
+    FROM day_offers
+    GROUP BY day, spot, gpu_model, platform
+),
+other_platform_votes AS (
+    SELECT
+        p.day,
+        p.spot,
+        p.gpu_model,
+        p.platform,
+        median(q.cheapest_usd_per_gpu_hour) AS median_usd_per_gpu_hour,
+        count(*) AS voters
+    FROM platform_cheapest AS p
+    JOIN platform_cheapest AS q
+      ON q.day IS NOT DISTINCT FROM p.day AND q.spot = p.spot AND q.gpu_model = p.gpu_model
+     AND q.platform <> p.platform
+    GROUP BY p.day, p.spot, p.gpu_model, p.platform
+),
+other_platforms AS (
+    SELECT * FROM other_platform_votes WHERE voters >= price_floor_min_other_platforms()
+),
+-- only where the other platforms are too few to judge by
+own_offers AS (
+    SELECT a.day_offer_no, median(b.price_usd_per_gpu_hour) AS median_usd_per_gpu_hour, count(*) AS voters
+    FROM day_offers AS a
+    JOIN day_offers AS b
+      ON b.day IS NOT DISTINCT FROM a.day AND b.spot = a.spot AND b.gpu_model = a.gpu_model
+     AND b.platform = a.platform AND b.day_offer_no <> a.day_offer_no
+    ANTI JOIN other_platforms AS x
+      ON x.day IS NOT DISTINCT FROM a.day AND x.spot = a.spot AND x.gpu_model = a.gpu_model
+     AND x.platform = a.platform
+    GROUP BY a.day_offer_no
+),
+judged AS (
+    SELECT
+        d.*,
+        CASE WHEN x.voters IS NOT NULL THEN 'other_platforms' WHEN w.voters IS NOT NULL THEN 'own_offers' END
+            AS price_reference,
+        coalesce(x.median_usd_per_gpu_hour, w.median_usd_per_gpu_hour) AS reference_usd_per_gpu_hour,
+        coalesce(x.voters, w.voters, 0) AS reference_offers,
+        CASE WHEN x.voters IS NOT NULL THEN price_floor_share() ELSE own_price_floor_share() END AS floor_share
+    FROM day_offers AS d
+    LEFT JOIN other_platforms AS x
+      ON x.day IS NOT DISTINCT FROM d.day AND x.spot = d.spot AND x.gpu_model = d.gpu_model
+     AND x.platform = d.platform
+    LEFT JOIN own_offers AS w ON w.day_offer_no = d.day_offer_no
+)
+SELECT
+    * EXCLUDE (day_offer_no),
+    coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE) AS below_price_floor,
+    NOT spot AND NOT coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE)
+        AS plannable
+FROM judged;

@@ -1,0 +1,162 @@
+-- The changed plans of $change_date, one row each: per job (plan_changes of subject 'job', its rank-1
+-- plan) and per (model, method, ranking) (subject 'plan'), jobs first, then smallest model first,
+-- 'lowest_rent' first. plan_changes keeps a row per kind of change (new platform, new GPU, price...);
+-- this is what the digest says of them: the old plan (the previous day with plans, as the change
+-- detector compares) and the new one, the ranking's own measure on both days, and the facts behind the change:
+--   old_offer_now_*          the old plan's offer today (NULL: not among today's plannable offers)
+--   old_platform_listed_now  the old plan's platform has offers today (FALSE: it did not crawl)
+--   new_offer_before_*       the new plan's offer on the previous day (NULL: it is new)
+-- Offers are the days' plannable ones (judged_offers), as the plans read them.
+-- The measure: rent per month for lowest_rent, cost per billion tokens for lowest_cost_per_btoken,
+-- the total paid for a job (lowest_total).
+WITH plan_days AS (
+    SELECT max(plan_date) AS previous_date FROM cheapest_plans WHERE plan_date < $change_date
+),
+job_days AS (
+    SELECT max(plan_date) AS previous_date FROM job_plans WHERE plan_date < $change_date
+),
+changed_plans AS (
+    SELECT model, method, ranking, list(DISTINCT change_type ORDER BY change_type) AS change_types
+    FROM plan_changes
+    WHERE change_date = $change_date AND subject = 'plan'
+    GROUP BY model, method, ranking
+),
+changed_jobs AS (
+    SELECT job, list(DISTINCT change_type ORDER BY change_type) AS change_types
+    FROM plan_changes
+    WHERE change_date = $change_date AND subject = 'job'
+    GROUP BY job
+),
+-- cheapest_plans.rent_*_per_hour is the offer's price per GPU-hour times the plan's GPUs
+plan_sides AS (
+    SELECT
+        'plan' AS subject,
+        CAST(NULL AS VARCHAR) AS job,
+        c.model,
+        c.method,
+        c.ranking,
+        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN 'cost_per_billion_tokens' ELSE 'rent_per_month' END
+            AS measure,
+        c.change_types,
+        d.previous_date,
+        coalesce(cur.params, prev.params) AS params,
+        prev.status = 'ok' AS old_ok,
+        prev.platform AS old_platform,
+        prev.offer_id AS old_offer_id,
+        prev.pricing_type AS old_pricing_type,
+        prev.billing_period AS old_billing_period,
+        prev.gpu_model AS old_gpu_model,
+        prev.gpu_count AS old_gpu_count,
+        prev.rent_usd_per_hour / prev.gpu_count AS old_usd_per_gpu_hour,
+        prev.rent_cny_per_hour / prev.gpu_count AS old_cny_per_gpu_hour,
+        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN prev.cost_usd_per_billion_tokens
+            ELSE prev.rent_usd_per_month END AS old_measure_usd,
+        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN prev.cost_cny_per_billion_tokens
+            ELSE prev.rent_cny_per_month END AS old_measure_cny,
+        cur.status = 'ok' AS new_ok,
+        cur.platform AS new_platform,
+        cur.offer_id AS new_offer_id,
+        cur.pricing_type AS new_pricing_type,
+        cur.billing_period AS new_billing_period,
+        cur.gpu_model AS new_gpu_model,
+        cur.gpu_count AS new_gpu_count,
+        cur.rent_usd_per_hour / cur.gpu_count AS new_usd_per_gpu_hour,
+        cur.rent_cny_per_hour / cur.gpu_count AS new_cny_per_gpu_hour,
+        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN cur.cost_usd_per_billion_tokens
+            ELSE cur.rent_usd_per_month END AS new_measure_usd,
+        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN cur.cost_cny_per_billion_tokens
+            ELSE cur.rent_cny_per_month END AS new_measure_cny
+    FROM changed_plans AS c
+    CROSS JOIN plan_days AS d
+    LEFT JOIN cheapest_plans AS cur
+      ON cur.plan_date = $change_date AND cur.model = c.model AND cur.method = c.method
+     AND cur.ranking = c.ranking
+    LEFT JOIN cheapest_plans AS prev
+      ON prev.plan_date = d.previous_date AND prev.model = c.model AND prev.method = c.method
+     AND prev.ranking = c.ranking
+),
+job_sides AS (
+    SELECT
+        'job' AS subject,
+        c.job,
+        coalesce(cur.model, prev.model) AS model,
+        coalesce(cur.method, prev.method) AS method,
+        'lowest_total' AS ranking,
+        'total' AS measure,
+        c.change_types,
+        d.previous_date,
+        CAST(NULL AS DOUBLE) AS params,
+        prev.status = 'ok' AS old_ok,
+        prev.platform AS old_platform,
+        prev.offer_id AS old_offer_id,
+        prev.pricing_type AS old_pricing_type,
+        prev.billing_period AS old_billing_period,
+        prev.gpu_model AS old_gpu_model,
+        prev.gpu_count AS old_gpu_count,
+        prev.price_usd_per_gpu_hour AS old_usd_per_gpu_hour,
+        prev.price_usd_per_gpu_hour * prev.total_cny / prev.total_usd AS old_cny_per_gpu_hour,
+        prev.total_usd AS old_measure_usd,
+        prev.total_cny AS old_measure_cny,
+        cur.status = 'ok' AS new_ok,
+        cur.platform AS new_platform,
+        cur.offer_id AS new_offer_id,
+        cur.pricing_type AS new_pricing_type,
+        cur.billing_period AS new_billing_period,
+        cur.gpu_model AS new_gpu_model,
+        cur.gpu_count AS new_gpu_count,
+        cur.price_usd_per_gpu_hour AS new_usd_per_gpu_hour,
+        cur.price_usd_per_gpu_hour * cur.total_cny / cur.total_usd AS new_cny_per_gpu_hour,
+        cur.total_usd AS new_measure_usd,
+        cur.total_cny AS new_measure_cny
+    FROM changed_jobs AS c
+    CROSS JOIN job_days AS d
+    LEFT JOIN job_plans AS cur ON cur.plan_date = $change_date AND cur.job = c.job AND cur.rank = 1
+    LEFT JOIN job_plans AS prev ON prev.plan_date = d.previous_date AND prev.job = c.job AND prev.rank = 1
+),
+sides AS (
+    SELECT * FROM job_sides
+    UNION ALL BY NAME
+    SELECT * FROM plan_sides
+),
+judged AS MATERIALIZED (
+    SELECT day, platform, offer_id, pricing_type, price_usd_per_gpu_hour, price_cny_per_gpu_hour,
+           available_gpus
+    FROM judged_offers((SELECT min(previous_date) FROM sides), CAST($change_date AS DATE))
+    WHERE plannable AND (day = $change_date OR day IN (SELECT previous_date FROM sides))
+),
+offer_days AS (
+    SELECT
+        day,
+        platform,
+        offer_id,
+        pricing_type,
+        min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
+        arg_min(price_cny_per_gpu_hour, price_usd_per_gpu_hour) AS cny_per_gpu_hour,
+        -- unknown stock (any NULL) stays unknown
+        CASE WHEN count(*) = count(available_gpus) THEN max(available_gpus) END AS available_gpus
+    FROM judged
+    GROUP BY day, platform, offer_id, pricing_type
+),
+listed AS (
+    SELECT DISTINCT day, platform FROM judged
+)
+SELECT
+    s.* EXCLUDE (params),
+    100 * (s.new_measure_usd - s.old_measure_usd) / s.old_measure_usd AS pct_change,
+    coalesce(s.old_platform = s.new_platform AND s.old_offer_id = s.new_offer_id
+             AND s.old_pricing_type = s.new_pricing_type, FALSE) AS same_offer,
+    o_now.usd_per_gpu_hour AS old_offer_now_usd_per_gpu_hour,
+    o_now.cny_per_gpu_hour AS old_offer_now_cny_per_gpu_hour,
+    o_now.available_gpus AS old_offer_now_available_gpus,
+    l_now.platform IS NOT NULL AS old_platform_listed_now,
+    n_then.usd_per_gpu_hour AS new_offer_before_usd_per_gpu_hour,
+    n_then.cny_per_gpu_hour AS new_offer_before_cny_per_gpu_hour
+FROM sides AS s
+LEFT JOIN offer_days AS o_now
+  ON o_now.day = $change_date AND o_now.platform = s.old_platform AND o_now.offer_id = s.old_offer_id
+ AND o_now.pricing_type = s.old_pricing_type
+LEFT JOIN listed AS l_now ON l_now.day = $change_date AND l_now.platform = s.old_platform
+LEFT JOIN offer_days AS n_then
+  ON n_then.day = s.previous_date AND n_then.platform = s.new_platform AND n_then.offer_id = s.new_offer_id
+ AND n_then.pricing_type = s.new_pricing_type
+ORDER BY s.subject = 'plan', s.job, s.params NULLS LAST, s.model, s.method, s.ranking DESC

@@ -1,4 +1,0 @@
--- The day of the latest run (run_day_of, migration 085: daily_runs.day's rule; NULL in an empty
--- warehouse): crawl_runs holds one row per run, so this stays cheap however many offers the runs loaded.
-SELECT max(run_day_of(started_at, loaded_at)) AS latest_day
-FROM crawl_runs

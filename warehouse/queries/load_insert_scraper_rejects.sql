@@ -1,5 +1,0 @@
--- The quotes the spider rejected (temp table load_scraper_rejects, see
--- load_stage_scraper_rejects.sql) into rejected_offers: each record verbatim, with its reason.
-INSERT INTO rejected_offers (crawl_id, platform, raw, reason, rejected_at)
-SELECT $crawl_id, $platform, line, reason, $rejected_at
-FROM load_scraper_rejects

@@ -1,9 +1,0 @@
--- The unit sizes the day's offers are sold in, per GPU model: the job sizes a plan can take besides
--- cards picked on one node and whole nodes (see plan_candidates.sql).
-SELECT DISTINCT o.gpu_model, o.gpu_count
-FROM offers AS o
-JOIN plan_crawls AS c ON c.crawl_id = o.crawl_id AND c.platform = o.platform
-WHERE c.plan_date = $plan_date
-  AND c.status IN ('ok', 'partial')  -- a failed crawl's stray items are history, not offers
-  AND o.gpu_model IS NOT NULL
-ORDER BY o.gpu_model, o.gpu_count
