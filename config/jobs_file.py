@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -49,10 +50,26 @@ FIELDS = (
 REQUIRED = ("name", "model", "method", "tokens")
 
 
+@dataclass(frozen=True)
+class JobsRead:
+    """A jobs file's jobs, and each job refused with its line and why (issue 29): one job that
+    cannot be read (`tokens: 1e30`, a typo) never costs the others their plans."""
+
+    jobs: tuple[Job, ...]
+    refused: tuple[UserFileError, ...] = ()
+
+
 def read_jobs(path: Path) -> list[Job]:
-    """The jobs of the jobs file at `path`; raises UserFileError (file, line, problem)."""
+    """The jobs of the jobs file at `path`; raises UserFileError (file, line, problem) for the
+    first problem, a refused job's included."""
+    return _all_or_first(read_each_job(path))
+
+
+def read_each_job(path: Path) -> JobsRead:
+    """The jobs of the jobs file at `path`, each job that cannot be read refused on its own.
+    Raises UserFileError when the file itself cannot be read (missing, not YAML, not a list)."""
     source = f"GPUPLAN_JOBS {path}"
-    return parse_jobs(read_text(path, source, "a jobs file"), source, path.parent)
+    return parse_each_job(read_text(path, source, "a jobs file"), source, path.parent)
 
 
 def parse_jobs(text: str, source: str = "jobs file", base: Path | None = None) -> list[Job]:
@@ -61,15 +78,31 @@ def parse_jobs(text: str, source: str = "jobs file", base: Path | None = None) -
 
     Raises UserFileError naming the line of the first problem.
     """
+    return _all_or_first(parse_each_job(text, source, base))
+
+
+def parse_each_job(text: str, source: str = "jobs file", base: Path | None = None) -> JobsRead:
+    """`parse_jobs`, with each job's problem kept in `refused` and the other jobs read."""
     jobs: dict[str, Job] = {}
+    refused: list[UserFileError] = []
     for item in yaml_list(text, source, "jobs", "- name: ..."):
-        if item.refused is not None:
-            raise UserFileError(source, item.refused, item.line)
-        job = _job(source, item.written, base)
-        if job.name in jobs:
-            raise UserFileError(source, f"a second job named {job.name!r}", item.line)
+        try:
+            if item.refused is not None:
+                raise UserFileError(source, item.refused, item.line)
+            job = _job(source, item.written, base)
+            if job.name in jobs:
+                raise UserFileError(source, f"a second job named {job.name!r}", item.line)
+        except UserFileError as problem:
+            refused.append(problem)
+            continue
         jobs[job.name] = job
-    return list(jobs.values())
+    return JobsRead(tuple(jobs.values()), tuple(refused))
+
+
+def _all_or_first(read: JobsRead) -> list[Job]:
+    if read.refused:
+        raise read.refused[0]
+    return list(read.jobs)
 
 
 def _one(source: str, value: Written, key: str) -> str:

@@ -250,7 +250,8 @@ def _job(
         answer = job_plans.plan_job(con, job, start_at=now, plan_date=day, fastest=fastest)
     zone = ZoneInfo(settings.schedule_timezone)
     if answer.reason is not None:
-        if answer.fastest is not None and job.within_days is not None:
+        # a fastest plan past a century has no finish (warehouse.job_plans.MAX_TRAIN_DAYS): its reason says so
+        if answer.fastest is not None and job.within_days is not None and answer.fastest["finish"]:
             best, deadline = answer.fastest, now + dt.timedelta(days=job.within_days)
             _fail(
                 f"no plan finishes by {local_text(deadline, zone)}: the fastest is "
