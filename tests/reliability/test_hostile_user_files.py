@@ -31,6 +31,7 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from config.user_files import MAX_MESSAGE_CHARS
+from config.watches_file import JobWatch, PriceWatch, StockWatch, read_watches
 from gpuplan.cli import run
 from reliability.run_holders import CLI, DAY, SEED_DAY, finish, home_in, refresh, seed_warehouse
 from warehouse import connect, plans
@@ -197,3 +198,27 @@ def test_a_model_config_with_impossible_values_is_refused_naming_the_key(
     assert exit_.value.code != 0
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and f"model config {config}: {said}" in err, err
+
+
+def test_a_watch_of_1e3_is_a_number(tmp_path: Path) -> None:
+    """Before: YAML 1.1 reads `1e3` as text (its floats need a dot), so the watch was refused,
+    "below_usd_per_gpu_hour must be a positive number, not '1e3'", and the file gave no watch;
+    and `gpu: 4090` (a number to YAML) was "gpu must be a name, not 4090"."""
+    path = tmp_path / "watches.yaml"
+    path.write_text(
+        "- gpu: H100\n  below_usd_per_gpu_hour: 1e3\n"
+        "- gpu: 4090\n  min_available_gpus: 1e1\n"
+        "- job: mine\n  below_total_usd: 2.5E+4\n",
+        "utf-8",
+    )
+    listed = read_watches(path, None)
+    assert listed.error is None
+    price, stock, job = listed.watches
+    assert isinstance(price, PriceWatch) and price.below == 1000.0
+    assert isinstance(stock, StockWatch) and stock.min_available_gpus == 10
+    assert isinstance(job, JobWatch) and job.below_total_usd == 25_000.0
+    for written, said in (("nan", "not 'nan'"), ("-1e3", "not -1000"), ("1e-1", "whole number")):
+        key = "min_available_gpus" if written == "1e-1" else "below_usd_per_gpu_hour"
+        path.write_text(f"- gpu: H100\n  {key}: {written}\n", "utf-8")
+        error = read_watches(path, None).error
+        assert error is not None and f"line 2: {key} must be a positive" in error and said in error, error
