@@ -67,6 +67,19 @@ def outcome_line(
     return f"{line}; {hint}" if hint else line
 
 
+def offline_note(tokens: Mapping[str, Token], env: Mapping[str, str] | None = None) -> str | None:
+    """After an offline run: which platforms a live run would skip, their key unset in `env`
+    (default: this process's environment). The demo shows them too, from their snapshots, so a
+    new user would not otherwise learn that they need a key."""
+    keyless = sorted(name for name, token in tokens.items() if token.required and token.value(env) is None)
+    if not keyless:
+        return None
+    return (
+        f"offline: every platform replayed its bundled snapshot; a live run skips {', '.join(keyless)} "
+        "until their keys are set (README, Settings)"
+    )
+
+
 def summary_line(summary: CrawlSummary, token: Token | None = None) -> str:
     """`outcome_line` of a crawl summary (its duration as the runner measured it, in `stats`)."""
     measured = summary.stats.get("duration_s")

@@ -13,7 +13,7 @@ import re
 import pytest
 from rich.console import Console
 
-from gpuplan.crawl_display import CrawlBoard, summary_line, token_hint
+from gpuplan.crawl_display import CrawlBoard, offline_note, summary_line, token_hint
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import Token
 from scrapers.registry import platform_tokens
@@ -116,3 +116,14 @@ def test_a_board_taller_than_the_terminal_folds_and_its_record_is_by_name() -> N
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())  # the live display's redraws
     record = [line.split(":", 1)[0] for line in plain.splitlines() if ": " in line]
     assert record[-28:] == [*names[1:], "platform00"]
+
+
+def test_an_offline_run_names_the_platforms_a_live_run_would_skip_for_want_of_a_key() -> None:
+    tokens = platform_tokens()
+    note = offline_note(tokens, env={"PPIO_API_KEY": "set"})
+    assert note is not None
+    skipped = note.split("a live run skips ", 1)[1].split(" until", 1)[0].split(", ")
+    assert {"alicloud", "autodl", "chenyu", "gpushare", "tencentcloud"} <= set(skipped)
+    assert "ppio" not in skipped and "lambda" not in skipped  # its key is set; Lambda has a keyless path
+    every_key = {token.env: "set" for token in tokens.values()}
+    assert offline_note(tokens, env=every_key) is None
