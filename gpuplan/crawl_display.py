@@ -75,8 +75,8 @@ def offline_note(tokens: Mapping[str, Token], env: Mapping[str, str] | None = No
     if not keyless:
         return None
     return (
-        f"offline: every platform replayed its bundled snapshot; a live run skips {', '.join(keyless)} "
-        "until their keys are set (README, Settings)"
+        f"offline: the bundled snapshots replayed; a live run skips {', '.join(keyless)} "
+        "without their keys (README, Settings)"
     )
 
 

@@ -122,7 +122,7 @@ def test_an_offline_run_names_the_platforms_a_live_run_would_skip_for_want_of_a_
     tokens = platform_tokens()
     note = offline_note(tokens, env={"PPIO_API_KEY": "set"})
     assert note is not None
-    skipped = note.split("a live run skips ", 1)[1].split(" until", 1)[0].split(", ")
+    skipped = note.split("a live run skips ", 1)[1].split(" without", 1)[0].split(", ")
     assert {"alicloud", "autodl", "chenyu", "gpushare", "tencentcloud"} <= set(skipped)
     assert "ppio" not in skipped and "lambda" not in skipped  # its key is set; Lambda has a keyless path
     every_key = {token.env: "set" for token in tokens.values()}
