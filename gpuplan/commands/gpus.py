@@ -2,7 +2,9 @@
 
 The names are `sizing.gpu_names.aliases` (derived from the catalog, each resolving back to the
 card); the price is the cheapest plannable offer of each platform's latest crawl
-(`judged_offers(..., latest := TRUE)`, the one rule for "the day's offers").
+(`judged_offers(..., latest := TRUE)`, the one rule for "the day's offers"); the GPUs free are
+those crawls' stock, each machine's free GPUs once (`free_gpus`: a machine listed whole and in
+slices, or on demand and at a spot bid, is one machine).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ COLUMNS = (
     display.Column("names", shrink=True, drop=1, legend="what --gpu and history accept"),
     display.Column("USD/h", "right", legend="cheapest plannable offer now, per GPU-hour"),
     display.Column("platform", shrink=True),
+    display.Column("free", "right", drop=4, legend="GPUs free now, each machine once; blank: not said"),
     display.Column("crawled", drop=2, legend="day of its crawl"),
 )
 
@@ -88,6 +91,7 @@ def _record(gpu: GpuSpec, price: dict[str, Any] | None) -> dict[str, Any]:
         "cheapest_run_day": pd.Timestamp(day).date().isoformat() if day is not None else None,
         "platforms": int(known("platforms") or 0),
         "offers": int(known("offers") or 0),
+        "gpus_free": None if known("gpus_free") is None else int(known("gpus_free")),
     }
 
 
@@ -101,5 +105,6 @@ def _row(record: dict[str, Any]) -> list[str]:
         ", ".join(sorted((n for n in record["aliases"] if n != record["gpu_model"]), key=len)),
         "" if price is None else f"{price:.2f}",
         record["cheapest_platform"] or "",
+        "" if record["gpus_free"] is None else str(record["gpus_free"]),
         record["cheapest_run_day"] or "",
     ]

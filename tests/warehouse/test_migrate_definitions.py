@@ -31,6 +31,7 @@ ADOPTED = {
 CHANGED: dict[str, str] = {
     "hours_per_billing_period": "a year is 8760 h, the reserved terms of the offer contract (issue 27)",
     "judged_offers": "a fractional offer (gpu_frac) is never planned as a card nor a price reference",
+    "price_history_daily": "gpus_available counts each machine's free GPUs once (free_gpus, issue 27)",
 }
 DROPPED = {"daily_run_offers": "dead: nothing read it since migration 040 (judged_offers)"}
 ADDED = {
@@ -39,6 +40,7 @@ ADDED = {
     "checked_offers": "the checks every offer passes, once appended to another file (load_check_staged.sql)",
     "best_plans": "the best plan of each daily plan and job, what the one change detector compares",
     "job_plan_changes": "a view now: the table's rows moved into plan_changes (migration 091)",
+    "free_gpus": "how stock is counted: each machine's free GPUs once (issue 27)",
 }
 
 VIEWS = """
