@@ -282,7 +282,7 @@ BASELINE_INSERT = (
     "INSERT INTO offers VALUES ('baseline', $platform, 'crawl', $offer_id, $region, $gpu_name_raw, "
     "$gpu_model, NULL, $gpu_memory_gb, $gpu_count, $price_amount, $price_currency, $price_per, "
     "$billing_period, 1, $pricing_type, $hourly, $usd, $cny, $fx_date, 'ECB', $available_gpus, "
-    "$source_url, $observed_at, $observed_date, $extra, $observed_date)"
+    "$source_url, $observed_at, $observed_date, $extra, $observed_date, NULL, NULL, NULL, NULL, NULL)"
 )
 
 
