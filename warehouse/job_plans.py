@@ -50,6 +50,8 @@ JOB_PLAN_COLUMNS = (
     "pricing_type",
     "stock_known",
     "available_gpus",
+    "crawled_at",
+    "stale",
     "price_usd_per_gpu_hour",
     "price_cny_per_gpu_hour",
     "mfu",
@@ -107,11 +109,15 @@ def plan_job(
     start_at: datetime,
     plan_date: date | None = None,
     fastest: bool = False,
+    stale_hours: float | None = None,
 ) -> JobPlans:
     """Plan `job` from `plan_date`'s offers (None: each platform's latest usable crawl).
 
     `start_at` (UTC, naive) is when the job would start: finish = start_at + train time; the
-    deadline is `job.within_days` after it. `fastest` ranks by train time instead of total. Reads
+    deadline is `job.within_days` after it. `fastest` ranks by train time instead of total. From the
+    latest crawls, a platform's crawl carried past a later failed attempt stands (stale: its stock
+    unknown) while at most `stale_hours` older than that attempt (GPUPLAN_STALE_HOURS; None: always);
+    a day's carried crawls were bounded when recorded (`plans.record_plan_crawls`). Reads
     only (the job's requirement rows are a bound parameter): works on the published read-only snapshot.
     """
     scope = {
@@ -135,6 +141,7 @@ def plan_job(
             **scope,
             requirements=requirements,
             max_gpu_count=limit,
+            max_stale_hours=None if plan_date is not None else stale_hours,
             train_tokens=job.train_tokens,
             deadline_hours=None if job.within_days is None else job.within_days * 24,
             fastest=fastest,

@@ -44,6 +44,8 @@ def gpus_command(
         return
     out = display.console()
     display.print_table(out, COLUMNS, [_row(record) for record in records], wide=wide, title="GPUs")
+    for line in stale_lines(records):
+        out.print(line, highlight=False)
     if missing:
         out.print(missing, highlight=False)
 
@@ -56,7 +58,7 @@ COLUMNS = (
     display.Column("USD/h", "right", legend="cheapest plannable offer now, per GPU-hour"),
     display.Column("platform", shrink=True),
     display.Column("free", "right", drop=4, legend="GPUs free now, each machine once; blank: not said"),
-    display.Column("crawled", drop=2, legend="day of its crawl"),
+    display.Column("crawled", drop=2, legend="day of its crawl, ~ stale: a later crawl failed"),
 )
 
 
@@ -68,7 +70,7 @@ def _prices(settings: Settings) -> tuple[dict[str, dict[str, Any]], str | None]:
     except connect.NoWarehouseError as exc:
         return {}, f"no prices: {exc}"
     with con:
-        frame = queries.frame(con, "gpus/cheapest_offers")
+        frame = queries.frame(con, "gpus/cheapest_offers", max_stale_hours=settings.stale_hours)
     return {
         str(row["gpu_model"]): {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
     }, None
@@ -92,7 +94,19 @@ def _record(gpu: GpuSpec, price: dict[str, Any] | None) -> dict[str, Any]:
         "platforms": int(known("platforms") or 0),
         "offers": int(known("offers") or 0),
         "gpus_free": None if known("gpus_free") is None else int(known("gpus_free")),
+        "stale": bool(known("cheapest_stale")),
+        "crawled_at": None if (at := known("cheapest_crawled_at")) is None else pd.Timestamp(at).isoformat(),
     }
+
+
+def stale_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line per platform whose cheapest offers are stale: its price as of when, its stock unknown."""
+    stale = sorted({(r["cheapest_platform"], r["crawled_at"]) for r in records if r["stale"]})
+    return [
+        f"~ {platform}: its latest crawl failed; prices as of its last good crawl, {at[:16]} UTC, "
+        "stock unknown"
+        for platform, at in stale
+    ]
 
 
 def _row(record: dict[str, Any]) -> list[str]:
@@ -106,5 +120,5 @@ def _row(record: dict[str, Any]) -> list[str]:
         "" if price is None else f"{price:.2f}",
         record["cheapest_platform"] or "",
         "" if record["gpus_free"] is None else str(record["gpus_free"]),
-        record["cheapest_run_day"] or "",
+        (record["cheapest_run_day"] or "") + ("~" if record["stale"] else ""),
     ]

@@ -204,7 +204,9 @@ def _job(
     as_json: bool,
 ) -> None:
     with connect.reader(settings.warehouse) as con:
-        answer = job_plans.plan_job(con, job, start_at=now, plan_date=day, fastest=fastest)
+        answer = job_plans.plan_job(
+            con, job, start_at=now, plan_date=day, fastest=fastest, stale_hours=settings.stale_hours
+        )
     zone = ZoneInfo(settings.schedule_timezone)
     if answer.reason is not None:
         if answer.fastest is not None and job.within_days is not None:

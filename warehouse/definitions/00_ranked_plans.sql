@@ -58,6 +58,8 @@ SELECT
     b.plan.commitment_hours,
     b.plan.stock_known,
     b.plan.available_gpus,
+    b.plan.crawled_at,
+    b.plan.stale,
     b.plan.zero_stage,
     b.plan.per_gpu_memory_gb,
     b.plan.rent_usd_per_hour,

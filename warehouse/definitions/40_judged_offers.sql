@@ -7,9 +7,16 @@
 --   first_day, last_day  the days (day_runs) whose offers to read;
 --   latest := TRUE       instead: each platform's latest usable crawl (latest_runs), as one group,
 --                        `day` NULL (what ad-hoc plans price from);
---   gpu := NULL          only this canonical GPU model (a trend reads one; the floor is per GPU).
+--   gpu := NULL          only this canonical GPU model (a trend reads one; the floor is per GPU);
+--   max_stale_hours := NULL  with latest: a platform's latest usable crawl stands while it is at most
+--                        this many hours older than a later failed attempt (GPUPLAN_STALE_HOURS;
+--                        NULL: always). A day's runs are bounded when recorded (day_runs).
 -- Every offer of those runs on a canonical GPU with a positive price per GPU-hour and GPUs, with:
 --   day                the day (NULL with latest);
+--   crawled_at         when its run crawled: what its price stands "as of";
+--   stale              its run was carried because a later crawl of the platform failed
+--                      (day_runs.stale, latest_runs.stale): its stock is unknown, so available_gpus
+--                      is NULL (no stock figure counts it, a plan says stock_known FALSE);
 --   run_status         the run's status: 'ok' or 'partial' (a partial run's stock is incomplete);
 --   spot               the offer is interruptible (pricing_type 'spot');
 --   fractional         the offer rents a share of one card (gpu_frac): shown, never a card to plan,
@@ -28,20 +35,22 @@
 -- Spot prices are judged against spot prices, the others against the others: a spot bid sits at a
 -- fraction of on-demand by design. Each platform votes once per GPU (its cheapest), so neither a
 -- marketplace's dozens of listings nor a platform quoting instance totals sways the median.
-CREATE OR REPLACE MACRO judged_offers(first_day, last_day, latest := FALSE, gpu := NULL) AS TABLE
+CREATE OR REPLACE MACRO judged_offers(first_day, last_day, latest := FALSE, gpu := NULL, max_stale_hours := NULL) AS TABLE
 WITH runs AS MATERIALIZED (
-    SELECT day, platform, crawl_id, status, run_day
+    SELECT day, platform, crawl_id, status, run_day, crawled_at, stale
     FROM day_runs
     WHERE NOT latest AND day BETWEEN first_day AND last_day
     UNION ALL
-    SELECT CAST(NULL AS DATE) AS day, platform, crawl_id, status, run_day
+    SELECT CAST(NULL AS DATE) AS day, platform, crawl_id, status, run_day, crawled_at, stale
     FROM latest_runs
-    WHERE latest
+    WHERE latest AND (max_stale_hours IS NULL OR stale_hours <= max_stale_hours)
 ),
 run_offers AS MATERIALIZED (
     SELECT
         r.day,
-        o.*,
+        o.* REPLACE (CASE WHEN r.stale THEN NULL ELSE o.available_gpus END AS available_gpus),
+        r.crawled_at,
+        r.stale,
         r.status AS run_status,
         o.pricing_type = 'spot' AS spot,
         o.gpu_frac IS NOT NULL AS fractional

@@ -8,7 +8,9 @@
 -- Rows: kind 'plan', the best plan of each GPU model among those that finish within $deadline_hours
 -- (NULL: no deadline), ranked 1.. by total_usd (with $fastest, by train_hours); and kind 'fastest',
 -- the one plan that finishes first whatever the deadline (for "nothing is fast enough" answers).
--- Params: $requirements, $plan_date, $latest, $max_gpu_count, $platforms, $gpus, $train_tokens, $deadline_hours,
+-- $max_stale_hours bounds a stale latest crawl (GPUPLAN_STALE_HOURS; NULL: no bound, or a day's plan,
+-- bounded when its crawls were recorded).
+-- Params: $requirements, $plan_date, $latest, $max_stale_hours, $max_gpu_count, $platforms, $gpus, $train_tokens, $deadline_hours,
 -- $fastest, $start_at (UTC: finish = start_at + train_hours).
 WITH job_requirements AS (
     SELECT unnest($requirements, recursive := true)
@@ -29,6 +31,8 @@ options AS (
         s.hourly_rentable,
         s.stock_known,
         s.available_gpus,
+        s.crawled_at,
+        s.stale,
         s.price_usd_per_gpu_hour,
         s.price_cny_per_gpu_hour,
         r.zero_stage,
@@ -41,7 +45,8 @@ options AS (
         CAST($plan_date AS DATE),
         (SELECT map_from_entries(list(DISTINCT (gpu_model, gpus_per_node))) FROM job_requirements),
         $max_gpu_count,
-        latest := $latest
+        latest := $latest,
+        max_stale_hours := $max_stale_hours
     ) AS s
     JOIN job_requirements AS r ON r.gpu_model = s.gpu_model AND r.gpu_count = s.plan_gpu_count
     WHERE r.fits
