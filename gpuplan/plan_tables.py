@@ -142,7 +142,11 @@ def print_plans(
     figures = _daily_figures(budget)
     columns = [
         Column("model"),
-        Column("by", legend="rent least rent for a month, tok least cost per billion tokens"),
+        Column(
+            "by",
+            legend="rent least rent for a month, tok least rent per billion tokens at full use (a rate: "
+            f"what a run is billed is USD/{budget})",
+        ),
         Column("plan", shrink=True, legend=f"{PLAN_LEGEND}, {TERMS_LEGEND}"),
         *(column for column, _, _ in figures),
     ]
@@ -174,7 +178,7 @@ def _daily_figures(budget: str) -> list[tuple[Column, str, tuple[float, int]]]:
         (Column("USD/mo", "right", drop=3), "rent_usd_per_month", (1, 0)),
         (Column("Mtok/day", "right", drop=4, legend="million tokens a day"), "tokens_per_day", (1e-6, 0)),
         (
-            Column("USD/Btok", "right", legend="cost per billion tokens"),
+            Column("USD/Btok", "right", legend="hourly rent over tokens per hour, per billion tokens"),
             "cost_usd_per_billion_tokens",
             (1, 0),
         ),

@@ -37,7 +37,8 @@ def register(app: typer.Typer) -> None:
     app.command(
         "plans",
         help="The cheapest way to train each model size with each method on a day (lowest rent for a "
-        "month, lowest cost per billion tokens, days and total for a default run), or with --tokens the "
+        "month, lowest rent per billion tokens at full use, days and total as billed for a default "
+        "run), or with --tokens the "
         "plans for your own job from the latest offers: where, how many GPUs, when it finishes, what it "
         "costs in total.",
     )(plans_command)
