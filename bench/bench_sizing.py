@@ -21,20 +21,24 @@ import sys
 import time
 from pathlib import Path
 
+from config import model_files
 from sizing.catalog import load_gpus
 from sizing.planner import DEFAULT_GPU_COUNTS, prepare, requirements
 from sizing.setup import TrainingSetup
+from sizing.shapes import ModelSpec
 
-CONFIG = str(
+CONFIG_PATH = (
     Path(__file__).resolve().parents[1] / "tests" / "sizing" / "fixtures" / "configs" / "qwen3-30b-a3b.json"
 )
-MODELS = ("7B", "13B", "30B", "70B", "mixtral-8x7b", "llama-3.1-405b", CONFIG)
+# A config.json is read once where it is named (config.model_files), and its shape passed on.
+CONFIG = model_files.read_model(str(CONFIG_PATH))
+MODELS: tuple[str | ModelSpec, ...] = ("7B", "13B", "30B", "70B", "mixtral-8x7b", "llama-3.1-405b", CONFIG)
 METHODS = ("full", "lora", "qlora")
 FRAMEWORKS = ("llamafactory", "megatron", "torchtune")
 TARGET_MS = 10.0
 
 
-def median_ms(model: str, method: str, setup: TrainingSetup, repeat: int) -> float:
+def median_ms(model: str | ModelSpec, method: str, setup: TrainingSetup, repeat: int) -> float:
     timings = []
     for _ in range(repeat):
         started = time.perf_counter()
@@ -66,7 +70,7 @@ def main() -> int:
     print(f"{'model':>16} {'method':>6} {'framework':>12} {'median ms':>10}")
     slowest = 0.0
     for model in models:
-        name = Path(model).name if model.endswith(".json") else model
+        name = model if isinstance(model, str) else CONFIG_PATH.name
         for framework in FRAMEWORKS:
             setup = TrainingSetup(framework=framework)
             for method in METHODS:

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from config import model_files
 from config.user_files import UserFileError, Written, read_text, yaml_list
-from sizing import hf_config
 from sizing.jobs import Job, parse_duration, parse_tokens
+from sizing.shapes import ModelSpec
 
 FIELDS = (
     "name",
@@ -48,10 +50,26 @@ FIELDS = (
 REQUIRED = ("name", "model", "method", "tokens")
 
 
+@dataclass(frozen=True)
+class JobsRead:
+    """A jobs file's jobs, and each job refused with its line and why (issue 29): one job that
+    cannot be read (`tokens: 1e30`, a typo) never costs the others their plans."""
+
+    jobs: tuple[Job, ...]
+    refused: tuple[UserFileError, ...] = ()
+
+
 def read_jobs(path: Path) -> list[Job]:
-    """The jobs of the jobs file at `path`; raises UserFileError (file, line, problem)."""
+    """The jobs of the jobs file at `path`; raises UserFileError (file, line, problem) for the
+    first problem, a refused job's included."""
+    return _all_or_first(read_each_job(path))
+
+
+def read_each_job(path: Path) -> JobsRead:
+    """The jobs of the jobs file at `path`, each job that cannot be read refused on its own.
+    Raises UserFileError when the file itself cannot be read (missing, not YAML, not a list)."""
     source = f"GPUPLAN_JOBS {path}"
-    return parse_jobs(read_text(path, source, "a jobs file"), source, path.parent)
+    return parse_each_job(read_text(path, source, "a jobs file"), source, path.parent)
 
 
 def parse_jobs(text: str, source: str = "jobs file", base: Path | None = None) -> list[Job]:
@@ -60,15 +78,31 @@ def parse_jobs(text: str, source: str = "jobs file", base: Path | None = None) -
 
     Raises UserFileError naming the line of the first problem.
     """
+    return _all_or_first(parse_each_job(text, source, base))
+
+
+def parse_each_job(text: str, source: str = "jobs file", base: Path | None = None) -> JobsRead:
+    """`parse_jobs`, with each job's problem kept in `refused` and the other jobs read."""
     jobs: dict[str, Job] = {}
+    refused: list[UserFileError] = []
     for item in yaml_list(text, source, "jobs", "- name: ..."):
-        if item.refused is not None:
-            raise UserFileError(source, item.refused, item.line)
-        job = _job(source, item.written, base)
-        if job.name in jobs:
-            raise UserFileError(source, f"a second job named {job.name!r}", item.line)
+        try:
+            if item.refused is not None:
+                raise UserFileError(source, item.refused, item.line)
+            job = _job(source, item.written, base)
+            if job.name in jobs:
+                raise UserFileError(source, f"a second job named {job.name!r}", item.line)
+        except UserFileError as problem:
+            refused.append(problem)
+            continue
         jobs[job.name] = job
-    return list(jobs.values())
+    return JobsRead(tuple(jobs.values()), tuple(refused))
+
+
+def _all_or_first(read: JobsRead) -> list[Job]:
+    if read.refused:
+        raise read.refused[0]
+    return list(read.jobs)
 
 
 def _one(source: str, value: Written, key: str) -> str:
@@ -119,12 +153,13 @@ def _key_named(message: str, keys: Sequence[str]) -> str | None:
     return None
 
 
-def _model(text: str, base: Path | None) -> str:
-    """A model as written; a relative config.json path is read beside the jobs file."""
+def _model(text: str, base: Path | None) -> tuple[str, ModelSpec | None]:
+    """A model as written, and the shape of a config.json it names (read by `config.model_files`);
+    a relative config.json path is read beside the jobs file."""
     beside = base / text if base is not None and not Path(text).is_absolute() else None
-    if beside is not None and beside.exists() and hf_config.looks_like_path(str(beside)):
-        return str(beside)
-    return text
+    if beside is not None and beside.exists() and model_files.is_config(str(beside)):
+        text = str(beside)
+    return text, model_files.read_model(text) if model_files.is_config(text) else None
 
 
 _READERS: dict[str, Callable[[str], object]] = {
@@ -155,9 +190,10 @@ def _job(source: str, written: Written, base: Path | None) -> Job:
         key: _names(source, values[key], key) for key in ("platforms", "gpus") if key in values
     }
     text = {key: _one(source, value, key) for key, value in values.items() if key not in lists}
-    fields: dict[str, object] = {**text, **lists, "model": _model(text["model"], base)}
+    fields: dict[str, object] = {**text, **lists}
     reading: str | None = None
     try:
+        fields["model"], fields["shape"] = _model(text["model"], base)
         for reading, read in _READERS.items():
             if reading in text:
                 fields[reading] = read(text[reading])

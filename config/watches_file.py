@@ -13,6 +13,7 @@ A malformed file raises `UserFileError` naming the line; `read_watches` keeps th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,11 +113,13 @@ def _watch(item: Item, source: str, platforms: Collection[str] | None) -> Watch:
         raise fail("a watch is a mapping (gpu: ..., below_usd_per_gpu_hour: ...)")
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
+    texts: dict[str, str | None] = {}  # each value as written: `gpu: 4090` is the name 4090, not a number
     for written_key, written_value in item.written.pairs:
         name = written_key.value
         if not isinstance(name, str) or name in values:
             raise fail(f"key {name!r} is not a name or is given twice", written_key.line)
         values[name], lines[name] = written_value.value, written_value.line
+        texts[name] = written_value.text
     kind = (
         "job"
         if "job" in values
@@ -138,7 +141,7 @@ def _watch(item: Item, source: str, platforms: Collection[str] | None) -> Watch:
         raise fail(f"a {kind} watch needs {', '.join(missing)}")
 
     def number(key: str, *, integer: bool = False) -> Any:
-        value = values[key]
+        value = _as_number(values[key])
         ok = isinstance(value, int) if integer else isinstance(value, int | float)
         if isinstance(value, bool) or not ok or value <= 0:
             raise fail(
@@ -148,6 +151,8 @@ def _watch(item: Item, source: str, platforms: Collection[str] | None) -> Watch:
 
     def text(key: str) -> str:
         value = values[key]
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = texts[key]
         if not isinstance(value, str) or not value.strip():
             raise fail(f"{key} must be a name, not {value!r}", lines[key])
         return value.strip()
@@ -166,6 +171,21 @@ def _watch(item: Item, source: str, platforms: Collection[str] | None) -> Watch:
     if len(given) > 1:
         raise fail("a price watch gives one of below_usd_per_gpu_hour or below_cny_per_gpu_hour, not both")
     return PriceWatch(line, gpu, gpu_model, float(number(given[0])), _PRICE_KEYS[given[0]], chosen)
+
+
+def _as_number(value: Any) -> Any:
+    """A number YAML 1.1 leaves as text (`1e3`, `2E-1`: its floats need a dot, `1.0e+3`) read as
+    one, as people mean it (issue 29: `below_usd_per_gpu_hour: 1e3` was "not a number"); a whole
+    one (`1e1`) as an int. Anything else is returned as it is, for the caller to refuse."""
+    if not isinstance(value, str):
+        return value
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return value
+    if not math.isfinite(number):  # "nan", "inf": text, refused as text
+        return value
+    return int(number) if number.is_integer() else number
 
 
 def _platforms(

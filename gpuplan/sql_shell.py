@@ -8,9 +8,13 @@ a loop, not a second way to run SQL.
   `sql_history` beside the warehouse), statements over several lines until a `;` ends them
   (`...>` prompts for more), Ctrl-C drops the statement being typed, Ctrl-D or `.quit` leaves.
   Dot commands at the start of a statement: `.help`, `.tables`, `.format table|csv|json`, `.quit`.
-- Not on a terminal (`gpuplan sql < queries.sql`, a pipe): the same statements read from stdin,
-  each answer printed in turn; a failing statement prints its one-line error and the rest still
-  run; the exit status is 1 when any failed.
+  The history file is never written through a symbolic link (a link there is left alone, said in
+  one line), and is made anew with mode 0600 each time: it holds what you asked (issue 29).
+- Not on a terminal (`gpuplan sql < queries.sql`, a pipe): the same statements and dot commands
+  read from stdin, each answer printed in turn; a failing statement prints its one-line error and
+  the rest still run; the exit status is 1 when any failed. A dot command is a line of its own
+  between statements, as at the prompt (before issue 29 it was sent to DuckDB with the statement
+  after it, and both failed).
 
 Statements end at a `;` outside quotes and comments, as the stdlib's `sqlite3.complete_statement`
 reads SQL text (the same quoting rules as DuckDB's for strings, identifiers and comments).
@@ -19,7 +23,9 @@ reads SQL text (the same quoting rules as DuckDB's for strings, identifiers and 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,9 +59,14 @@ class Session:
 
 def statements(lines: Iterable[str]) -> Iterator[str]:
     """The statements in `lines`, each without its trailing `;`; text after the last `;` (a
-    statement never ended) is one too, so a script's last statement need not end with one."""
+    statement never ended) is one too, so a script's last statement need not end with one. A line
+    starting with `.` where no statement is under way is a dot command, yielded as it stands."""
     buffer = ""
     for line in lines:
+        if line.strip().startswith(".") and not _has_sql(buffer):
+            buffer = ""
+            yield line.strip()
+            continue
         complete, buffer = split(buffer + (line if line.endswith("\n") else line + "\n"))
         yield from complete
     if _has_sql(buffer):
@@ -91,7 +102,10 @@ def run_script(session: Session, text: str) -> bool:
     """Run every statement of `text` (stdin, read whole); True when all of them ran."""
     ok = True
     for statement in statements(text.splitlines(keepends=True)):
-        ok = _run(session, statement) and ok
+        ran = _dot_command(session, statement) if statement.startswith(".") else _run(session, statement)
+        if ran is None:  # .quit
+            break
+        ok = ran and ok
     return ok
 
 
@@ -117,7 +131,7 @@ def interactive(session: Session, history: Path) -> None:
                 buffer = []
                 continue
             if not buffer and line.strip().startswith("."):
-                if not _dot_command(session, line.strip()):
+                if _dot_command(session, line.strip()) is None:
                     break
                 continue
             buffer.append(line)
@@ -134,9 +148,35 @@ def interactive(session: Session, history: Path) -> None:
                 except KeyboardInterrupt:
                     session.err.write("interrupted\n")
     finally:
+        problem = _save_history(readline, history)
+        if problem is not None:
+            session.err.write(f"history not saved: {problem}\n")
+
+
+def _save_history(readline: object, history: Path) -> str | None:
+    """Write the history to a new 0600 file renamed over `history`; why not, or None.
+
+    Never through a link: readline's own writer opens the path it is given, so a link there
+    (to a file of 5,000 lines) had that file cut to the last HISTORY_LINES. A read-only home
+    must not lose the session's answers: an error is said, not raised.
+    """
+    if history.is_symlink():
+        return f"{history} is a symbolic link; gpuplan never writes through one (remove it to keep history)"
+    try:
         history.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):  # a read-only home must not lose the session's answers
-            readline.write_history_file(history)
+        fd, name = tempfile.mkstemp(prefix=f".{history.name}.", dir=history.parent)  # 0600, O_EXCL
+    except OSError as error:
+        return f"cannot write {history.parent} ({error.strerror or error})"
+    os.close(fd)
+    try:
+        readline.write_history_file(name)  # type: ignore[attr-defined]
+        os.replace(name, history)
+    except OSError as error:
+        return f"cannot write {history} ({error.strerror or error})"
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+    return None
 
 
 def _forget(readline: object, lines: int) -> None:
@@ -146,19 +186,20 @@ def _forget(readline: object, lines: int) -> None:
         readline.remove_history_item(position)  # type: ignore[attr-defined]
 
 
-def _dot_command(session: Session, line: str) -> bool:
-    """Run a dot command; False to leave the shell."""
-    word, _, argument = line.partition(" ")
+def _dot_command(session: Session, line: str) -> bool | None:
+    """Run a dot command: True when it ran, False when it failed, None to leave the shell."""
+    word, _, argument = line.rstrip(";").partition(" ")
     if word in (".quit", ".exit", ".q"):
-        return False
+        return None
     if word == ".help":
         session.out.write(HELP.format(format=session.output.value) + "\n")
     elif word == ".tables":
-        _run(session, TABLES_QUERY)
+        return _run(session, TABLES_QUERY)
     elif word == ".format" and argument.strip() in OutputFormat.__members__:
         session.output = OutputFormat(argument.strip())
     else:
         session.err.write(f"error: unknown command {line!r}; .help lists them\n")
+        return False
     return True
 
 

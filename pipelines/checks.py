@@ -14,7 +14,7 @@ import pandas as pd
 
 from config.user_files import UserFileError
 from pipelines import markdown
-from pipelines.assets.jobs import read_job_file
+from pipelines.assets.jobs import read_job_file, refused_text
 from pipelines.partitions import partition_days
 from pipelines.resources import WarehouseResource
 from warehouse import job_plans, plans, queries
@@ -148,9 +148,16 @@ def every_job_has_a_plan(
     requested = partition_days(context)
     where = str(requested[0]) if len(requested) == 1 else f"{requested[0]}..{requested[-1]}"
     try:
-        jobs = read_job_file(warehouse)
+        read = read_job_file(warehouse)
     except UserFileError as exc:
         return dg.AssetCheckResult(passed=False, description=str(exc), metadata={"day": where})
+    if read.refused:
+        return dg.AssetCheckResult(
+            passed=False,
+            description=refused_text(read),
+            metadata={"day": where, "refused": len(read.refused)},
+        )
+    jobs = read.jobs
     if not jobs:
         return dg.AssetCheckResult(
             passed=True, metadata={"day": where, "jobs": 0, "jobs_file": warehouse.jobs_file or "unset"}

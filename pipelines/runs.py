@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import dagster as dg
+from dagster_shared.error import SerializableErrorInfo
 
 from config.settings import Settings
 from pipelines.assets.crawls import GROUP as CRAWLS
@@ -191,13 +192,18 @@ def _execute(
             chain.append(error)
             error = error.cause
         blocked = next((link for link in chain if link.cls_name == BLOCKED_BY), None)
-        if blocked is not None:  # its message, without the "module.WriterBusyError: " before it
-            raise RunBlocked(blocked.message.split(f"{BLOCKED_BY}: ", 1)[-1].strip())
-        failures.append(f"{event.step_key}: {chain[-1].message.strip() if chain else 'failed'}")
+        if blocked is not None:
+            raise RunBlocked(_said(blocked))
+        failures.append(f"{event.step_key}: {_said(chain[-1]) if chain else 'failed'}")
     if not result.success and not failures:
         run_failure = next((e for e in result.all_events if e.is_failure), None)
         failures.append(f"run: {run_failure.message if run_failure else 'failed'}")
     return DayResult(run_id, failures)
+
+
+def _said(error: SerializableErrorInfo) -> str:
+    """An error's message without its class's qualified name before it (Dagster's Failure, ...)."""
+    return error.message.split(f"{error.cls_name}: ", 1)[-1].strip()
 
 
 @contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -15,10 +16,13 @@ from scrapy.http import Request, Response
 from scrapy.utils.response import response_status_message
 
 from scrapers import parsing
-from scrapers.platform import PlatformSpider
+from scrapers.platform import RATE_LIMITED_STATUS, PlatformSpider
+
+logger = logging.getLogger(__name__)
 
 # The Scrapy setting that carries the crawler's contact (scrapers/settings.py, GPUPLAN_CONTACT).
 CONTACT_SETTING = "GPUPLAN_CONTACT"
+STAT_RATE_LIMITED = "gpuplan/rate_limited"  # 429 answers retried later in the run
 
 
 def user_agent(base: str, contact: str | None) -> str:
@@ -48,11 +52,18 @@ class BackoffRetryMiddleware(RetryMiddleware):
     at `RETRY_BACKOFF_MAX_S`), or exactly what a 429/503 `Retry-After` header
     asks. A server asking for more than `RETRY_AFTER_MAX_S` is not retried: the
     crawl fails now with that reason rather than hanging for an hour.
+
+    A 429 without `Retry-After` is a rate limit whose interval the platform does not tell (Vast's,
+    per endpoint and caller: vast-ai/docs `api-reference/rate-limits-and-errors.mdx`): it is said
+    as "rate limited" and retried later in the run, `RETRY_RATE_LIMITED_BASE_S * 2**n` seconds on
+    (same cap), while the crawl's other requests go on; when the retries are spent the failure
+    says "rate limited" too (`platform.describe_failure`).
     """
 
     def __init__(self, settings: Any) -> None:
         super().__init__(settings)
         self.backoff_base_s = settings.getfloat("RETRY_BACKOFF_BASE_S")
+        self.rate_limited_base_s = settings.getfloat("RETRY_RATE_LIMITED_BASE_S")
         self.backoff_max_s = settings.getfloat("RETRY_BACKOFF_MAX_S")
         self.retry_after_max_s = settings.getfloat("RETRY_AFTER_MAX_S")
 
@@ -66,10 +77,16 @@ class BackoffRetryMiddleware(RetryMiddleware):
         if retry_after_s is not None and retry_after_s > self.retry_after_max_s:
             self._record_refusal(request, response, retry_after_s)
             return response
+        rate_limited = response.status == RATE_LIMITED_STATUS
         retry = self._retry(request, response_status_message(response.status))
         if retry is None:
             return response
-        await asyncio.sleep(retry_after_s if retry_after_s is not None else self._backoff_s(request))
+        wait_s = retry_after_s if retry_after_s is not None else self._backoff_s(request, rate_limited)
+        if rate_limited:
+            self.crawler.stats.inc_value(STAT_RATE_LIMITED)
+            url = request.meta.get("source_url", request.url)
+            logger.warning(f"rate limited: HTTP 429 from {url}; asking again in {wait_s:g} s")
+        await asyncio.sleep(wait_s)
         return retry
 
     async def process_exception(  # type: ignore[override]
@@ -82,8 +99,9 @@ class BackoffRetryMiddleware(RetryMiddleware):
             await asyncio.sleep(self._backoff_s(request))
         return retry
 
-    def _backoff_s(self, request: Request) -> float:
-        return min(self.backoff_base_s * 2 ** request.meta.get("retry_times", 0), self.backoff_max_s)
+    def _backoff_s(self, request: Request, rate_limited: bool = False) -> float:
+        base_s = self.rate_limited_base_s if rate_limited else self.backoff_base_s
+        return min(base_s * 2 ** request.meta.get("retry_times", 0), self.backoff_max_s)
 
     def _record_refusal(self, request: Request, response: Response, retry_after_s: float) -> None:
         spider = self.crawler.spider
@@ -132,3 +150,23 @@ class CrawlErrorMiddleware:
             return []
         spider.record_failure(f"spider bug: {type(exception).__name__}: {exception} (from {url})")
         return None
+
+
+class SigningMiddleware:
+    """Downloader middleware: the spider signs each request as it leaves (`PlatformSpider.sign`),
+    at every attempt. A signature that carries the time and a one-use nonce (Tencent's TC3 is
+    refused 5 minutes after its timestamp, Alibaba's ACS3 refuses a nonce seen before) must be
+    made when the request is sent, not when it is queued behind a region's thousand others, and
+    again for a retry."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SigningMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        spider = self.crawler.spider
+        if isinstance(spider, PlatformSpider):
+            spider.sign(request)

@@ -197,6 +197,20 @@ def memory_in_name(text: str) -> float | None:
     return None
 
 
+# A board form as a word of a machine name, count glued on or not: "crusoe_A100-80G-sxm4x8",
+# "gpu-h100-sxm_8gpu-128vcpu-1600gb", "A100_PCIE_80GB". "nvlink" is no form (bridged PCIe cards).
+_FORM_IN_NAME = (("SXM", re.compile(r"^sxm\d?(?:x\d+)?$")), ("PCIe", re.compile(r"^pcie(?:x\d+)?$")))
+
+
+def form_in_name(*texts: str) -> str | None:
+    """The board form ("SXM" or "PCIe") the machine names state, or None when they state none or
+    both. For clouds whose card names drop the form their machine names keep (SkyPilot's Shadeform,
+    Nebius and Prime Intellect catalogs: `H100` on `lambdalabs_H100-sxm5x8`)."""
+    words = {word for text in texts for word in re.split(r"[^a-z0-9]+", text.lower())}
+    forms = {form for form, word in _FORM_IN_NAME if any(word.match(w) for w in words)}
+    return forms.pop() if len(forms) == 1 else None
+
+
 # --- time --------------------------------------------------------------------
 
 

@@ -41,6 +41,8 @@ STAT_FAILURES = "gpuplan/failures"  # count of failed requests and unusable resp
 STAT_PARTIAL = "gpuplan/partial"  # why the result is known to be incomplete
 STAT_UNVERIFIED = "gpuplan/unverified"  # why the source read is not known to match the platform
 MAX_ERRORS_KEPT = 10  # enough to diagnose; a summary is not a log
+MAX_TEXT_DETAIL = 200  # characters of an error answer's message kept in a failure's line
+RATE_LIMITED_STATUS = 429  # Too Many Requests (RFC 6585): said as "rate limited" in every message
 
 # A setting, for tests and recording proxies: send every request to this origin
 # (e.g. "http://127.0.0.1:8123") instead of the platform's. Items keep the
@@ -88,12 +90,26 @@ class PlatformSpider(scrapy.Spider):
     # Fields every offer of this spider shares (alltheplaces' `item_attributes`), e.g. currency,
     # price basis, billing period; an offer's own fields win.
     offer_fields: ClassVar[Mapping[str, Any]] = {}
+    # Request headers that tell this API's calls apart where path, query and body do not (Tencent's
+    # X-TC-Action and X-TC-Region): a recording keeps them, a replay compares them
+    # (scrapers/replay.py). Never a credential (`replay.UNRECORDED_HEADERS`).
+    replay_headers: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def tokens(cls) -> list[Token]:
+        """Every credential the spider declares: its `token` first, then any companion `Token`
+        attribute (a secret key that signs and is never sent)."""
+        found = [getattr(cls, attr) for attr in sorted(dir(cls)) if not attr.startswith("_")]
+        companions = [value for value in found if isinstance(value, Token) and value is not cls.token]
+        return ([cls.token] if cls.token is not None else []) + companions
 
     @classmethod
     def skip_reason(cls, env: Mapping[str, str] | None = None) -> str | None:
-        """Why this platform cannot be crawled with this environment (a required token is missing)."""
-        if cls.token is not None and cls.token.required and not cls.token.value(env):
-            return f"skipped: {cls.name} needs a login token; set {cls.token.env}"
+        """Why this platform cannot be crawled with this environment: a required token (the
+        `token`, or a required companion: a key pair) is missing."""
+        missing = [token.env for token in cls.tokens() if token.required and not token.value(env)]
+        if missing:
+            return f"skipped: {cls.name} needs a login token; set {' and '.join(missing)}"
         return None
 
     def token_value(self) -> str | None:
@@ -123,9 +139,11 @@ class PlatformSpider(scrapy.Spider):
         form_body: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
+        method: str | None = None,
     ) -> Request:
         """A request to `url` (POST with a JSON body when `json_body` is given, a form body when
-        `form_body` is: signed APIs like UCloud's), failures recorded.
+        `form_body` is: signed APIs like UCloud's; `method` for another, Alibaba's bodiless POST),
+        failures recorded.
 
         The platform URL travels in `meta["source_url"]`: items cite it even when
         the request itself went to an overridden origin.
@@ -141,7 +159,7 @@ class PlatformSpider(scrapy.Spider):
             body = urlencode(sorted(form_body.items()))
         return Request(
             self._routed(url),
-            method="POST" if body is not None else "GET",
+            method=method or ("POST" if body is not None else "GET"),
             body=body,
             headers=all_headers,
             callback=callback,
@@ -149,6 +167,11 @@ class PlatformSpider(scrapy.Spider):
             meta={**(meta or {}), "source_url": url},
             dont_filter=True,
         )
+
+    def sign(self, request: Request) -> None:
+        """Sign `request` in place as it is sent, at each attempt (`middlewares.SigningMiddleware`):
+        a signed API's spider (Tencent's TC3, Alibaba's ACS3) adds its signature headers here,
+        with the time and nonce of the attempt. Default: nothing to sign."""
 
     def _routed(self, url: str) -> str:
         origin = self.settings.get(ORIGIN_OVERRIDE_SETTING)
@@ -164,8 +187,11 @@ class PlatformSpider(scrapy.Spider):
 
     # --- failures -----------------------------------------------------------
 
-    def on_request_failed(self, failure: Failure) -> None:
+    def on_request_failed(self, failure: Failure) -> Iterable[Request] | None:
+        """Every request's errback: the failure recorded. A spider that can ask elsewhere returns the
+        requests that do (Lambda's second page address)."""
         self.record_failure(describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT")))
+        return None
 
     def record_failure(self, message: str) -> None:
         """Count a failed request or unusable response and keep its message for the summary."""
@@ -194,7 +220,7 @@ class PlatformSpider(scrapy.Spider):
         reject the incomplete ones, pass each other one to `offers_of` (adding the `kept` fields to
         the offers' `extra`), then ask for what follows (`after_rows`: the next pages)."""
         payload = self.payload(response)
-        found = self.rows_of(payload)
+        found = self.rows_of(payload, self.source_url(response))
         complete, rejected = self.complete_rows(response, found)
         yield from rejected
         for row in complete:
@@ -222,11 +248,18 @@ class PlatformSpider(scrapy.Spider):
         if self.envelope is not None:
             self.envelope.check(payload)
 
-    def rows_of(self, payload: Any) -> list[Any]:
-        """The rows at `rows_at` (LayoutChanged when they are not there)."""
-        if self.rows_at is None:
+    def rows_of(self, payload: Any, url: str = "") -> list[Any]:
+        """The rows at `rows_path(url)` of the answer to `url` (LayoutChanged when they are not there)."""
+        path = self.rows_path(url)
+        if path is None:
             raise NotImplementedError(f"{type(self).__name__} reads rows: set rows_at")
-        return rows.rows_at(payload, self.rows_at, self.rows_keyed_by)
+        return rows.rows_at(payload, path, self.rows_keyed_by)
+
+    @classmethod
+    def rows_path(cls, url: str) -> tuple[str | int, ...] | None:
+        """Where the rows of the answer to `url` are: `rows_at`, unless the answer keys them by what
+        the request asked (AWS's price document puts its rows under the Location its URL names)."""
+        return cls.rows_at
 
     def complete_rows(
         self, response: Response, found: Sequence[Any]
@@ -332,7 +365,8 @@ def describe_failure(failure: Failure, download_timeout_s: float) -> str:
     if isinstance(error, HttpError):
         response = error.response
         detail = _error_detail(response)
-        return f"HTTP {response.status} from {url}{tries}{detail}"
+        limited = "rate limited: " if response.status == RATE_LIMITED_STATUS else ""
+        return f"{limited}HTTP {response.status} from {url}{tries}{detail}"
     name = type(error).__name__
     if "Timeout" in name:
         return f"timed out (no answer in {download_timeout_s:g} s) from {url}{tries}"
@@ -342,8 +376,14 @@ def describe_failure(failure: Failure, download_timeout_s: float) -> str:
 
 
 def _error_detail(response: Response) -> str:
+    """The error answer's message: a JSON envelope's, else a short plain-text body's first line
+    (Vast answers a 429 with "API requests too frequent" as plain text, vast-ai/docs
+    `api-reference/rate-limits-and-errors.mdx`); never an HTML page."""
     try:
         message = parsing.error_message(json.loads(response.body))
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         message = None
-    return f": {message[:200]}" if message else ""
+    except ValueError:
+        text = response.body[:MAX_TEXT_DETAIL].decode("utf-8", "replace").strip()
+        message = text.splitlines()[0] if text and not text.startswith("<") else None
+    return f": {message[:MAX_TEXT_DETAIL]}" if message else ""

@@ -54,9 +54,7 @@ def platform_tokens() -> dict[str, Token]:
 def spider_tokens(name: str) -> list[Token]:
     """Every credential the platform's spider declares: its `token`, and any companion `Token`
     declared beside it (compshare's private key, which signs and is never sent)."""
-    spider = spider_class(name)
-    found = [getattr(spider, attr) for attr in dir(spider) if not attr.startswith("_")]
-    return [value for value in found if isinstance(value, Token)]
+    return spider_class(name).tokens()
 
 
 def token_secrets(env: Mapping[str, str]) -> tuple[str, ...]:

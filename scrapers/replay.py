@@ -11,13 +11,21 @@ and one file per response body:
         "response": {"status": 200, "headers": {"Content-Type": "...", "Date": "..."},
                      "body_file": "bundles.json"}}]}
 
-Requests match on method, URL path with query, and body; the host is not compared, so a
-snapshot recorded through an overridden origin replays against the platform's URLs. Nothing
+Requests match on method, URL path (however percent-escaped) with query, and body; the host is
+not compared, so a snapshot recorded through an overridden origin replays against the platform's
+URLs. Nothing
 depends on order: query parameters and form fields are compared sorted, JSON bodies after
 parsing, and headers not at all, so a recording made by another client version (or attached
-to a bug report) replays. A spider with a keyless and a token path (Lambda, RunPod, compshare)
-keeps both paths' exchanges in one snapshot; a request entry only one path asks may say which
-(`"crawl_path": "token"` or `"keyless"`): replay ignores it, fault tests serve one path's answers.
+to a bug report) replays. The one exception: an API that names the call in a header (Tencent's
+TC3 `X-TC-Action` and `X-TC-Region`, Alibaba's ACS3 `x-acs-action`: the same body and path for
+every call) declares those headers on its spider (`PlatformSpider.replay_headers`); a recording
+keeps them in the request entry (`"headers": {"X-TC-Action": "DescribeRegions", "X-TC-Region": ""}`,
+"" for one not sent), and an exchange that has them answers only a request that sends the same
+values (a header not sent reads as ""). No credential or per-call header is ever one of them
+(`UNRECORDED_HEADERS`).
+A spider with a keyless and a token path (Lambda, RunPod, compshare) keeps both paths' exchanges
+in one snapshot; a request entry only one path asks may say which (`"crawl_path": "token"` or
+`"keyless"`): replay ignores it, fault tests serve one path's answers.
 Signed requests carry the caller's key and a signature that changes with it (and with a nonce and
 a timestamp): those fields (`CREDENTIAL_FIELDS`), in a form body (UCloud's, compshare) or in the
 query (Alibaba Cloud's RPC signature), are neither recorded nor compared.
@@ -26,17 +34,19 @@ query (Alibaba Cloud's RPC signature), are neither recorded nor compared.
 `HTTPCACHE_IGNORE_MISSING`: a request the snapshot lacks is dropped (and the
 spider's errback records it), never downloaded. With `GPUPLAN_RECORD` set it
 writes a new snapshot instead; only response headers in `KEPT_HEADERS` are
-stored, so cookies and request headers (tokens) never reach a snapshot.
+stored, and of the request's headers only the spider's `replay_headers`, so cookies and tokens
+never reach a snapshot.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from scrapy import Spider
 from scrapy.http import Headers, Request, Response
@@ -52,9 +62,24 @@ KEPT_HEADERS = ("Content-Type", "Content-Encoding", "Date")
 # UCloud's PublicKey + Signature (UCloudDoc-Team/api summary/signature.md); Alibaba Cloud's RPC
 # signature, AccessKeyId + Signature + SignatureNonce + Timestamp (aliyun/aliyun-openapi-python-sdk
 # aliyun-python-sdk-core/aliyunsdkcore/auth/composer/rpc_signature_composer.py @ 7545b2a).
-# Header signatures (Tencent's TC3, Alibaba's ACS3) need nothing here: headers are never
-# recorded nor compared.
+# Header signatures (Tencent's TC3, Alibaba's ACS3) need nothing here: only the headers a spider
+# declares are recorded, and never one of `UNRECORDED_HEADERS`.
 CREDENTIAL_FIELDS = frozenset({"PublicKey", "Signature", "AccessKeyId", "SignatureNonce", "Timestamp"})
+# Request headers that carry a credential or change with every call: a spider may not declare them
+# as `replay_headers` (the SDKs' own names: tencentcloud-sdk-python common/abstract_client.py
+# X-TC-Token, X-TC-Timestamp; darabonba-openapi client.py x-acs-date, x-acs-signature-nonce,
+# x-acs-security-token; and the generic ones).
+UNRECORDED_HEADERS = frozenset(
+    {
+        "authorization",
+        "cookie",
+        "x-tc-token",
+        "x-tc-timestamp",
+        "x-acs-date",
+        "x-acs-signature-nonce",
+        "x-acs-security-token",
+    }
+)
 _FORM = "form:"  # marks a canonical form body apart from a JSON one
 
 
@@ -67,14 +92,47 @@ class Exchange:
     headers: dict[str, str]
     body: bytes
     crawl_path: str | None = None  # "token" / "keyless": asked on that path only; None: on every path
+    # The request headers this answer was recorded for (names lower-cased): it answers only a request
+    # that sends the same values. Empty: any request with that key.
+    request_headers: dict[str, str] = field(default_factory=dict)
+
+    def answers(self, sent: dict[str, str]) -> bool:
+        """Whether a request sending these headers (`header_values`) is the one recorded here."""
+        return all(sent.get(name, "") == value for name, value in self.request_headers.items())
 
 
 def request_key(method: str, url: str, body: bytes | str | None) -> tuple[str, str, str]:
     """How requests are matched: method, path?query (parameters sorted), canonical body."""
     parts = urlsplit(url)
     query = urlencode(sorted(_uncredentialed(parse_qsl(parts.query, keep_blank_values=True))))
-    path = parts.path + (f"?{query}" if query else "")
+    # The path as its characters, however escaped: AWS's `/US%20East%20(Ohio)/` is written
+    # `%28Ohio%29` by Python's quote() and `(Ohio)` by the pricing pages' encodeURIComponent.
+    path = quote(unquote(parts.path)) + (f"?{query}" if query else "")
     return method.upper(), path, _canonical_body(body)
+
+
+def header_values(headers: Any) -> dict[str, str]:
+    """Request headers as {lower-cased name: value}, from Scrapy's `Headers` (a list of bytes per
+    name), an HTTP server's message or a plain mapping."""
+    values: dict[str, str] = {}
+    for name, value in headers.items():
+        if isinstance(value, list):
+            value = value[0] if value else b""
+        text = name.decode("latin-1") if isinstance(name, bytes) else str(name)
+        values[text.lower()] = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    return values
+
+
+def recordable_headers(names: Iterable[str]) -> tuple[str, ...]:
+    """The headers a spider declares for matching, refused (ValueError) when one carries a
+    credential or changes with every call (`UNRECORDED_HEADERS`)."""
+    names = tuple(names)
+    refused = sorted(name for name in names if name.lower() in UNRECORDED_HEADERS)
+    if refused:
+        raise ValueError(
+            f"never recorded in a snapshot (a credential or a per-call value): {', '.join(refused)}"
+        )
+    return names
 
 
 def _uncredentialed(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -122,7 +180,11 @@ class Snapshot:
         self.folder = folder
         self.meta = meta
         self.exchanges = exchanges
-        self._by_key = {request_key(e.method, e.url, e.body_key): e for e in exchanges}
+        self._by_key: dict[tuple[str, str, str], list[Exchange]] = {}
+        for exchange in exchanges:
+            self._by_key.setdefault(request_key(exchange.method, exchange.url, exchange.body_key), []).append(
+                exchange
+            )
 
     @classmethod
     def load(cls, folder: Path) -> Snapshot:
@@ -146,6 +208,7 @@ class Snapshot:
                     headers=dict(response.get("headers", {})),
                     body=(folder / response["body_file"]).read_bytes(),
                     crawl_path=request.get("crawl_path"),
+                    request_headers=header_values(request.get("headers") or {}),
                 )
             )
         return cls(folder, meta, exchanges)
@@ -154,8 +217,15 @@ class Snapshot:
     def synthetic(self) -> bool:
         return bool(self.meta.get("synthetic"))
 
-    def find(self, method: str, url: str, body: bytes | str | None) -> Exchange | None:
-        return self._by_key.get(request_key(method, url, body))
+    def find(self, method: str, url: str, body: bytes | str | None, headers: Any = None) -> Exchange | None:
+        """The answer recorded for this request. With the request's `headers`, an exchange that
+        recorded some (`replay_headers`) answers only when they match; without, the first
+        recorded for method, path, query and body."""
+        candidates = self._by_key.get(request_key(method, url, body), [])
+        if headers is None:
+            return candidates[0] if candidates else None
+        sent = header_values(headers)
+        return next((exchange for exchange in candidates if exchange.answers(sent)), None)
 
 
 class SnapshotStorage:
@@ -165,10 +235,12 @@ class SnapshotStorage:
         self.folder = Path(settings["HTTPCACHE_DIR"])
         self.recording = settings.getbool(RECORD_SETTING)
         self.snapshot: Snapshot | None = None
-        self.recorded: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.recorded: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def open_spider(self, spider: Spider) -> None:
-        if not self.recording:
+        if self.recording:
+            recordable_headers(getattr(spider, "replay_headers", ()))
+        else:
             self.snapshot = Snapshot.load(self.folder)
 
     def close_spider(self, spider: Spider) -> None:
@@ -178,7 +250,7 @@ class SnapshotStorage:
     def retrieve_response(self, spider: Spider, request: Request) -> Response | None:
         if self.snapshot is None:
             return None
-        exchange = self.snapshot.find(request.method, _source_url(request), request.body)
+        exchange = self.snapshot.find(request.method, _source_url(request), request.body, request.headers)
         if exchange is None:
             return None
         headers = Headers(exchange.headers)
@@ -191,12 +263,20 @@ class SnapshotStorage:
         if not self.recording:
             return
         url = recorded_url(_source_url(request))
-        key = request_key(request.method, url, request.body)
+        sent = header_values(request.headers)
+        # Every declared header, "" when not sent: a replay then tells "sent" from "not sent" too.
+        kept_headers = {
+            name: sent.get(name.lower(), "")
+            for name in recordable_headers(getattr(spider, "replay_headers", ()))
+        }
+        key = (*request_key(request.method, url, request.body), *sorted(kept_headers.items()))
         number = self.recorded.get(key, {}).get("number", len(self.recorded) + 1)
         body_file = f"{number:02d}-{_file_stem(url)}.{_extension(response)}"
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / body_file).write_bytes(response.body)
         request_entry: dict[str, Any] = {"method": request.method, "url": url}
+        if kept_headers:
+            request_entry["headers"] = kept_headers
         if request.body:
             text = request.body.decode("utf-8", errors="replace")
             try:

@@ -36,6 +36,9 @@ RETRY_ENABLED = True
 RETRY_TIMES = 3  # 4 attempts: enough to ride out a short outage within a minute
 RETRY_HTTP_CODES = [408, 429, 500, 502, 503, 504, 522, 524]
 RETRY_BACKOFF_BASE_S = 2.0  # waits 2, 4, 8 s between attempts
+# A 429 without Retry-After: the platform's interval is not told (Vast's is per endpoint and caller,
+# undisclosed), and seconds later is still inside it; ask again 15, 30, 30 s later (about a minute).
+RETRY_RATE_LIMITED_BASE_S = 15.0
 RETRY_BACKOFF_MAX_S = 30.0
 RETRY_AFTER_MAX_S = 120.0  # a server asking for a longer pause fails the crawl now, with that reason
 
@@ -44,6 +47,8 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapers.middlewares.ContactUserAgentMiddleware": 500,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "scrapers.middlewares.BackoffRetryMiddleware": 550,
+    # Signs each request as it goes out, a retry too (it passes every process_request again).
+    "scrapers.middlewares.SigningMiddleware": 560,
 }
 # Closest to the spider, so it sees a callback's exception first.
 SPIDER_MIDDLEWARES = {"scrapers.middlewares.CrawlErrorMiddleware": 1000}

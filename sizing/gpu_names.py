@@ -215,7 +215,9 @@ def identify_first(names: list[str], memory_gb: float | None = None) -> GpuIdent
 
 def _positive(memory_gb: float | None) -> float | None:
     """A platform's memory figure kept as said, to 0.1 GB (23.988 from 24564 MiB -> 24.0)."""
-    return round(memory_gb, 1) if memory_gb is not None and memory_gb > 0 else None
+    # float(): identify() is cached, and 16 and 16.0 are one key to lru_cache, so the memory must
+    # not keep the type of whichever caller came first (an OCI 16 made Scaleway's 16.0 print as 16)
+    return float(round(memory_gb, 1)) if memory_gb is not None and memory_gb > 0 else None
 
 
 @dataclass(frozen=True)

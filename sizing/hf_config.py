@@ -1,4 +1,4 @@
-"""A model's shape from its Hugging Face `config.json`, read offline from a file.
+"""A model's shape from its Hugging Face `config.json`: the file's text, parsed and checked.
 
 Dense and mixture-of-experts decoders: Llama, Mistral, Qwen2/3, Gemma, GPT-2-style, Mixtral,
 Qwen2/3-MoE and DeepSeek-V2/V3 (multi-head latent attention, shared experts, leading dense
@@ -6,12 +6,19 @@ layers). Key names follow the transformers configuration classes
 (`src/transformers/models/<type>/configuration_<type>.py`); where a key is absent, the class's
 default is used and the shape's `fields_read` says so. Total parameters size the memory, the
 active ones (experts at k of E) the FLOPs.
+
+The file itself is read by the edge with the one reader of a user's files
+(`config.model_files`, on `config.user_files`): this package reads no file a user names. Every
+value the shape is built from is checked (issue 29: `intermediate_size: -11008` was planned, with
+negative parameters and a total of $0): sizes are whole numbers of at least 1 (a few of at least
+0), flags are true or false, the activation is one transformers knows, KV heads divide the
+heads, a token's experts are among the experts; a problem names its key, in one line.
 """
 
 from __future__ import annotations
 
 import json
-from functools import cache
+import math
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +36,22 @@ _QKV_BIAS = frozenset({"qwen2", "qwen2_moe"})  # Qwen2 projections carry q, k, v
 _QK_NORM = frozenset({"qwen3", "qwen3_moe"})  # Qwen3's per-head q_norm and k_norm
 
 
+# A dimension PyTorch indexes with a 32-bit int at most; no model's is near it.
+MAX_DIMENSION = 2**31 - 1
+# Activation names transformers' `ACT2CLS` knows (src/transformers/activations.py): what
+# `hidden_act`, `hidden_activation` (Gemma) or `activation_function` (GPT-2) may say.
+ACTIVATIONS = frozenset(
+    {
+        "gelu", "gelu_10", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh",
+        "gelu_python_tanh", "gelu_accurate", "hardswish", "laplace", "leaky_relu", "linear",
+        "mish", "quick_gelu", "relu", "relu2", "relu6", "sigmoid", "silu", "sqrtsoftplus",
+        "swish", "tanh", "prelu", "xielu",
+    }
+)  # fmt: skip
+
+
 class _Reader:
-    """Reads keys from a config dict, recording what each value came from."""
+    """Reads keys from a config dict, checking each value and recording what it came from."""
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
@@ -39,52 +60,84 @@ class _Reader:
     def first(self, *keys: str, default: Any = None, required: bool = False, optional: bool = False) -> Any:
         """The first key present; else `default`, noted as used unless the key is `optional`
         (a feature the model simply does not have, such as shared experts)."""
+        return self._found(keys, default, required, optional)[1]
+
+    def _found(self, keys: tuple[str, ...], default: Any, required: bool, optional: bool) -> tuple[str, Any]:
         for key in keys:
             value = self.config.get(key)
             if value is not None:
                 self.read.append(f"{key}={value}")
-                return value
+                return key, value
         if required:
             raise KeyError(keys[0])
         if default is not None and not optional:
             self.read.append(f"{keys[0]} absent: {default}")
-        return default
+        return keys[0], default
+
+    def whole(
+        self,
+        *keys: str,
+        default: int | None = None,
+        required: bool = False,
+        optional: bool = False,
+        low: int = 1,
+    ) -> int:
+        """A whole number from `low` to MAX_DIMENSION (an absent optional key: `default`)."""
+        key, value = self._found(keys, default, required, optional)
+        if value is None:
+            return 0
+        if isinstance(value, float) and math.isfinite(value) and value == int(value):
+            value = int(value)  # 4096.0, as some exporters write it
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_DIMENSION:
+            raise ValueError(f"{key} must be a whole number from {low} to {MAX_DIMENSION:,}, got {value!r}")
+        return value
+
+    def flag(self, *keys: str, default: bool, optional: bool = False) -> bool:
+        key, value = self._found(keys, default, False, optional)
+        if not isinstance(value, bool):
+            raise ValueError(f"{key} must be true or false, got {value!r}")
+        return value
+
+    def fraction(self, key: str, default: float) -> float:
+        key, value = self._found((key,), default, False, False)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ValueError(f"{key} must be a number from 0 to 1, got {value!r}")
+        return float(value)
+
+    def name(self, *keys: str, known: frozenset[str] | None = None) -> str:
+        key, value = self._found(keys, "", False, True)
+        if not isinstance(value, str):
+            raise ValueError(f"{key} must be a name, got {value!r}")
+        if known is not None and value and value not in known:
+            raise ValueError(
+                f"{key} {value!r} is not an activation transformers knows (silu, gelu, gelu_new, ...)"
+            )
+        return value
 
 
 def looks_like_path(name: str) -> bool:
-    """A config.json file name, or a folder that holds one."""
+    """A config.json file name, or a folder that holds one (whatever it is: its reader judges it)."""
     path = Path(name)
-    return name.strip().lower().endswith(".json") or (path.is_dir() and (path / "config.json").is_file())
+    return name.strip().lower().endswith(".json") or (path.is_dir() and (path / "config.json").exists())
 
 
-def load(name: str) -> ModelSpec:
-    """The shape in the config.json at `name` (a file or a folder holding config.json).
-    Raises ValueError with one clear line for a missing file, bad JSON or a missing key."""
-    path = Path(name)
-    if path.is_dir():
-        path = path / "config.json"
+def parse(text: str, source: str = "config.json") -> ModelSpec:
+    """The shape in config.json `text`; `source` names the file (and becomes the shape's name).
+    Raises ValueError with one clear line: not JSON, not one object, a key missing or wrong."""
     try:
-        stat = path.stat()
-    except OSError as exc:
-        raise ValueError(f"cannot read model config {name!r}: {exc.strerror or exc}") from exc
-    return _load(str(path.resolve()), stat.st_mtime_ns, stat.st_size, name)
-
-
-@cache
-def _load(path: str, _mtime_ns: int, _size: int, name: str) -> ModelSpec:
-    """Read once per file version (path, modification time, size); `name` is what the user wrote."""
-    try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable JSON config ({exc})") from exc
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: not JSON ({exc})") from exc
+    except RecursionError:
+        raise ValueError(f"{source}: nested too deeply to be a config.json") from None
     if not isinstance(config, dict):
-        raise ValueError(f"{path}: a config.json holds one JSON object")
+        raise ValueError(f"{source}: a config.json holds one JSON object")
     try:
-        return from_dict(config, source=name)
+        return from_dict(config, source=source)
     except KeyError as exc:
-        raise ValueError(f"{path}: no {exc.args[0]!r} (or an equivalent key) in the config") from exc
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: {exc}") from exc
+        raise ValueError(f"{source}: no {exc.args[0]!r} (or an equivalent key) in the config") from exc
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{source}: {exc}") from exc
 
 
 def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
@@ -93,35 +146,36 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
     if isinstance(config.get("text_config"), dict):  # multimodal: the language model's part
         config = {**config["text_config"], "model_type": config["text_config"].get("model_type", "")}
     r = _Reader(config)
-    model_type = str(r.first("model_type", default="", optional=True) or "")
-    layers = int(r.first("num_hidden_layers", "n_layer", "num_layers", required=True))
-    hidden = int(r.first("hidden_size", "n_embd", "d_model", required=True))
-    heads = int(r.first("num_attention_heads", "n_head", required=True))
-    kv_heads = int(r.first("num_key_value_heads", "multi_query_group_num", default=heads))
-    head_dim = int(r.first("head_dim", default=0, optional=True) or 0)
-    vocab = int(r.first("vocab_size", "padded_vocab_size", required=True))
-    dense_ffn = int(r.first("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * hidden))
-    tied = bool(r.first("tie_word_embeddings", default=model_type in _TIED_BY_DEFAULT))
-    experts = int(
-        r.first("num_local_experts", "num_experts", "n_routed_experts", default=1, optional=True) or 1
-    )
+    model_type = r.name("model_type")
+    r.name("hidden_act", "hidden_activation", "activation_function", known=ACTIVATIONS)
+    layers = r.whole("num_hidden_layers", "n_layer", "num_layers", required=True)
+    hidden = r.whole("hidden_size", "n_embd", "d_model", required=True)
+    heads = r.whole("num_attention_heads", "n_head", required=True)
+    kv_heads = r.whole("num_key_value_heads", "multi_query_group_num", default=heads)
+    if heads % kv_heads:
+        raise ValueError(f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+    head_dim = r.whole("head_dim", default=0, optional=True, low=0)
+    vocab = r.whole("vocab_size", "padded_vocab_size", required=True)
+    dense_ffn = r.whole("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * hidden)
+    tied = r.flag("tie_word_embeddings", default=model_type in _TIED_BY_DEFAULT)
+    experts = r.whole("num_local_experts", "num_experts", "n_routed_experts", default=1, optional=True)
     shape: dict[str, Any] = {}
     if experts > 1:
         shape = _moe(r, layers, dense_ffn, experts)
     gpt2 = model_type == "gpt2"
     bias = "all" if gpt2 else "qkv" if model_type in _QKV_BIAS else "none"
-    if not gpt2 and bool(r.first("attention_bias", default=False, optional=True)):
+    if not gpt2 and r.flag("attention_bias", default=False, optional=True):
         bias = "qkv"  # q, k, v (and o) biases: o's h is left out, negligible
-    dropout = gpt2 and float(r.first("resid_pdrop", default=0.1)) > 0
-    kv_lora_rank = int(r.first("kv_lora_rank", default=0, optional=True) or 0)
+    dropout = gpt2 and r.fraction("resid_pdrop", 0.1) > 0
+    kv_lora_rank = r.whole("kv_lora_rank", default=0, optional=True, low=0)
     mla: dict[str, int] = {}
     if kv_lora_rank:
         mla = {
             "kv_lora_rank": kv_lora_rank,
-            "q_lora_rank": int(r.first("q_lora_rank", default=0) or 0),
-            "qk_nope_dim": int(r.first("qk_nope_head_dim", required=True)),
-            "qk_rope_dim": int(r.first("qk_rope_head_dim", required=True)),
-            "v_head_dim": int(r.first("v_head_dim", required=True)),
+            "q_lora_rank": r.whole("q_lora_rank", default=0, low=0),
+            "qk_nope_dim": r.whole("qk_nope_head_dim", required=True),
+            "qk_rope_dim": r.whole("qk_rope_head_dim", required=True),
+            "v_head_dim": r.whole("v_head_dim", required=True),
         }
     architecture = ", ".join(outer.get("architectures") or []) or model_type or "unknown architecture"
     spec = ModelSpec(
@@ -135,7 +189,7 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
         tied_embeddings=tied,
         mlp="gelu" if model_type in _UNGATED else "swiglu",
         bias=bias,
-        learned_positions=int(r.first("n_positions", default=0)) if gpt2 else 0,
+        learned_positions=r.whole("n_positions", default=0, low=0) if gpt2 else 0,
         dropout=dropout,
         head_dim=head_dim,
         qk_norm=model_type in _QK_NORM,
@@ -144,8 +198,6 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
         **mla,
         fields_read=tuple(r.read),
     )
-    if spec.layers < 1 or spec.hidden < 1 or spec.heads < 1 or spec.vocab < 1:
-        raise ValueError("layers, hidden size, heads and vocabulary must be positive")
     if not spec.head_dim and spec.hidden % spec.heads:
         raise ValueError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
     return spec
@@ -153,17 +205,25 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
 
 def _moe(r: _Reader, layers: int, dense_ffn: int, experts: int) -> dict[str, Any]:
     """Routed experts, shared experts and dense layers of a MoE config."""
-    per_token = int(r.first("num_experts_per_tok", "num_experts_per_token", "moe_topk", required=True))
-    expert_ffn = int(r.first("moe_intermediate_size", default=dense_ffn))
-    shared = int(r.first("shared_expert_intermediate_size", default=0, optional=True) or 0)
+    per_token = r.whole("num_experts_per_tok", "num_experts_per_token", "moe_topk", required=True)
+    if per_token > experts:
+        raise ValueError(f"num_experts_per_tok {per_token} is more than the {experts} experts")
+    expert_ffn = r.whole("moe_intermediate_size", default=dense_ffn)
+    shared = r.whole("shared_expert_intermediate_size", default=0, optional=True, low=0)
     if not shared:
-        shared = int(r.first("n_shared_experts", default=0, optional=True) or 0) * expert_ffn
-    dense = int(r.first("first_k_dense_replace", default=0, optional=True) or 0)
+        shared = r.whole("n_shared_experts", default=0, optional=True, low=0) * expert_ffn
+    dense = r.whole("first_k_dense_replace", default=0, optional=True, low=0)
+    if dense > layers:
+        raise ValueError(f"first_k_dense_replace {dense} is more than the {layers} layers")
     if not dense:
         # Qwen-MoE: every decoder_sparse_step-th layer is sparse, mlp_only_layers are dense.
-        step = int(r.first("decoder_sparse_step", default=1) or 1)
-        only_mlp = set(r.first("mlp_only_layers", default=[], optional=True) or [])
-        sparse = [i for i in range(layers) if i not in only_mlp and (i + 1) % step == 0]
+        step = r.whole("decoder_sparse_step", default=1)
+        only_mlp = r.first("mlp_only_layers", default=[], optional=True) or []
+        if not isinstance(only_mlp, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in only_mlp
+        ):
+            raise ValueError(f"mlp_only_layers must list layers from 0 to {layers - 1}, got {only_mlp!r}")
+        sparse = [i for i in range(layers) if i not in set(only_mlp) and (i + 1) % step == 0]
         dense = layers - len(sparse)
     return {
         "ffn": expert_ffn,

@@ -23,6 +23,9 @@ MODELS_PATH = Path(__file__).with_name("data") / "models.csv"
 # A bare size within this factor of a representative preset uses that preset as is;
 # further away, the nearest preset's layer count is scaled to the asked size.
 _SAME_SIZE_TOLERANCE = 0.10
+# A bare size past 100T parameters (fifty times the largest model announced, ~2T) is a typo
+# (issue 29: `100000000B` was sized as a model of 1e17 parameters).
+MAX_PARAMS = 1e14
 _BARE_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bm])\s*$", re.IGNORECASE)
 _SIZE_IN_NAME = re.compile(r"(\d+(?:\.\d+)?)b$")
 _SUFFIXES = ("instruct", "chat", "hf", "base")
@@ -107,17 +110,25 @@ def _for_size(params: float) -> ModelSpec:
     return replace(nearest, preset=f"{nearest.preset} scaled to {layers} layers", layers=layers)
 
 
-def resolve(name: str) -> ModelSpec:
-    """The shape for a preset name or alias ("Llama-2-7b-hf", "meta-llama/Llama-3.1-8B"), a
-    bare size ("7B", "1.5b", "500M") or a Hugging Face config.json path (a file, or a folder
-    holding one). Raises ValueError for anything else."""
+def resolve(name: str | ModelSpec) -> ModelSpec:
+    """The shape for a preset name or alias ("Llama-2-7b-hf", "meta-llama/Llama-3.1-8B") or a
+    bare size ("7B", "1.5b", "500M"); a shape already read from a config.json is itself. Raises
+    ValueError for anything else, a config.json path included: the edge reads that file
+    (`config.model_files`, the one reader of a user's files) and passes its shape."""
+    if isinstance(name, ModelSpec):
+        return name
     if hf_config.looks_like_path(name):
-        return hf_config.load(name)
+        raise ValueError(
+            f"{name!r} is a config.json: gpuplan reads it where it is named (gpuplan size --model, "
+            "gpuplan plans --model, a job's model), not in a list of models such as GPUPLAN_MODELS"
+        )
     bare = _BARE_SIZE.match(name)
     if bare:
         value = float(bare.group(1)) * (1e9 if bare.group(2).lower() == "b" else 1e6)
-        if value <= 0:
-            raise ValueError(f"model size must be positive, got {name!r}")
+        if not 0 < value <= MAX_PARAMS:
+            raise ValueError(
+                f"model size must be more than 0 and at most {MAX_PARAMS / 1e12:g}T, got {name!r}"
+            )
         return _for_size(value)
     by_key = _by_key()
     key = model_key(name)

@@ -29,6 +29,9 @@ from sizing.setup import TrainingSetup, check_method
 from sizing.shapes import ModelSpec
 
 DEFAULT_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+# The most GPUs one plan may count: the largest training clusters announced hold ~100,000 GPUs;
+# a larger count is a typo (issue 29), said in one line with the bound.
+MAX_GPUS = 100_000
 
 
 @dataclass(frozen=True)
@@ -304,8 +307,8 @@ class Sizing:
         """Size one configuration. Without `gpu_count`, a named GPU gets the smallest count in
         `gpu_counts` that fits (the largest when none does); without a GPU, one GPU (or the
         fixed layout's GPUs)."""
-        if gpu_count is not None and gpu_count < 1:
-            raise ValueError(f"GPU count must be at least 1, got {gpu_count}")
+        if gpu_count is not None and not 1 <= gpu_count <= MAX_GPUS:
+            raise ValueError(f"GPU count must be from 1 to {MAX_GPUS:,}, got {gpu_count}")
         spec = find_gpu(gpu) if gpu is not None else None
         counts = (gpu_count,) if gpu_count is not None else _check_counts(gpu_counts)
         if spec is None:
@@ -327,10 +330,12 @@ class Sizing:
         return Estimate(self, row.gpu_count, row.zero_stage, per_gpu, row, layout)
 
 
-def prepare(model: str, method: str, setup: TrainingSetup | None = None) -> Sizing:
-    """Resolve the model, check the method against the setup; raises ValueError on bad input."""
+def prepare(model: str | ModelSpec, method: str, setup: TrainingSetup | None = None) -> Sizing:
+    """Resolve the model (a name, or a shape read from a config.json), check the method against
+    the setup; raises ValueError on bad input."""
     setup = setup if setup is not None else TrainingSetup()
-    return Sizing(model, resolve(model), check_method(method, setup), setup)
+    name = model if isinstance(model, str) else model.preset
+    return Sizing(name, resolve(model), check_method(method, setup), setup)
 
 
 def _gpu_specs(gpus: Sequence[str] | None) -> list[GpuSpec]:
@@ -339,13 +344,13 @@ def _gpu_specs(gpus: Sequence[str] | None) -> list[GpuSpec]:
 
 def _check_counts(gpu_counts: Sequence[int]) -> tuple[int, ...]:
     counts = tuple(sorted(set(gpu_counts)))
-    if not counts or counts[0] < 1:
-        raise ValueError(f"GPU counts must be positive integers, got {list(gpu_counts)}")
+    if not counts or counts[0] < 1 or counts[-1] > MAX_GPUS:
+        raise ValueError(f"GPU counts must be whole numbers from 1 to {MAX_GPUS:,}, got {list(gpu_counts)}")
     return counts
 
 
 def requirements(
-    model: str,
+    model: str | ModelSpec,
     method: str,
     gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
     gpus: Sequence[str] | None = None,
@@ -357,7 +362,7 @@ def requirements(
 
 
 def plan(
-    model: str,
+    model: str | ModelSpec,
     method: str,
     gpu_counts: Sequence[int] = DEFAULT_GPU_COUNTS,
     gpus: Sequence[str] | None = None,
@@ -368,7 +373,7 @@ def plan(
 
 
 def estimate(
-    model: str,
+    model: str | ModelSpec,
     method: str,
     gpu: str | None = None,
     gpu_count: int | None = None,
@@ -380,6 +385,7 @@ def estimate(
 
 
 __all__ = [
+    "MAX_GPUS",
     "SECONDS_PER_DAY",
     "Breakdown",
     "Estimate",

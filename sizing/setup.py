@@ -32,6 +32,13 @@ INTERNODE_GB_PER_S = 50.0
 # at PP8 VP5 is two layers a chunk, at PP4 VP5 four; the LoRA recipe's one-layer chunks are the
 # exception).
 MIN_LAYERS_PER_VIRTUAL_STAGE = 2
+# Upper bounds of the counts a user gives (issue 29: `--seq-len 1e20` printed a table of nonsense;
+# an absurd number is a typo, said in one line with the bound). Each is far past any real run:
+# 10M tokens is the longest context a released model claims (Llama 4 Scout); 65,536 sequences in
+# one micro-batch, or micro-batches in one step, or a LoRA rank of 65,536 (wider than any model's
+# hidden size) fit no GPU; no model has 65,536 layers to freeze or split into stages.
+MAX_SEQ_LEN = 10_000_000
+MAX_COUNT = 65_536  # micro_batch, grad_accum, lora_rank, freeze_trainable_layers, tp, pp, virtual stages
 
 
 @dataclass(frozen=True)
@@ -98,13 +105,12 @@ class TrainingSetup:
             )
         if self.offload not in OFFLOAD:
             raise ValueError(f"offload must be one of {', '.join(OFFLOAD)}, got {self.offload!r}")
-        for name in ("seq_len", "micro_batch", "grad_accum", "lora_rank"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("seq_len", "micro_batch", "grad_accum", "lora_rank", "freeze_trainable_layers"):
+            high = MAX_SEQ_LEN if name == "seq_len" else MAX_COUNT
+            if not 1 <= getattr(self, name) <= high:
+                raise ValueError(f"{name} must be from 1 to {high:,}, got {getattr(self, name)}")
         if self.optimizer_in_backward and self.grad_accum != 1:
             raise ValueError("optimizer_in_backward needs grad_accum 1 (no gradients to accumulate)")
-        if self.freeze_trainable_layers < 1:
-            raise ValueError("freeze_trainable_layers must be at least 1")
         self._check_parallelism(profile)
         if self.mfu is not None and not 0 < self.mfu <= 1:
             raise ValueError(f"mfu must be in (0, 1], got {self.mfu}")
@@ -114,8 +120,8 @@ class TrainingSetup:
             raise ValueError(f"stack_efficiency must be in (0, 1], got {self.stack_efficiency}")
         if self.internode_gb_per_s <= 0:
             raise ValueError("internode_gb_per_s must be positive")
-        if self.virtual_stages is not None and self.virtual_stages < 1:
-            raise ValueError(f"virtual_stages must be at least 1, got {self.virtual_stages}")
+        if self.virtual_stages is not None and not 1 <= self.virtual_stages <= MAX_COUNT:
+            raise ValueError(f"virtual_stages must be from 1 to {MAX_COUNT:,}, got {self.virtual_stages}")
         object.__setattr__(self, "lora_targets", _lora_targets(self.lora_targets))
 
     def _check_parallelism(self, profile: Framework) -> None:
@@ -133,8 +139,8 @@ class TrainingSetup:
             raise ValueError(f"{profile.name} has no CPU offload of model states")
         for name in ("tp", "pp"):
             value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
+            if value is not None and not 1 <= value <= MAX_COUNT:
+                raise ValueError(f"{name} must be from 1 to {MAX_COUNT:,}, got {value}")
         if self.fixed_layout and (self.tp or 1) * (self.pp or 1) > 1:
             if not profile.model_parallel:
                 raise ValueError(f"{profile.name} runs no tensor or pipeline parallelism; use megatron")

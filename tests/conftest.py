@@ -1,6 +1,13 @@
 """Fixtures every test folder may use: settings on a temporary folder and a real writer connection.
 
-Folders add their own fixtures in their own conftest.py (and may override these).
+Folders add their own fixtures in their own conftest.py (and may override these). A fresh migrated
+warehouse is a copy of one template per session (`warehouse_template.py`): `writer_con`, or
+`connect.writer(migrated(settings.warehouse))`, or `warehouse_template.scratch()`.
+
+`slow` marks a test whose time goes to child processes (crawls, `scrapy`, `gpuplan`, a second
+writer), a refresh or a Dagster job, or a backfill of the real history; every test of the
+fault-injection suite (`-m faults`) and every one that uses `probe_gpuplan` is `slow` too.
+`-m "not slow"` is the fast loop (README, "Tests and benchmarks"); the full suite is what CI runs.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from typing import NamedTuple
 
 import duckdb
 import pytest
+import warehouse_template
 
 from config.settings import Settings
 from warehouse import connect
@@ -63,21 +71,30 @@ def settings(tmp_path: Path) -> Settings:
     return _settings(tmp_path)
 
 
-@pytest.fixture(scope="session")
-def migrated_writer_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A writer file migrated and filled with the bundled FX rates once per session, to copy."""
-    template = _settings(tmp_path_factory.mktemp("template"))
-    with connect.writer(template.warehouse):
-        pass
-    return connect.writer_path(template.warehouse)
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow by what they do: the fault-injection suite (real crawls, child processes, kills) and
+    every test that starts `gpuplan` in a child process (`probe_gpuplan`)."""
+    for item in items:
+        if item.get_closest_marker("faults") or "probe_gpuplan" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warehouse_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The session's folder for the migrated template (made on first use, per xdist worker); the
+    scratch copies go at the end."""
+    warehouse_template.use(tmp_path_factory.mktemp("warehouse_template"))
+    yield
+    shutil.rmtree(warehouse_template.scratch_folder(), ignore_errors=True)
+    warehouse_template.use(None)
 
 
 @pytest.fixture
-def writer_con(settings: Settings, migrated_writer_file: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The single writer on a real, migrated DuckDB file; publishes `settings.warehouse` at teardown."""
-    connect.writer_path(settings.warehouse).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(migrated_writer_file, connect.writer_path(settings.warehouse))
-    with connect.writer(settings.warehouse) as con:
+def writer_con(settings: Settings) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The single writer on a real, migrated DuckDB file (a copy of the session's template). It does
+    not publish at teardown: no test could read that snapshot, and publishing verifies every block."""
+    with connect.writer(warehouse_template.migrated(settings.warehouse), publish=False) as con:
         yield con
 
 

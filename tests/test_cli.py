@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import typer.main
+from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan import commands
@@ -23,7 +24,7 @@ HEAVY = frozenset({"scrapy", "twisted", "dagster", "pandas", "matplotlib"})
 def test_light_commands_import_no_heavy_library(
     args: tuple[str, ...], settings: Settings, probe_gpuplan: Callable[..., Any]
 ) -> None:
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass  # a published warehouse for `gpuplan sql`
     env = {"PATH": "", "GPUPLAN_WAREHOUSE": str(settings.warehouse), "PYTHONDONTWRITEBYTECODE": "1"}
     imported = probe_gpuplan(env, *args).imported

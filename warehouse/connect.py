@@ -21,7 +21,8 @@ Public API (stable):
         A migrated in-memory database with the bundled FX rates: tests and scratch work.
     locked(warehouse, lock_timeout_s, purpose="writer")   context manager: a lock alone (doctor, digest)
     WriterBusyError, WriterFileError, WarehouseLocationError, NoWarehouseError,
-    OutdatedWarehouseError, PublishError, WarehouseDamagedError
+    OutdatedWarehouseError, PublishError, WarehouseDamagedError, LinkedFileError (warehouse.layout:
+    no file of the warehouse is ever written through a symbolic link)
 
 Why: DuckDB lets one process write a file or many read it, never both, and a reader that
 holds the file makes the writer's open fail. So the writer never shares its file: readers
@@ -53,12 +54,14 @@ from pathlib import Path
 import duckdb
 
 from config.locks import flock_by
-from warehouse import integrity, publishing
+from warehouse import integrity, layout, publishing
+from warehouse.layout import LinkedFileError
 from warehouse.migrate import fingerprint, migrate, pending
 from warehouse.publishing import PublishError, WarehouseDamagedError, previous_path, writer_path
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT_S",
+    "LinkedFileError",
     "NoWarehouseError",
     "OutdatedWarehouseError",
     "PublishError",
@@ -110,14 +113,6 @@ class OutdatedWarehouseError(RuntimeError):
     """The published snapshot predates migrations or definitions this code has: a writer must migrate it."""
 
 
-def _lock_path(warehouse: Path, purpose: str = "writer") -> Path:
-    """The writer's lock beside its file; another purpose's (the digest sender's) beside the warehouse."""
-    if purpose != "writer":
-        return warehouse.with_name(f"{warehouse.name}.{purpose}.lock")
-    private = writer_path(warehouse)
-    return private.with_name(private.name + ".lock")
-
-
 def _folder_error(path: Path, doing: str, exc: OSError) -> WarehouseLocationError:
     return WarehouseLocationError(
         f"cannot write the warehouse folder {path.parent} ({exc.strerror or exc}) while {doing} "
@@ -153,9 +148,11 @@ def _exclusive_lock(
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # never through a link: the lock file is truncated and written (warehouse.layout)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise layout.linked(path) from exc
             if exc.errno in _FOLDER_ERRNOS:
                 raise _folder_error(path, "creating the writer lock", exc) from exc
             raise
@@ -254,7 +251,7 @@ def locked(
     """Hold the writer lock without opening anything (`gpuplan doctor` repairs under it), or
     another purpose's lock: "digest" keeps two digest senders apart without blocking the writer."""
     _make_folder(warehouse)
-    with _exclusive_lock(_lock_path(warehouse, purpose), lock_timeout_s):
+    with _exclusive_lock(layout.lock_path(warehouse, purpose), lock_timeout_s):
         yield
 
 
@@ -295,7 +292,7 @@ def writer(
     is called once when another writer holds the lock (a Dagster step logs it)."""
     private = writer_path(warehouse)
     _make_folder(warehouse)
-    lock = _exclusive_lock(_lock_path(warehouse), lock_timeout_s, holder, on_wait)
+    lock = _exclusive_lock(layout.lock_path(warehouse), lock_timeout_s, holder, on_wait)
     with lock as deadline, ExitStack() as session:
         try:
             publishing.seed_writer(warehouse)

@@ -24,8 +24,15 @@ from sizing.jobs import Job
 from warehouse import plans, queries
 from warehouse.plan_requirements import job_requirement_rows
 
-if TYPE_CHECKING:  # DuckDB makes the frames of the stored plans; planning a job builds none
+if TYPE_CHECKING:  # planning a job builds no frame; storing a day's job plans does
     import pandas as pd
+
+# A plan that trains for more than a century is no plan: it is said as the job's reason instead
+# (issue 29: `tokens: 1e30` made a finish past what DuckDB's timestamps hold, "Interval out of
+# range", and failed every job's plans). Bounded amounts (sizing.jobs) keep most such jobs out
+# when they are read; a huge model on a slow card can still be this slow.
+MAX_TRAIN_DAYS = 36_525.0
+DAYS_PER_YEAR = 365.25
 
 # Columns of a stored job plan (table job_plans, migrations 050 and 051).
 JOB_PLAN_COLUMNS = (
@@ -120,42 +127,95 @@ def plan_job(
     a day's carried crawls were bounded when recorded (`plans.record_plan_crawls`). Reads
     only (the job's requirement rows are a bound parameter): works on the published read-only snapshot.
     """
-    scope = {
-        "plan_date": plan_date,
-        "latest": plan_date is None,
-        "platforms": list(job.platforms) or None,
-        "gpus": list(job.gpus) or None,
-    }
-    units = con.execute(queries.sql("jobs/unit_sizes"), scope).fetchall()
-    if not units:
-        return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}")
-    requirements = [
-        {column: row[column] for column in plans.REQUIREMENT_COLUMNS}
-        for row in job_requirement_rows(job, units)
-    ]
-    limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
-    options = (
-        queries.records(
+    (answer,) = plan_jobs(
+        con, [job], start_at=start_at, plan_date=plan_date, fastest=fastest, stale_hours=stale_hours
+    )
+    return answer
+
+
+def plan_jobs(
+    con: duckdb.DuckDBPyConnection,
+    jobs: Sequence[Job],
+    *,
+    start_at: datetime,
+    plan_date: date | None = None,
+    fastest: bool = False,
+    stale_hours: float | None = None,
+) -> list[JobPlans]:
+    """`plan_job` for each of `jobs`, in one query over the offers (issue 29): the offers' shapes
+    are made once, and jobs sized alike (model, method, framework, sequence, batch, GPU limit)
+    are sized once. Answers in the order of `jobs`; `stale_hours` as for `plan_job`."""
+    scope = {"plan_date": plan_date, "latest": plan_date is None}
+    offered = con.execute(queries.sql("jobs/unit_sizes"), scope).fetchall()
+    units = sorted({(gpu_model, count) for _, gpu_model, count in offered})
+    sizings: dict[tuple[object, ...], int] = {}
+    requirements: list[dict[str, Any]] = []
+    described: list[dict[str, Any]] = []
+    for index, job in enumerate(jobs):
+        if not any(_in_scope(job, platform, gpu_model) for platform, gpu_model, _ in offered):
+            continue
+        limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
+        key = (job.shape or job.model, job.method, job.framework, job.seq_len, job.batch, limit)
+        if key not in sizings:
+            sizings[key] = len(sizings)
+            requirements += [
+                {**{column: row[column] for column in plans.REQUIREMENT_COLUMNS}, "sizing": sizings[key]}
+                for row in job_requirement_rows(job, units)
+            ]
+        described.append(
+            {
+                "job_index": index,
+                "sizing": sizings[key],
+                "train_tokens": job.train_tokens,
+                "deadline_hours": None if job.within_days is None else job.within_days * 24,
+                "max_gpu_count": limit,
+                "platforms": list(job.platforms) or None,
+                "gpus": list(job.gpus) or None,
+            }
+        )
+    options: list[dict[str, Any]] = []
+    if requirements:  # an empty list has no STRUCT type to bind; no requirement, no plan
+        options = queries.records(
             con,
             "jobs/options",
             **scope,
+            jobs=described,
             requirements=requirements,
-            max_gpu_count=limit,
+            max_gpu_count=max(job["max_gpu_count"] for job in described),
             max_stale_hours=None if plan_date is not None else stale_hours,
-            train_tokens=job.train_tokens,
-            deadline_hours=None if job.within_days is None else job.within_days * 24,
+            max_train_hours=MAX_TRAIN_DAYS * 24,
             fastest=fastest,
             start_at=start_at,
         )
-        if requirements  # an empty list has no STRUCT type to bind; no requirement, no plan
-        else []
-    )
+    by_job: dict[int, list[dict[str, Any]]] = {}
+    for option in options:
+        by_job.setdefault(option.pop("job_index"), []).append(option)
+    on_offer = {job["job_index"] for job in described}
+    return [
+        _answer(job, by_job.get(index, []), plan_date, index in on_offer) for index, job in enumerate(jobs)
+    ]
+
+
+def _in_scope(job: Job, platform: str, gpu_model: str) -> bool:
+    return (not job.platforms or platform in job.platforms) and (not job.gpus or gpu_model in job.gpus)
+
+
+def _answer(job: Job, options: list[dict[str, Any]], plan_date: date | None, on_offer: bool) -> JobPlans:
+    """One job's answer from its rows of jobs/options.sql, with the reason when it has no plan."""
+    if not on_offer:
+        return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}")
     found = [_without_kind(option) for option in options if option["kind"] == "plan"]
     best = next((_without_kind(option) for option in options if option["kind"] == "fastest"), None)
+    limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
     if best is None:
         reason = (
             f"no offer fits: {job.model} {job.method} fits on no GPU on offer{_scope(job, plan_date)} "
             f"with up to {limit} GPUs"
+        )
+    elif best["train_days"] > MAX_TRAIN_DAYS:
+        reason = (
+            f"no plan finishes within {MAX_TRAIN_DAYS / DAYS_PER_YEAR:.0f} years: the fastest, "
+            f"{plan_text(best)}, takes {best['train_days'] / DAYS_PER_YEAR:,.0f} years"
         )
     elif not found:
         reason = (
@@ -194,20 +254,26 @@ def compute_job_plans(
     """
     computed_at = _now_utc()
     rows: list[dict[str, Any]] = []
-    for job in jobs:
-        answer = plan_job(con, job, start_at=start_at, plan_date=plan_date)
+    for answer in plan_jobs(con, jobs, start_at=start_at, plan_date=plan_date):
+        job = answer.job
         columns = _job_columns(job, plan_date, computed_at)
         if answer.reason is None:
             rows += [{**plan, **columns, "status": "ok", "reason": None} for plan in answer.plans]
         else:
             rows.append({**columns, "rank": 1, "status": "no_plan", "reason": answer.reason})
+    import pandas as pd  # the daily run's path: binding 40,000 rows as one parameter took 15 s
+
+    frame = pd.DataFrame.from_records(
+        [{column: row.get(column) for column in JOB_PLAN_COLUMNS} for row in rows], columns=JOB_PLAN_COLUMNS
+    )
     with plans.transaction(con):
         con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
-        if rows:  # one STRUCT per row, every row with every column (unnest needs one type)
-            con.execute(
-                "INSERT INTO job_plans BY NAME SELECT unnest($rows, recursive := true)",
-                {"rows": [{column: row.get(column) for column in JOB_PLAN_COLUMNS} for row in rows]},
-            )
+        if rows:
+            con.register("job_plan_rows", frame)
+            try:
+                con.execute("INSERT INTO job_plans BY NAME SELECT * FROM job_plan_rows")
+            finally:
+                con.unregister("job_plan_rows")
     return _count(con, "SELECT count(*) FROM job_plans WHERE plan_date = $d", plan_date)
 
 

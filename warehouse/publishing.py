@@ -6,7 +6,7 @@ Public API (stable; `warehouse.connect` calls it, `gpuplan doctor` too):
         before a writer session: a writer file exists and is never older than the published snapshot
     published_generation(warehouse) -> int | None
     restore(source, warehouse)          make `source` (a good file) the published and the writer file
-    previous_path(warehouse), set_aside(path, why) -> Path
+    previous_path(warehouse), set_aside(path, why) -> Path   (from `warehouse.layout`)
     PublishError, WarehouseDamagedError
 
 The rules (issue 14):
@@ -25,6 +25,10 @@ The rules (issue 14):
   a backup, or the published file replaced by a newer copy) is never published over it: the writer
   session first sets the old writer file aside and starts from the snapshot (`replace_older_writer`).
   Nothing is deleted: files set aside keep their name plus why and when.
+- No file of the warehouse is written through a symbolic link (issue 29, `warehouse.layout`): a
+  publish, a seed and a restore refuse a link where one of the files belongs, naming it, before
+  they write anything; every file made here is new (O_EXCL | O_NOFOLLOW); `.prev` is written in
+  place only when it is no link (O_NOFOLLOW).
 Files beside `warehouse.duckdb`: `warehouse.duckdb.prev`, `warehouse.writer.duckdb.published`
 (what was last published: inode, size, mtime, generation; so a session need not open the
 snapshot to know it is the one it published).
@@ -32,18 +36,39 @@ snapshot to know it is the one it published).
 
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
 import json
 import logging
 import os
-import shutil
 import struct
 from pathlib import Path
 
 import duckdb
 
 from warehouse import blocks, integrity
+from warehouse.layout import (
+    copy_durably,
+    create,
+    fsync_dir,
+    previous_path,
+    record_path,
+    refuse_links,
+    set_aside,
+    writer_path,
+)
+
+__all__ = [
+    "PublishError",
+    "WarehouseDamagedError",
+    "previous_path",
+    "publish",
+    "published_generation",
+    "replace_older_writer",
+    "restore",
+    "seed_writer",
+    "set_aside",
+    "writer_path",
+]
 
 log = logging.getLogger(__name__)
 # Largest single write when publishing in place: adjacent changed blocks go out together up to this.
@@ -58,20 +83,6 @@ class WarehouseDamagedError(PublishError):
     """A warehouse file failed verification: it is not published, nothing good is replaced."""
 
 
-def writer_path(warehouse: Path) -> Path:
-    """The writer's private DuckDB file beside the published `warehouse`; only the single writer opens it."""
-    return warehouse.with_name(warehouse.stem + ".writer" + warehouse.suffix)
-
-
-def previous_path(warehouse: Path) -> Path:
-    """The snapshot published before the current one (`gpuplan doctor --restore` brings it back)."""
-    return warehouse.with_name(warehouse.name + ".prev")
-
-
-def _record_path(warehouse: Path) -> Path:
-    return writer_path(warehouse).with_name(writer_path(warehouse).name + ".published")
-
-
 def _identity(path: Path) -> dict[str, int]:
     stat = path.stat()
     return {"inode": stat.st_ino, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
@@ -80,7 +91,7 @@ def _identity(path: Path) -> dict[str, int]:
 def _recorded(warehouse: Path) -> dict[str, int] | None:
     """What this writer last published, if the published file is still exactly that file."""
     try:
-        record = json.loads(_record_path(warehouse).read_text("utf-8"))
+        record = json.loads(record_path(warehouse).read_text("utf-8"))
         unchanged = {key: record[key] for key in ("inode", "size", "mtime_ns")} == _identity(warehouse)
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -105,46 +116,31 @@ def published_generation(warehouse: Path) -> int | None:
     return stamp.generation if stamp else None
 
 
-def set_aside(path: Path, why: str, *, keep: bool = False) -> Path:
-    """Rename `path` to `<path>.<why>-<UTC time>` (never overwriting) and return the new name;
-    `keep`: hard-link it there instead, so `path` stays in place until it is replaced."""
-    now = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.{why}-{now}")
-    suffix = 1
-    while target.exists():
-        suffix += 1
-        target = path.with_name(f"{path.name}.{why}-{now}-{suffix}")
-    if keep:
-        os.link(path, target)
-    else:
-        os.rename(path, target)
-    return target
-
-
-def _copy_durably(source: Path, target: Path) -> None:
-    shutil.copyfile(source, target)  # a kernel-side copy (sendfile) on Linux
-    with target.open("rb+") as copied:
-        os.fsync(copied.fileno())
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
+def _write_record(warehouse: Path, generation: int) -> None:
+    """Record what was published (inode, size, mtime, generation): a new file renamed into place."""
+    record = record_path(warehouse)
+    temp = record.with_name(f".{record.name}-{os.getpid()}.tmp")
+    temp.unlink(missing_ok=True)
+    fd = create(temp)
     try:
-        os.fsync(fd)
+        os.write(fd, json.dumps({**_identity(warehouse), "generation": generation}).encode())
     finally:
         os.close(fd)
+    os.replace(temp, record)
 
 
 def seed_writer(warehouse: Path) -> None:
     """A missing writer file starts as a copy of the published snapshot (else the previous one),
     so no history is lost (first run after the writer file was deleted or set aside)."""
+    refuse_links(warehouse)
     private = writer_path(warehouse)
     if private.exists():
         return
     source = _good_source(warehouse)
     if source is not None:
         temp = private.with_name(private.name + ".seed.tmp")
-        _copy_durably(source, temp)
+        temp.unlink(missing_ok=True)  # left by a seed that died; we hold the writer lock
+        copy_durably(source, temp)
         os.replace(temp, private)
 
 
@@ -200,6 +196,7 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
     make a temp file in the same folder equal to the writer file (the unused `.prev` brought up to
     date in place, else a whole copy), fsync, verify, os.replace, fsync the folder.
     """
+    refuse_links(warehouse)
     private = writer_path(warehouse)
     published = published_generation(warehouse)
     if published is not None and published > generation:
@@ -213,12 +210,12 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
     try:
         in_place = keep_previous and _recorded(warehouse) is not None
         if not (in_place and _write_over_previous(warehouse, temp, generation)):
-            _copy_durably(private, temp)
+            copy_durably(private, temp)
             _require_good(integrity.check_file(temp), warehouse, generation)
         if keep_previous:
             _keep_previous(warehouse)
         os.replace(temp, warehouse)
-        _fsync_dir(warehouse.parent)
+        fsync_dir(warehouse.parent)
     except OSError as exc:
         raise PublishError(
             f"could not publish the warehouse to {warehouse}: {exc.strerror or exc}; "
@@ -226,9 +223,7 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
         ) from exc
     finally:
         temp.unlink(missing_ok=True)
-    _record_path(warehouse).write_text(
-        json.dumps({**_identity(warehouse), "generation": generation}), encoding="utf-8"
-    )
+    _write_record(warehouse, generation)
 
 
 def _require_good(check: integrity.FileCheck, warehouse: Path, generation: int) -> None:
@@ -268,12 +263,12 @@ def _write_over_previous(warehouse: Path, temp: Path, generation: int) -> bool:
     """
     previous, private = previous_path(warehouse), writer_path(warehouse)
     try:
-        stat = previous.stat()
+        stat = previous.lstat()
     except FileNotFoundError:
         return False
     if stat.st_nlink != 1 or stat.st_ino == warehouse.stat().st_ino:
         return False
-    fd = os.open(previous, os.O_RDWR)
+    fd = os.open(previous, os.O_RDWR | os.O_NOFOLLOW)  # a link put there since: ELOOP, not written
     try:
         if not _unused(fd):
             return False
@@ -344,18 +339,27 @@ def restore(source: Path, warehouse: Path) -> None:
     The files it replaces are set aside (`*.replaced-<time>`), never deleted. Call it holding the
     writer lock. Raises WarehouseDamagedError if `source` does not verify.
     """
+    refuse_links(warehouse)
     check = integrity.check_file(source)
     if not check.good:
         raise WarehouseDamagedError(f"{source} cannot be restored: {check.problem}")
-    private = writer_path(warehouse)
-    for target in (private, warehouse):
-        temp = target.with_name(f".{target.name}.restore-{os.getpid()}.tmp")
-        _copy_durably(source, temp)
-        if target.exists() and target != source:
-            set_aside(target, "replaced", keep=True)
-        os.replace(temp, target)
-    _fsync_dir(warehouse.parent)
-    generation = check.generation or 0
-    _record_path(warehouse).write_text(
-        json.dumps({**_identity(warehouse), "generation": generation}), encoding="utf-8"
-    )
+    targets = (writer_path(warehouse), warehouse)
+    temps = [target.with_name(f".{target.name}.restore-{os.getpid()}.tmp") for target in targets]
+    try:
+        for temp in temps:  # both copies made before anything is replaced: a full disk replaces nothing
+            temp.unlink(missing_ok=True)
+            copy_durably(source, temp)
+        for target, temp in zip(targets, temps, strict=True):
+            if target.exists() and target != source:
+                set_aside(target, "replaced", keep=True)
+            os.replace(temp, target)
+    except OSError as exc:
+        raise PublishError(
+            f"could not restore {source}: {exc.strerror or exc} ({exc.filename}); the files it was to "
+            "replace are kept, and no partial copy is left behind"
+        ) from exc
+    finally:
+        for temp in temps:
+            temp.unlink(missing_ok=True)
+    fsync_dir(warehouse.parent)
+    _write_record(warehouse, check.generation or 0)

@@ -14,9 +14,11 @@ What a query cannot do (issue 14), set before it runs and locked (`lock_configur
 - write beside the warehouse: DuckDB's spill folder would be `warehouse.duckdb.tmp/`, up to 90% of
   the free disk. Here it is a private folder (mode 0700) under the system temp folder, named for
   the process, capped at `SPILL_SHARE_OF_FREE_DISK` of the free space there, and removed on exit;
-  one left by a killed process is removed by the next sandbox. While a query runs, DuckDB lets it
-  read and write only there (its temp folder is exempt from the external-access switch); that
-  goes with the folder.
+  one left by a killed process is removed by the next sandbox. DuckDB exempts its temp folder from
+  the external-access switch, and its cap counts only its own spill: a `COPY ... TO` or `EXPORT`
+  into the folder wrote without bound (issue 29: 32 MB past a 10 MiB cap). So a statement that
+  writes files (COPY, EXPORT) is refused before it runs, wherever it writes: only DuckDB's spill
+  fills the folder, within the cap.
 - fetch what is not shown: `max_rows` stops fetching there.
 """
 
@@ -53,6 +55,8 @@ _REFUSALS = (
     "disabled through configuration",
     "has been locked",
 )
+# Statements that write files: DuckDB lets them write into its temp folder (the spill) unbounded.
+_WRITES_FILES = frozenset({duckdb.StatementType.COPY, duckdb.StatementType.EXPORT})
 _SPILL_PREFIX = "gpuplan-sql-"
 _SPILL_NAME = re.compile(rf"^{_SPILL_PREFIX}(\d+)-")
 
@@ -124,6 +128,12 @@ class Sandbox:
 
     def _execute(self, query: str, timeout_s: float) -> duckdb.DuckDBPyConnection:
         try:
+            writing = [s for s in self.con.extract_statements(query) if s.type in _WRITES_FILES]
+            if writing:
+                raise SqlRefused(
+                    f"gpuplan sql is read-only: {writing[0].type.name} writes files, refused in read-only "
+                    "mode (into the spill folder too); to keep an answer, use --format csv > FILE"
+                )
             return self.con.execute(query)
         except (duckdb.Error, MemoryError) as error:
             raise self._error(error, timeout_s) from None

@@ -51,22 +51,45 @@ def doctor_command(
         ),
     ] = False,
 ) -> None:
-    from warehouse import connect
+    from warehouse import connect, layout
 
     settings: Settings = ctx.obj
     if fix and restore:
         raise typer.BadParameter("give at most one of --fix and --restore")
     warehouse = settings.warehouse
+    if fix:  # first: the lock file may be one of them, and renaming a link writes nothing through it
+        for aside in _links_set_aside(warehouse):
+            typer.echo(aside)
     if fix or restore:
         with connect.locked(warehouse, LOCK_TIMEOUT_S):
             typer.echo(_restore(warehouse) if restore else _fix(warehouse))
     checks = _checks(warehouse)
     for check in checks:
         typer.echo(_line(check))
+    links = layout.links(warehouse)
+    for path, target in links:
+        typer.echo(f"{path}: a symbolic link to {target}: gpuplan writes nothing through it")
     verdict, healthy = _verdict(checks)
+    if links:
+        verdict, healthy = (
+            "a warehouse file is a symbolic link, so every writer refuses to run: "
+            "`gpuplan doctor --fix` sets the link aside (its target is not touched)",
+            False,
+        )
     typer.echo(verdict)
     if not healthy:
         raise typer.Exit(EXIT_DAMAGED)
+
+
+def _links_set_aside(warehouse: Path) -> list[str]:
+    """Rename each link where a warehouse file belongs (the link itself, never its target)."""
+    from warehouse import layout
+
+    done = []
+    for path, target in layout.links(warehouse):
+        aside = layout.set_aside(path, "link")
+        done.append(f"set the symbolic link {path} (to {target}) aside as {aside}; {target} is untouched")
+    return done
 
 
 def _files(warehouse: Path) -> tuple[Path, Path, Path]:

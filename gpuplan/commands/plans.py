@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Annotated, NoReturn
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn, TypeVar
 from zoneinfo import ZoneInfo
 
 import typer
 
+from config import model_files
 from config.settings import Settings
 from gpuplan import display
 from gpuplan.plan_tables import (
@@ -29,8 +31,20 @@ from gpuplan.plan_tables import (
     print_plans,
 )
 from sizing import assumptions, gpu_names
-from sizing.jobs import Job, job_sizing, parse_duration, parse_tokens
+from sizing.jobs import (
+    DURATION_HOURS,
+    MAX_EPOCHS,
+    MAX_WITHIN_DAYS,
+    Job,
+    job_sizing,
+    parse_duration,
+    parse_tokens,
+)
+from sizing.planner import MAX_GPUS
+from sizing.setup import MAX_COUNT, MAX_SEQ_LEN
 from warehouse import connect, job_plans, plans
+
+T = TypeVar("T")
 
 
 def register(app: typer.Typer) -> None:
@@ -69,15 +83,22 @@ def plans_command(
         str | None, typer.Option("--tokens", help="Plan your job: tokens of one epoch, e.g. 500M, 2B, 1.5e9.")
     ] = None,
     epochs: Annotated[
-        float | None, typer.Option("--epochs", help="Epochs over the tokens (default 1).")
+        float | None,
+        typer.Option("--epochs", min=0, max=MAX_EPOCHS, help="Epochs over the tokens (default 1)."),
     ] = None,
     within: Annotated[
         str | None,
         typer.Option("--within", help="Deadline: 36h, 3d, 2w, or a date (YYYY-MM-DD, by its end)."),
     ] = None,
-    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sequence (sizing).")] = None,
-    batch: Annotated[int | None, typer.Option("--batch", help="Micro-batch (sequences) per GPU.")] = None,
-    max_gpus: Annotated[int | None, typer.Option("--max-gpus", help="The most GPUs a plan may use.")] = None,
+    seq_len: Annotated[
+        int | None, typer.Option("--seq-len", min=1, max=MAX_SEQ_LEN, help="Tokens per sequence (sizing).")
+    ] = None,
+    batch: Annotated[
+        int | None, typer.Option("--batch", min=1, max=MAX_COUNT, help="Micro-batch (sequences) per GPU.")
+    ] = None,
+    max_gpus: Annotated[
+        int | None, typer.Option("--max-gpus", min=1, max=MAX_GPUS, help="The most GPUs a plan may use.")
+    ] = None,
     framework: Annotated[
         str | None,
         typer.Option(
@@ -115,13 +136,17 @@ def plans_command(
         if model is None or method is None:
             raise ValueError("--tokens plans a job: give --model and --method too")
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        shape = model_files.model(model)
         job = Job(
             name="ad hoc",
             model=model,
+            shape=None if isinstance(shape, str) else shape,
             method=method,
-            tokens=parse_tokens(tokens),
+            tokens=_option("--tokens", parse_tokens, tokens),
             epochs=1.0 if epochs is None else epochs,
-            within_days=None if within is None else _within_days(within, now, settings.schedule_timezone),
+            within_days=None
+            if within is None
+            else _option("--within", _within_days, within, now, settings.schedule_timezone),
             seq_len=seq_len,
             batch=batch,
             max_gpus=max_gpus,
@@ -132,6 +157,18 @@ def plans_command(
         _job(settings, job, day.date() if day else None, now, currency, fastest, wide, as_json)
     except (ValueError, connect.NoWarehouseError, connect.OutdatedWarehouseError) as exc:
         _fail(str(exc))
+
+
+def _option(name: str, read: Callable[..., T], *given: Any) -> T:
+    """`read(*given)`, its ValueError said as one about option `name` (issue 29: `--tokens 1e30`
+    was an error of DuckDB's, naming nothing the user typed)."""
+    try:
+        return read(*given)
+    except ValueError as exc:
+        message, field = str(exc), name.removeprefix("--").replace("-", "_")
+        if message.startswith(f"{field} "):  # "tokens must be ..." -> "--tokens must be ..."
+            message = name + message.removeprefix(field)
+        raise ValueError(message if message.startswith(name) else f"{name}: {message}") from None
 
 
 def _fail(message: str) -> NoReturn:
@@ -149,16 +186,22 @@ def _resolve_gpu(name: str) -> str:
 def _within_days(text: str, now: dt.datetime, timezone: str) -> float:
     """--within as days from `now` (UTC): a duration, or a date meaning the end of that day in `timezone`."""
     try:
-        deadline = now + parse_duration(text)
+        date = dt.date.fromisoformat(text)
     except ValueError:
+        date = None
+    if date is None:
         try:
-            date = dt.date.fromisoformat(text)
+            return parse_duration(text) / dt.timedelta(days=1)
         except ValueError:
+            if text.strip()[-1:].lower() in DURATION_HOURS:  # a duration, out of bounds: say so
+                raise
             raise ValueError(f"--within takes 36h, 3d, 2w or a date (YYYY-MM-DD), got {text!r}") from None
-        end = dt.datetime.combine(date + dt.timedelta(days=1), dt.time(), ZoneInfo(timezone))
-        deadline = end.astimezone(dt.UTC).replace(tzinfo=None)
-        if deadline <= now:
-            raise ValueError(f"the deadline {text} ({timezone}) is in the past") from None
+    if (date - now.date()).days > MAX_WITHIN_DAYS:  # before the date arithmetic overflows (9999-12-31)
+        raise ValueError(f"--within must be at most {MAX_WITHIN_DAYS:g} days from now, got {text}")
+    end = dt.datetime.combine(date + dt.timedelta(days=1), dt.time(), ZoneInfo(timezone))
+    deadline = end.astimezone(dt.UTC).replace(tzinfo=None)
+    if deadline <= now:
+        raise ValueError(f"the deadline {text} ({timezone}) is in the past")
     return (deadline - now) / dt.timedelta(days=1)
 
 
@@ -210,7 +253,8 @@ def _job(
         )
     zone = ZoneInfo(settings.schedule_timezone)
     if answer.reason is not None:
-        if answer.fastest is not None and job.within_days is not None:
+        # a fastest plan past a century has no finish (warehouse.job_plans.MAX_TRAIN_DAYS): its reason says so
+        if answer.fastest is not None and job.within_days is not None and answer.fastest["finish"]:
             best, deadline = answer.fastest, now + dt.timedelta(days=job.within_days)
             _fail(
                 f"no plan finishes by {local_text(deadline, zone)}: the fastest is "

@@ -10,13 +10,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from config import model_files
 from gpuplan import display
 from sizing import article, assumptions, frameworks, gpu_names, planner
 from sizing import setup as setup_vocabulary
 from sizing.catalog import find_gpu
 from sizing.parallel import DATA_PARALLEL
 from sizing.planner import Estimate, Requirement
-from sizing.setup import DEFAULT, TrainingSetup
+from sizing.setup import DEFAULT, MAX_COUNT, MAX_SEQ_LEN, TrainingSetup
 
 
 def _choices(name: str, values: tuple[str, ...]) -> type[StrEnum]:
@@ -232,9 +233,15 @@ def size(
         Framework,
         typer.Option("--framework", "-f", help="Training framework whose defaults apply (docs/sizing.md)."),
     ] = _DEFAULT_FRAMEWORK,
-    seq_len: Annotated[int, typer.Option("--seq-len", help="Tokens per sequence.")] = 2048,
-    batch: Annotated[int, typer.Option("--batch", help="Micro-batch (sequences) per GPU.")] = 1,
-    grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = 8,
+    seq_len: Annotated[
+        int, typer.Option("--seq-len", min=1, max=MAX_SEQ_LEN, help="Tokens per sequence.")
+    ] = 2048,
+    batch: Annotated[
+        int, typer.Option("--batch", min=1, max=MAX_COUNT, help="Micro-batch (sequences) per GPU.")
+    ] = 1,
+    grad_accum: Annotated[
+        int, typer.Option("--grad-accum", min=1, max=MAX_COUNT, help="Micro-batches per optimizer step.")
+    ] = 8,
     checkpointing: Annotated[
         Checkpointing | None,
         typer.Option("--checkpointing", help="Activation recompute (default: the framework's)."),
@@ -255,25 +262,30 @@ def size(
     loss: Annotated[
         Loss | None, typer.Option("--loss", help="Loss computation (default: the framework's).")
     ] = None,
-    lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank (lora, qlora).")] = 8,
+    lora_rank: Annotated[
+        int, typer.Option("--lora-rank", min=1, max=MAX_COUNT, help="LoRA rank (lora, qlora).")
+    ] = 8,
     lora_targets: Annotated[
         str, typer.Option("--lora-targets", help="'all' or modules, e.g. q_proj,v_proj (lora, qlora).")
     ] = "all",
     freeze_layers: Annotated[
-        int, typer.Option("--freeze-layers", help="Last layers freeze-tuning trains.")
+        int, typer.Option("--freeze-layers", min=1, max=MAX_COUNT, help="Last layers freeze-tuning trains.")
     ] = 2,
     gpu: Annotated[str | None, typer.Option("--gpu", help="Size one configuration on this GPU.")] = None,
     gpus: Annotated[
-        int | None, typer.Option("--gpus", help="GPU count (default: smallest that fits).")
+        int | None,
+        typer.Option("--gpus", min=1, max=planner.MAX_GPUS, help="GPU count (default: smallest that fits)."),
     ] = None,
     zero: Annotated[
         int | None,
         typer.Option("--zero", min=0, max=3, help="ZeRO/FSDP stage (default: smallest that fits)."),
     ] = None,
     tp: Annotated[
-        int | None, typer.Option("--tp", min=1, help="Tensor-parallel degree (within a node).")
+        int | None, typer.Option("--tp", min=1, max=MAX_COUNT, help="Tensor-parallel degree (within a node).")
     ] = None,
-    pp: Annotated[int | None, typer.Option("--pp", min=1, help="Pipeline-parallel stages.")] = None,
+    pp: Annotated[
+        int | None, typer.Option("--pp", min=1, max=MAX_COUNT, help="Pipeline-parallel stages.")
+    ] = None,
     sequence_parallel: Annotated[
         bool | None,
         typer.Option(
@@ -283,7 +295,7 @@ def size(
     ] = None,
     offload: Annotated[Offload, typer.Option("--offload", help="CPU offload.")] = _NO_OFFLOAD,
     mfu: Annotated[
-        float | None, typer.Option("--mfu", help="Use this MFU (0-1) instead of the prior.")
+        float | None, typer.Option("--mfu", min=0, max=1, help="Use this MFU (0-1) instead of the prior.")
     ] = None,
     accounting: Annotated[
         Accounting | None,
@@ -323,7 +335,7 @@ def size(
         if gpu is not None:  # names as people write them: "H100", "A100-80GB", "4090", "910B"
             match = gpu_names.resolve(gpu)
             gpu, gpu_note = match.gpu_model, match.note
-        sizing = planner.prepare(model, method.value, setup)
+        sizing = planner.prepare(model_files.model(model), method.value, setup)
         counts = (gpus,) if gpus is not None else planner.DEFAULT_GPU_COUNTS
         plans = sizing.plan(counts)
         single = None

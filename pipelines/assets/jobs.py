@@ -16,13 +16,12 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
-from config.jobs_file import read_jobs
+from config.jobs_file import JobsRead, read_each_job
 from config.user_files import UserFileError
 from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WarehouseResource
-from sizing.jobs import Job
 from warehouse import job_plans, plans
 
 # Not the plans group: `backfill_plans` rebuilds the daily tables of past days; a job's plan is
@@ -44,9 +43,17 @@ PREVIEW_COLUMNS = (
 )
 
 
-def read_job_file(warehouse: WarehouseResource) -> list[Job]:
-    """The jobs of GPUPLAN_JOBS (none when it is unset); raises UserFileError with the file and line."""
-    return read_jobs(Path(warehouse.jobs_file)) if warehouse.jobs_file else []
+def read_job_file(warehouse: WarehouseResource) -> JobsRead:
+    """The jobs of GPUPLAN_JOBS (none when it is unset), each job that cannot be read refused on
+    its own; raises UserFileError with the file (and line) when the file cannot be read at all."""
+    return read_each_job(Path(warehouse.jobs_file)) if warehouse.jobs_file else JobsRead(())
+
+
+def refused_text(read: JobsRead) -> str:
+    """The refused jobs in one line: the first two said whole, how many more."""
+    said = "; ".join(str(problem) for problem in read.refused[:2])
+    more = len(read.refused) - 2
+    return said + (f"; and {more} more job(s) refused" if more > 0 else "")
 
 
 def start_of(day: date, timezone: str, now: datetime) -> datetime:
@@ -85,12 +92,13 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
         if not warehouse.jobs_file:
             return dg.MaterializeResult(metadata={"jobs_file": "none (GPUPLAN_JOBS is not set)"})
         try:
-            jobs = read_job_file(warehouse)
+            read = read_job_file(warehouse)
         except UserFileError as exc:
             # before the writer opens: the day's job plans stay as they were; nothing downstream
             raise dg.Failure(description=str(exc), metadata={"jobs_file": warehouse.jobs_file}) from None
         # Not one of WRITING_STEPS, so it publishes its own tables: a bad jobs file fails this step
         # alone, and must never keep the daily plans (published by the last of those) unpublished.
+        jobs = list(read.jobs)  # a job refused alone: the others are planned, then the step says it
         with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
             rows = sum(
@@ -112,6 +120,9 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
             metadata["preview"] = dg.MetadataValue.md(
                 f"Best plans of {days[-1]}:\n\n" + markdown.table(best, PREVIEW_COLUMNS)
             )
+        if read.refused:  # after the others' plans are stored and published: they stand
+            metadata["jobs_refused"] = len(read.refused)
+            raise dg.Failure(description=refused_text(read), metadata=metadata)
         return dg.MaterializeResult(metadata=metadata)
 
     return [job_plans_asset]

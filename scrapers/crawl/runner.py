@@ -246,8 +246,9 @@ def _prepare(
             missing = f"no snapshot of {job.platform} to replay (looked for {snapshot / SNAPSHOT_FILE})"
             return record.write("failed", missing)
         crawl_settings.update(_replay_settings(snapshot))
-        if spider.token is not None and spider.token.required and not spider.token.value(child_env):
-            child_env[spider.token.env] = OFFLINE_TOKEN
+        for token in spider.tokens():
+            if token.required and not token.value(child_env):
+                child_env[token.env] = OFFLINE_TOKEN
     else:
         reason = spider.skip_reason(child_env)
         if reason is not None:

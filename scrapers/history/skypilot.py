@@ -6,7 +6,7 @@ Semantics (price-sources.md §2, samples/README.md):
 - `Region` is the cloud's own region string (`us-east-1`, `"Texas, US, NA"`), kept as written.
 - No row says anything about stock: SkyPilot writes Lambda rows for every region
   whatever the capacity, so `available_gpus` stays NULL (unknown, not zero).
-- `GpuInfo` is a Python dict literal (single quotes), read with `ast.literal_eval`.
+- `GpuInfo` is a Python dict literal, or one of its two other dialects (`scrapers.skypilot.gpu_info`).
 - Rows without an accelerator are CPU instances: skipped and counted.
 - The raw GPU name is `InstanceType`, the cloud's own name for the offer: it keeps the form
   (`gpu_1x_h100_sxm5`, `1x-H100_NVL-...`) that `AcceleratorName` (`H100`) drops;
@@ -16,7 +16,6 @@ Semantics (price-sources.md §2, samples/README.md):
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import re
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scrapers import skypilot
 from scrapers.history.offers import (
     MAX_COUNT,
     ImportedFile,
@@ -149,12 +149,9 @@ def _platform_in_name(path: Path) -> str:
 
 
 def _gpu_memory_mib(gpu_info: str) -> float:
-    """`MemoryInfo.SizeInMiB` of the first GPU in a GpuInfo literal, NaN when absent or unreadable."""
-    try:
-        info = ast.literal_eval(gpu_info) if gpu_info.strip() else {}
-        return float(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"])
-    except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
-        return np.nan
+    """`MemoryInfo.SizeInMiB` of the first GPU in a GpuInfo cell, NaN when absent or unreadable."""
+    mib = skypilot.gpu_memory_mib(skypilot.gpu_info(gpu_info))
+    return np.nan if mib is None else mib
 
 
 def _subset(columns: dict, mask: pd.Series) -> dict:

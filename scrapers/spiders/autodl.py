@@ -16,6 +16,13 @@ Sources (price-sources.md §4.1), envelope `{"code": "Success" | "OK" | <error>,
   stated: unknown), "V100-32GB", "RTX PRO 6000", and the volume cards "vGPU-32GB" / "vGPU-48GB"
   (no catalog card: unknown, with the memory the name states).
   CPU-only machines (`chip_corp` "cpu") are not GPU offers and are left out.
+  Longer periods (包日, 包周, 包月): AutoDL sells them, but no public client, document or
+  recording shows how the market list names their prices (every client asks `charge_type`
+  "payg" and reads `payg_price`). A machine row is read for `daily_price`, `weekly_price` and
+  `monthly_price` (`PERIOD_PRICES`, guessed after `payg_price`; 厘 per GPU and period assumed
+  likewise) and each one present gives a plan offer (`<machine_id>/day` ...); absent, as in every
+  answer seen so far, nothing is missed and nothing fails. UNVERIFIED until a token-holding
+  crawl records a row that has them.
 - region stock `POST https://www.autodl.com/api/v1/machine/region/gpu_type` with
   `{"region_sign_list": [sign]}` -> `data: [{"RTX 4090": {"idle_gpu_num", "total_gpu_num"}}, ...]`,
   asked once per region sign the list names. Each offer carries its region's idle and total
@@ -26,6 +33,7 @@ Sources (price-sources.md §4.1), envelope `{"code": "Success" | "OK" | <error>,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +42,7 @@ from scrapy.http import Request, Response
 from twisted.python.failure import Failure
 
 from scrapers import parsing
-from scrapers.items import OfferItem
+from scrapers.items import BillingPeriod, OfferItem, PricingType
 from scrapers.platform import PlatformSpider, Token
 from scrapers.rejects import RejectedOffer
 from scrapers.rows import dig, kept
@@ -46,6 +54,13 @@ AUTH_FAILED_CODE = "AuthorizeFailed"
 # The web UI asks for 10; the loop follows `max_page`, so a smaller server-side cap loses nothing.
 PAGE_SIZE = 100
 BYTES_PER_GIB = 1024**3  # `mem_per_gpu` is in bytes
+# Price fields a machine row may carry for the longer ways of paying (UNVERIFIED names, see the
+# docstring): field -> (offer id suffix, billing period, pricing type).
+PERIOD_PRICES: dict[str, tuple[str, BillingPeriod, PricingType]] = {
+    "daily_price": ("/day", "day", "daily_plan"),
+    "weekly_price": ("/week", "week", "weekly_plan"),
+    "monthly_price": ("/month", "month", "monthly_plan"),
+}
 
 
 def list_body(page: int) -> dict[str, Any]:
@@ -125,10 +140,11 @@ class AutodlSpider(PlatformSpider):
         self, response: Response, row: Mapping[str, Any]
     ) -> Iterator[OfferItem | RejectedOffer | Request]:
         item = self.machine_offer(response, row)
-        if isinstance(item, OfferItem) and item.extra.get("region_sign"):
-            yield from self._after_region_stock(item)
-        elif item is not None:
-            yield item
+        for each in [item, *period_offers(item, row)] if isinstance(item, OfferItem) else [item]:
+            if isinstance(each, OfferItem) and each.extra.get("region_sign"):
+                yield from self._after_region_stock(each)
+            elif each is not None:
+                yield each
 
     def machine_offer(self, response: Response, row: Mapping[str, Any]) -> OfferItem | RejectedOffer | None:
         if str(row.get("chip_corp") or "").lower() == "cpu":
@@ -201,6 +217,26 @@ class AutodlSpider(PlatformSpider):
         region.figures = figures
         waiting, region.waiting = region.waiting, []
         return [_with_region_figures(offer, figures) for offer in waiting]
+
+
+def period_offers(hourly: OfferItem, row: Mapping[str, Any]) -> list[OfferItem]:
+    """The plan offers of a machine whose row prices a longer period (`PERIOD_PRICES`): the hourly
+    offer's copy with that price, period and id. None present (every row seen so far): none."""
+    offers = []
+    for field_name, (suffix, period, pricing) in PERIOD_PRICES.items():
+        if row.get(field_name) is None:
+            continue
+        offers.append(
+            dataclasses.replace(
+                hourly,
+                offer_id=f"{hourly.offer_id}{suffix}",
+                price_amount=parsing.from_minor_units(row[field_name], parsing.LI),
+                billing_period=period,
+                pricing_type=pricing,
+                extra=dict(hourly.extra),
+            )
+        )
+    return offers
 
 
 def orderable(idle: Any, order_num: Any) -> int | None:

@@ -5,11 +5,19 @@ calls (compshare-cn/compshare-cli: base URL `https://api.compshare.cn`, `command
 `DescribeCompShareSupportZone` lists the zones; per zone `DescribeAvailableCompShareInstanceTypes`
 (`InstanceType` uhost) the GPU types, each with its memory (`GraphicsMemory.Value`, GB), its
 `Status` (Normal | Beta | Soldout | Hidden) and its machine sizes (`MachineSizes[].{Gpu,
-Collection[].{Cpu, Memory[] GiB}}`); per (zone, type, size) `GetCompShareInstancePrice` for
-pay-as-you-go (`ChargeType` Postpay, a 100 GiB CLOUD_SSD boot disk as the client sends it), whose
-`PriceDetails[].Instance` is the machine's CNY per hour (GPU, CPU and memory; disks apart, kept in
-`extra`). One offer per (zone, type, size), priced per instance; stock 0 for a Soldout type,
-otherwise unknown (the API says sellable, not how many). Requests are UCloud's: a form POST,
+Collection[].{Cpu, Memory[] GiB}}`); per (zone, type, size) `GetCompShareInstancePrice` with a
+100 GiB CLOUD_SSD boot disk as the client sends it and no `ChargeType`, which the official doc
+(compshare.cn/docs/gpus/instance/getcompshareinstanceprice) answers with every way of paying:
+"ChargeType … 不传则同时返回所有模式的价格。枚举值:Month、Day、Dynamic、Postpay、Spot", one
+`PriceDetails[]` entry each, `Instance` the machine's price in CNY (GPU, CPU and memory; disks apart,
+kept in `extra`) for one unit of its mode (`Quantity` 1, the doc's default: an hour for Postpay and
+Spot, a day for Day, a month for Month). Offers per (zone, type, size), priced per instance:
+Postpay on demand (the offer and id it always was), Spot when `parsing.spot_price` says it is one,
+Day and Month as plans of one period (`CHARGE_TYPES`); Dynamic (UCloud's hourly prepaid) is left
+out: unverified, it would double on demand. An entry marked `InstanceDiscountType` 1 (night) or 2
+(holiday) is a discount of those hours only: the mode's `OriginalPriceDetails` entry is the price,
+the discounted one is kept in `extra`. Stock 0 for a Soldout type, whatever the mode, otherwise
+unknown (the API says sellable, not how many). Requests are UCloud's: a form POST,
 nested keys flattened (`Disks.0.IsBoot`), booleans `true`/`false`, signed with SHA1 over the
 sorted `keyvalue` pairs and the private key (UCloudDoc-Team/api `summary/signature.md`,
 ucloud/ucloud-sdk-python3 `core/auth/_cfg.py`, `typesystem/encoder.py`). Envelope `RetCode` 0.
@@ -50,8 +58,15 @@ from sizing import gpu_names
 PRICE_LIST_URL = "https://www.compshare.cn/price-list"
 API_URL = "https://api.compshare.cn/"
 OK_CODES = (0,)
-# What a price is asked with, as compshare-cli's `instance price` sends it by default.
-CHARGE_TYPE = "Postpay"  # pay-as-you-go, billed by the hour
+# The ways of paying a price answer gives (its `ChargeType`s) that are offers: ChargeType ->
+# (offer id suffix, billing period, pricing type); Postpay's offer keeps the id it had alone.
+CHARGE_TYPES: dict[str, tuple[str, BillingPeriod, PricingType]] = {
+    "Postpay": ("", "hour", "on_demand"),  # pay-as-you-go, billed by the hour
+    "Spot": ("/spot", "hour", "spot"),  # preemptible
+    "Day": ("/day", "day", "daily_plan"),  # 按天
+    "Month": ("/month", "month", "monthly_plan"),  # 按月
+}
+TIMED_DISCOUNTS = (1, 2)  # InstanceDiscountType: 1 夜间折扣 (night), 2 节日折扣 (holiday)
 BOOT_DISK = {"IsBoot": True, "Type": "CLOUD_SSD", "Size": 100}  # GiB
 SOLD_OUT, HIDDEN = "Soldout", "Hidden"
 MIB_PER_GIB = 1024
@@ -112,6 +127,15 @@ def read_headers(labels: list[str]) -> PriceTable | None:
         return None
     kept = {name: index for name, index in (("cpu", find("CPU")), ("ram", find("内存"))) if index is not None}
     return PriceTable(gpu, find("卡数", "数量"), find("显存"), kept, tuple(prices), len(heads))
+
+
+def by_charge_type(details: Any) -> dict[str, Mapping[str, Any]]:
+    """A price answer's detail entries by their `ChargeType` (the first of each)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, Mapping):
+            found.setdefault(str(detail.get("ChargeType")), detail)
+    return found
 
 
 def _cell_text(cell: Selector) -> str:
@@ -221,7 +245,6 @@ class CompshareSpider(PlatformSpider):
                     "Gpu": size["Gpu"],
                     "Cpu": collection["Cpu"],
                     "Memory": int(memory) * MIB_PER_GIB,
-                    "ChargeType": CHARGE_TYPE,
                     "Quantity": 1,
                     "Disks": [BOOT_DISK],
                 }
@@ -236,33 +259,47 @@ class CompshareSpider(PlatformSpider):
 
     def parse_price(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         zone, kind, gpus = response.meta["zone"], response.meta["kind"], response.meta["gpus"]
-        details = dig(self.payload(response), "PriceDetails")
-        detail = next(
-            (d for d in details if isinstance(d, Mapping) and d.get("ChargeType") == CHARGE_TYPE), None
-        )
+        payload = self.payload(response)
+        details = by_charge_type(dig(payload, "PriceDetails"))
+        originals = by_charge_type(payload.get("OriginalPriceDetails") or [])
         memory = parsing.number((kind.get("GraphicsMemory") or {}).get("Value"))
-        yield self.offer(
-            response,
-            gpu_names.identify(str(kind["Name"]), memory),
-            offer_id=f"{zone['Zone']}/{kind['Name']}/{gpus}x",
-            gpu_name_raw=str(kind["Name"]),
-            gpu_count=gpus,
-            # No pay-as-you-go detail: no price, which the item checks reject (price_missing).
-            price_amount=parsing.number(detail.get("Instance")) if detail else None,
-            billing_period="hour",
-            pricing_type="on_demand",
-            region=str(zone.get("Describe") or zone["Zone"]),
-            available_gpus=0 if kind.get("Status") == SOLD_OUT else None,
-            extra=kept(
-                {
-                    "zone": zone["Zone"],
-                    "status": kind.get("Status"),
-                    "cpu": response.meta["cpu"],
-                    "memory_gib": response.meta["memory_gib"],
-                    "system_disk_cny_per_hour": detail.get("SystemDisks") if detail else None,
-                }
-            ),
-        )
+        gpu = gpu_names.identify(str(kind["Name"]), memory)
+        on_demand = None
+        for charge_type, (suffix, period, pricing) in CHARGE_TYPES.items():
+            detail = details.get(charge_type)
+            if detail is None and charge_type != "Postpay":
+                continue  # not sold that way; no pay-as-you-go detail is the item checks' price_missing
+            discounted = detail is not None and detail.get("InstanceDiscountType") in TIMED_DISCOUNTS
+            priced = originals.get(charge_type, detail) if discounted else detail
+            amount = parsing.number(priced.get("Instance")) if priced else None
+            if charge_type == "Postpay":
+                on_demand = amount
+            elif charge_type == "Spot":
+                amount = parsing.spot_price(on_demand, amount)
+                if amount is None:
+                    continue
+            yield self.offer(
+                response,
+                gpu,
+                offer_id=f"{zone['Zone']}/{kind['Name']}/{gpus}x{suffix}",
+                gpu_name_raw=str(kind["Name"]),
+                gpu_count=gpus,
+                price_amount=amount,
+                billing_period=period,
+                pricing_type=pricing,
+                region=str(zone.get("Describe") or zone["Zone"]),
+                available_gpus=0 if kind.get("Status") == SOLD_OUT else None,
+                extra=kept(
+                    {
+                        "zone": zone["Zone"],
+                        "status": kind.get("Status"),
+                        "cpu": response.meta["cpu"],
+                        "memory_gib": response.meta["memory_gib"],
+                        f"system_disk_cny_per_{period}": priced.get("SystemDisks") if priced else None,
+                        "discounted_price": detail.get("Instance") if discounted and detail else None,
+                    }
+                ),
+            )
 
     # --- the price-list page ----------------------------------------------------
 

@@ -1,18 +1,37 @@
 """Lambda: the public pricing page without a key; the instance-types API (with stock) with one.
 
-Without `LAMBDA_API_KEY`: `https://lambda.ai/service/gpu-cloud`. Its "Instances pricing"
-section has one size tab per GPU count ("8x", "4x", "2x", "1x") and one table per tab, rows
+Without `LAMBDA_API_KEY`: the pricing page, `https://lambda.ai/pricing` (the name the page gives
+itself, the address ewyluda/gpu-price-index `src/gpu_index/sources/lambda_cloud.py` @ 1f5b058
+fetches and the one whose Internet Archive captures henryzhangpku/gpu-price-index reads), else
+`https://lambda.ai/service/gpu-cloud` (what toolshedlabs-hash/gpu-price-feed and
+cherielilili/gpu-pricing-tracker fetch): the second is asked when the first is not there (HTTP 404
+or 410), redirects off the platform or carries no pricing tables. Any other failure (HTTP 403, 5xx
+after the retries, a timeout) is the site's, and fails the crawl as it is: asking a second address
+of a site in trouble would only add load (as the DataCrunch spider's old host). Redirects are
+followed by the spider itself, within Lambda's own hosts (`PLATFORM_HOSTS`), at most
+`MAX_REDIRECTS` hops, so that items cite the page that answered and a replayed redirect stays in
+its snapshot.
+
+The page's "Instances pricing" section is a HubSpot CMS island (`<div data-hs-island="true">`):
+one size tab per GPU count ("8x", "4x", "2x", "1x") and one table per tab, rows
 `<tr data-plan="NVIDIA H100 SXM">` with cells `data-label="VRAM/GPU"` and
-`data-label="PRICE/GPU/HR*"` ($ per GPU per hour, before sales tax). How the live page is read
-follows the public parsers that work on it: toolshedlabs-hash/gpu-price-feed
-`providers/lambdalabs.py` (@ aad9b32) finds the tabs by their CSS-module class
-(`<button class="_tabButton…">8x</button>`) and pairs them with the pricing tables in document
-order, refusing to guess when the counts differ; cherielilili/gpu-pricing-tracker
-`scripts/lambda_fetcher.py` (@ ecc9327) reads the escaped copy of the same markup in the page's
-hydration data (`data-label=\"PRICE\u002fGPU\u002fHR*\"\u003e$X.XX`), which is all some versions
-of the page serve. Every one of these shapes is read, and tabs marked up as `role="tab"` with
-`aria-controls` too; only a page with none of them is a layout change. Tables without
-`data-plan` rows (1-Click Clusters) are not size tables. The page says nothing about stock.
+`data-label="PRICE/GPU/HR*"` ($ per GPU per hour, before sales tax). It is read in two forms:
+
+- rendered: `<button role="tab" aria-controls="tabpanel-0" class="_tabButton_…">8x</button>` and
+  `<div role="tabpanel" id="tabpanel-0">` (a verbatim Internet Archive excerpt of lambda.ai/pricing,
+  2026-01-09, in henryzhangpku/gpu-price-index `tests/fixtures/backfill/lambda_20260109103934.html`
+  @ c4ae7ff); without the aria markup, `_tabButton` buttons paired with the tables in document
+  order, refusing to guess when the counts differ (toolshedlabs `providers/lambdalabs.py` @ aad9b32);
+- the island's hydration data, which is all some versions of the page serve: a script
+  `var newIslands = [...]` that `window.__islands` takes up, whose tabs island
+  (`"moduleName": "TabsIsland"`) lists `props.tabs`, each an object whose `label` is the size
+  and whose `contentHtml` is that tab's table (maheshbabugorantla/llm-inference-pricing
+  `pricing/scrapers/lambda_labs.py`). The JSON writes the markup's `<`, `>` and `/` as unicode
+  escapes (what the pattern of cherielilili `scripts/lambda_fetcher.py` @ ecc9327 matches on the
+  live page): each `contentHtml` is decoded and read with its own `label`.
+
+Only a page with neither is a layout change. Tables without `data-plan` rows (1-Click Clusters)
+are not size tables. The page says nothing about stock.
 
 With `LAMBDA_API_KEY`: `GET https://cloud.lambda.ai/api/v1/instance-types` (Bearer token):
 `price_cents_per_hour` per instance, and `regions_with_capacity_available`, the stock signal:
@@ -28,27 +47,35 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 from scrapy.http import Request, Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
 
 from scrapers import parsing
 from scrapers.items import OfferItem
-from scrapers.platform import PlatformSpider, Token
+from scrapers.platform import PlatformSpider, Token, describe_failure
 from scrapers.rejects import RejectedOffer
 from sizing import gpu_names
 
-PRICING_PAGE_URL = "https://lambda.ai/service/gpu-cloud"
+# The pricing page: its own name first, then the address the other public clients fetch.
+PRICING_PAGE_URLS = ("https://lambda.ai/pricing", "https://lambda.ai/service/gpu-cloud")
+PLATFORM_HOSTS = ("lambda.ai", "lambdalabs.com")  # and their subdomains: lambdalabs.com moved to lambda.ai
+MAX_REDIRECTS = 5  # a pricing page is one or two hops away at most; more is a redirect loop
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+NOT_SERVED_STATUSES = frozenset({404, 410})  # the page is not (or no more) at this address
 INSTANCE_TYPES_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 SIZE_TAB = re.compile(r"^\s*(\d+)\s*x\s*$", re.IGNORECASE)
 PRICE_LABEL = "PRICE/GPU/HR"  # the cell's label, then "*" (a footnote: before sales tax)
-# A size tab in the live page's CSS modules: `class="_tabButton_1wn8q_12 ..."`.
+# A size tab in the live page's CSS modules: `class="_tabButton_ywv0y_15 ..."`.
 TAB_BUTTONS = '//*[contains(concat(" ", normalize-space(@class)), " _tabButton")]'
 PRICING_TABLES = "//table[.//tr[@data-plan]][.//*[starts-with(@data-label, $label)]]"
 # "8x Tesla V100 (16 GB)", "1x A10 (24 GB PCIe)": count, name, memory (gpuhunt's reading).
 API_DESCRIPTION = re.compile(r"^\s*(\d+)x\s+(?:Tesla\s+)?(.+?)\s*\((\d+)\s*GB", re.IGNORECASE)
-# A JSON/JS string literal in a script that carries table markup.
-ESCAPED_MARKUP = re.compile(r'"((?:[^"\\]|\\.)*data-plan(?:[^"\\]|\\.)*)"')
+# Where a script hands islands to HubSpot's runtime: `var newIslands = [...]`, `window.__islands = [...]`.
+ISLANDS = re.compile(r"\b(?:newIslands|__islands)\s*(?:=|\.push\()\s*")
 
 
 class LambdaSpider(PlatformSpider):
@@ -79,22 +106,71 @@ class LambdaSpider(PlatformSpider):
                 meta={"dont_obey_robotstxt": True},
             )
         else:
-            yield self.request(PRICING_PAGE_URL, self.parse_pricing_page)
+            first, *others = PRICING_PAGE_URLS
+            yield self._page_request(first, tuple(others))
 
     # --- the pricing page -----------------------------------------------------
 
-    def parse_pricing_page(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
-        # The rendered tables first; the hydration copy when the page ships only that.
-        rows = list(_sized_rows(Selector(text=response.text)))
+    def _page_request(
+        self, url: str, fallbacks: tuple[str, ...], tried: tuple[str, ...] = (), hops: int = 0
+    ) -> Request:
+        """The pricing page at `url`; `fallbacks` are asked in turn if it gives nothing, `tried` says
+        why the earlier addresses gave nothing. Redirects are the spider's (`on_request_failed`)."""
+        meta = {"dont_redirect": True, "fallbacks": fallbacks, "tried": tried, "hops": hops}
+        return self.request(url, self.parse_pricing_page, meta=meta)
+
+    def parse_pricing_page(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
+        # The rendered tables first; the island's hydration data when the page ships only that.
+        rows = list(_sized_rows(Selector(text=response.text))) or list(_island_rows(response.text))
         if not rows:
-            rows = [row for fragment in _escaped_fragments(response.text) for row in _sized_rows(fragment)]
-        if not rows:
-            raise parsing.LayoutChanged(
+            problem = (
                 "no size tabs (8x, 4x, ...) with data-plan pricing tables on the pricing page, "
-                "rendered or in its hydration data"
+                "rendered or in its islands (window.__islands)"
             )
+            yield from self._fall_back(response.meta, f"{problem} (from {self.source_url(response)})")
+            return
         for gpu_count, row in rows:
             yield self.page_offer(response, gpu_count, row)
+
+    def on_request_failed(self, failure: Failure) -> Iterable[Request]:
+        request: Request | None = getattr(failure, "request", None)
+        if request is None or "fallbacks" not in request.meta:
+            super().on_request_failed(failure)
+            return ()
+        error = failure.value
+        status = error.response.status if isinstance(error, HttpError) else None
+        if isinstance(error, HttpError) and status in REDIRECT_STATUSES:
+            return self._redirected(request.meta, error.response)
+        if status not in NOT_SERVED_STATUSES:
+            # The site's failure, not the address's: asking its other address would only add load.
+            super().on_request_failed(failure)
+            return ()
+        why = describe_failure(failure, self.settings.getfloat("DOWNLOAD_TIMEOUT"))
+        return self._fall_back(request.meta, why)
+
+    def _redirected(self, meta: Mapping[str, Any], response: Response) -> Iterable[Request]:
+        url = meta["source_url"]
+        location = (response.headers.get(b"Location") or b"").decode("latin-1").strip()
+        target = urljoin(url, location) if location else ""
+        if not target:
+            problem = f"HTTP {response.status} from {url} names no Location"
+        elif not _on_platform(target):
+            problem = f"HTTP {response.status} from {url} redirects off Lambda's hosts, to {target}"
+        elif meta["hops"] >= MAX_REDIRECTS:
+            problem = f"more than {MAX_REDIRECTS} redirects from {PRICING_PAGE_URLS[0]}, the last to {target}"
+        else:
+            return [self._page_request(target, meta["fallbacks"], meta["tried"], meta["hops"] + 1)]
+        return self._fall_back(meta, problem)
+
+    def _fall_back(self, meta: Mapping[str, Any], problem: str) -> Iterator[Request]:
+        """The next address of the pricing page, or, when none is left, every address's failure."""
+        fallbacks, tried = meta["fallbacks"], (*meta["tried"], problem)
+        if fallbacks:
+            self.logger.warning(f"{problem}; asking {fallbacks[0]}")
+            yield self._page_request(fallbacks[0], fallbacks[1:], tried)
+            return
+        for message in tried:
+            self.record_failure(message)
 
     def page_offer(self, response: Response, gpu_count: int, row: Selector) -> OfferItem | RejectedOffer:
         plan = (row.attrib.get("data-plan") or "").strip()
@@ -210,16 +286,45 @@ def _rows_by_tab_order(page: Selector) -> Iterator[tuple[int, Selector]]:
             yield gpu_count, row
 
 
-def _escaped_fragments(text: str) -> Iterator[Selector]:
-    """The table as escaped markup inside scripts (`\\u003Ctr data-plan=\\"...\\"`), decoded."""
-    for script in Selector(text=text).xpath("//script/text()").getall():
-        if "data-plan" not in script:
+def _island_rows(text: str) -> Iterator[tuple[int, Selector]]:
+    """(GPU count, row) of every data-plan row in the page's islands: each size tab an object whose
+    `label` is the size and whose `contentHtml` is its table, decoded and read with that label."""
+    decoder = json.JSONDecoder()
+    for script in Selector(text=text).xpath("//script[not(@src)]/text()").getall():
+        if "contentHtml" not in script:
             continue
-        for literal in ESCAPED_MARKUP.finditer(script):
+        for handed in ISLANDS.finditer(script):
             try:
-                yield Selector(text=json.loads(f'"{literal.group(1)}"'))
+                islands, _ = decoder.raw_decode(script, handed.end())
             except json.JSONDecodeError:
-                continue
+                continue  # `window.__islands.push(...newIslands)`: the array itself was read already
+            for tab in _tabs(islands):
+                size = SIZE_TAB.match(tab["label"])
+                if size is None:
+                    continue
+                for table in Selector(text=tab["contentHtml"]).xpath(PRICING_TABLES, label=PRICE_LABEL):
+                    for row in table.xpath(".//tr[@data-plan]"):
+                        yield int(size.group(1)), row
+
+
+def _tabs(value: Any) -> Iterator[Mapping[str, str]]:
+    """Every object carrying a `label` and a `contentHtml`, however deep the islands nest it."""
+    if isinstance(value, Mapping):
+        if isinstance(value.get("label"), str) and isinstance(value.get("contentHtml"), str):
+            yield value
+        for nested in value.values():
+            yield from _tabs(nested)
+    elif isinstance(value, list):
+        for nested in value:
+            yield from _tabs(nested)
+
+
+def _on_platform(url: str) -> bool:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    return parts.scheme in ("http", "https") and any(
+        host == own or host.endswith(f".{own}") for own in PLATFORM_HOSTS
+    )
 
 
 def _leading_count(description: str) -> int:

@@ -27,12 +27,19 @@ interruptible pod documentation"). Since then `minimumBidPrice` is null and the 
 fields repeat the on-demand price (toolshedlabs' recorded rows, 2026-08). A spot offer is made
 only from a bid price below the on-demand one: a bid equal to it is no spot market.
 
-Placeholder: RunPod answers `uninterruptablePrice: 0.5` for a type it cannot price (MI300X, H200
-NVL, RTX 2000 Ada in the real 2026-04-01 sample; the MI300X's spot price there is $1.49). A
-real price can be 0.5 too (the RTX 3090 in secure cloud, 2026-08). So 0.5 is a placeholder only
-when the type's own list price for that cloud says otherwise; without a list price in the
-answer, when there is no bid price either (the sample's case). Such a quote is rejected as
-"placeholder_price", visibly, rather than passed on as the cheapest GPU of its class.
+Placeholder: RunPod answers 0.5 for a type it cannot price (MI300X, H200 NVL, RTX 2000 Ada in the
+real 2026-04-01 sample; the MI300X's spot price there is $1.49), as its quote and, since 2026-08,
+inside its list prices too (H200 NVL community 0.50 against secure 3.79, issue 27). A real price
+can be 0.5 too (the RTX 3090 in secure cloud, 2026-08). A quote of 0.5 is judged against the
+type's other prices in the same answer (`placeholder_price`): it is a placeholder when the same
+cloud's spot price is dearer (a real price is never under its own spot price), when the other
+cloud's list price is more than `CLOUD_SPREAD` times it, when its own list price says otherwise,
+or, with no list price at all, when there is no bid price either (the sample's case). Such a
+quote is rejected as "placeholder_price", visibly, rather than passed on as the cheapest GPU of
+its class; the REST catalog's prices are judged by the same rule. A 0.5 that nothing in the
+answer contradicts (a type in one cloud only, its list price 0.5) is passed on: the spider has no
+history, and the warehouse's plans price floor (docs/plausibility.md, rule 4) leaves it out of
+plans when it sits far under the other platforms' prices for that GPU, as the placeholder does.
 """
 
 from __future__ import annotations
@@ -69,6 +76,10 @@ MAX_GPU_COUNT = POD_SIZES[-1]
 STOCK_LEVELS = frozenset({"High", "Medium", "Low"})
 CATALOG_STOCK_LEVELS = frozenset({"HIGH", "MEDIUM", "LOW"})
 PLACEHOLDER_PRICE_USD = 0.5
+# How far apart one type's list prices in the two clouds may be and still both be real: 1.0-2.3x in
+# the fixture's rows from toolshedlabs' 2026-08-23 recording (RTX 3090 secure 0.50 / community
+# 0.22 the widest); the placeholder sits 5x (MI300X 0.5 / 2.49) to 7.6x (H200 NVL 0.5 / 3.79) under.
+CLOUD_SPREAD = 3.0
 
 
 class RunpodSpider(PlatformSpider):
@@ -139,6 +150,13 @@ class RunpodSpider(PlatformSpider):
         on_demand = parsing.number(lowest.get("uninterruptablePrice"))
         bid = parsing.number(lowest.get("minimumBidPrice"))
         list_price = parsing.number(row.get(f"{cloud}Price"))
+        placeholder = placeholder_price(
+            on_demand,
+            list_price,
+            bid,
+            other_cloud=parsing.number(row.get(f"{_other(cloud)}Price")),
+            spot=parsing.number(row.get(f"{cloud}SpotPrice")),
+        )
         raw_name, gpu = self.gpu_of(row, parsing.number(row.get("memoryInGb")))
         offers = self.on_demand_and_spot(
             response,
@@ -159,7 +177,7 @@ class RunpodSpider(PlatformSpider):
             ),
         )
         for offer in offers:
-            if offer.pricing_type == "on_demand" and placeholder_price(on_demand, list_price, bid):
+            if offer.pricing_type == "on_demand" and placeholder:
                 yield self.reject(
                     response, "placeholder_price", {**row, "cloud": cloud, "gpu_count": gpu_count}
                 )
@@ -179,7 +197,7 @@ class RunpodSpider(PlatformSpider):
             meta={"cloud": cloud, "gpu_count": gpu_count},
         )
 
-    def parse_catalog(self, response: Response) -> Iterator[OfferItem | Request]:
+    def parse_catalog(self, response: Response) -> Iterator[OfferItem | RejectedOffer | Request]:
         cloud, gpu_count = response.meta["cloud"], response.meta["gpu_count"]
         gpus = dig(self.payload(response), "gpus")
         complete, _ = split_complete(gpus, ("id", "price", "maxCount"), "GPU types")
@@ -199,11 +217,15 @@ class RunpodSpider(PlatformSpider):
 
     def catalog_offer(
         self, response: Response, entry: Mapping[str, Any], cloud: str, gpu_count: int
-    ) -> OfferItem | None:
+    ) -> OfferItem | RejectedOffer | None:
         prices = entry["price"] if isinstance(entry["price"], Mapping) else {}
         price = parsing.number(prices.get(cloud))
         if not price:
             return None  # the type is listed for the other cloud only
+        # The catalog quotes list prices only (no bid): its own price is the list price.
+        if placeholder_price(price, price, None, other_cloud=parsing.number(prices.get(_other(cloud)))):
+            raw = {**entry, "cloud": cloud, "gpu_count": gpu_count}
+            return self.reject(response, "placeholder_price", raw)
         availability = entry.get("availability")
         if availability is None:
             stock = None
@@ -241,13 +263,30 @@ class RunpodSpider(PlatformSpider):
         )
 
 
-def placeholder_price(on_demand: float | None, list_price: float | None, bid: float | None) -> bool:
-    """Whether RunPod's quote is its 0.5 stand-in for "cannot price this type" (module docstring)."""
-    if on_demand != PLACEHOLDER_PRICE_USD:
+def placeholder_price(
+    quote: float | None,
+    list_price: float | None,
+    bid: float | None,
+    *,
+    other_cloud: float | None = None,
+    spot: float | None = None,
+) -> bool:
+    """Whether RunPod's `quote` is its 0.5 stand-in for "cannot price this type", judged against the
+    type's other prices in the same answer (module docstring): the same cloud's `list_price` and
+    `spot` price, the `other_cloud`'s list price, the `bid`."""
+    if quote != PLACEHOLDER_PRICE_USD:
         return False
+    if spot is not None and spot > quote:
+        return True  # a real price is never under its own spot price
+    if other_cloud is not None and other_cloud > CLOUD_SPREAD * quote:
+        return True
     if list_price:
         return list_price != PLACEHOLDER_PRICE_USD
     return bid is None
+
+
+def _other(cloud: str) -> str:
+    return CLOUDS[1 - CLOUDS.index(cloud)]
 
 
 def _max_count(row: Mapping[str, Any], cloud: str) -> int | None:

@@ -15,6 +15,18 @@ Per offer (`num_gpus` GPUs, prices per offer in USD/hour):
   above the on-demand price is no spot offer either (`parsing.spot_price`, every spider's rule).
 Stock: each offer is one rentable slot, so its GPUs are available when it is rentable and not
 rented. `gpu_ram` (MB per GPU) tells the 48 GB RTX 4090 from the 24 GB one.
+
+One machine is listed several times, as overlapping slices: its whole 4 GPUs, 2 of them, 1 of them,
+each an offer of its own (real answers: issue 27, 2026-08; ADR-020 of
+username-gigo-is-not-available/ai-compute-arbitrage-monitor, a census of the whole market in
+2026-10: "1, 2 and 5 GPUs of the same 5-GPU machine", the per-GPU price alike on every slice).
+Every offer says which: `machine_id` and `gpu_ids` (Vast's ids of the GPUs it rents, unique across
+the market: `[82267]` in a recorded `vastai search offers --raw`), passed on as the items'
+`machine_id` and `gpu_ids`, so the warehouse counts a machine's free GPUs once; the offers stay
+offers, as a plan can rent any slice. Vast's own `gpu_frac` is the offer's share of the machine's
+GPUs ("Ratio of GPUs in the offer to gpus in the system", vast-ai/vast-cli `vast.py`; `num_gpus /
+gpu_frac` is the machine's size), not a share of one card: every Vast offer rents whole cards, so
+the items' `gpu_frac` is None and Vast's value is kept in `extra` as `gpu_frac_of_machine`.
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ from scrapy.http import Request, Response
 from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider
+from scrapers.rows import kept
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 OFFER_LIMIT = 10_000  # SkyPilot asks for 10000, gpuhunt 3000; the whole verified market fits
@@ -42,7 +55,7 @@ class VastaiSpider(PlatformSpider):
     required = ("id", "num_gpus", "gpu_name", "dph_total")
     gpu_name_fields = ("gpu_name",)
     kept = (
-        "machine_id", "host_id", "dph_base", "storage_cost", "reliability2", "verification",
+        "host_id", "dph_base", "storage_cost", "reliability2", "verification",
         "cuda_max_good", "gpu_ram", "cpu_cores_effective", "cpu_ram", "disk_space", "inet_down", "inet_up",
     )  # fmt: skip
     offer_fields = {"price_currency": "USD", "price_per": "instance", "billing_period": "hour"}
@@ -78,6 +91,10 @@ class VastaiSpider(PlatformSpider):
             # ", US" (no city) is as common as "Texas, US".
             region=str(row.get("geolocation") or "").strip(", ") or None,
             available_gpus=parsing.stock_from_slot(slot_free, gpu_count),
+            machine_id=None if row.get("machine_id") is None else str(row["machine_id"]),
+            gpu_ids=gpu_ids(row.get("gpu_ids")),
+            # Whole cards: Vast's gpu_frac is the share of the machine (module docstring).
+            extra=kept({"gpu_frac_of_machine": parsing.number(row.get("gpu_frac"))}),
         )
 
     def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
@@ -95,3 +112,12 @@ def disk_per_hour(row: Mapping[str, Any]) -> float | None:
     if storage_cost is not None and storage_cost >= 0:
         return ALLOCATED_STORAGE_GIB * storage_cost / HOURS_PER_DISK_MONTH
     return None
+
+
+def gpu_ids(value: Any) -> list[int] | None:
+    """Vast's ids of the GPUs an offer rents, or None (unknown) when the answer gives no list of them."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(one, int) and not isinstance(one, bool) and one >= 0 for one in value):
+        return None
+    return list(value)

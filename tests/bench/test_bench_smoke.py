@@ -24,6 +24,7 @@ EXPECTED = {
     "bench_e2e.py": ("crawls", "warehouse", "plans", "Dagster", "peak RSS, whole process tree"),
     "bench_startup.py": ("gpuplan --help", "gpuplan sql 'select 1'", "not judged in --quick"),
     "bench_jobs.py": ("process: gpuplan plans --json", "naive: Python loop", "not judged in --quick"),
+    "bench_many_jobs.py": ("ours: the job plans writer session", "per job: plan_job", "not judged"),
 }
 
 

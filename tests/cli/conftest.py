@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
+from warehouse_template import migrated
 
 from config.settings import Settings
 from scrapers.crawl.summary import CrawlSummary, digest_feed
@@ -14,12 +16,11 @@ from warehouse import connect
 from warehouse.loading import load_crawl
 
 
-@pytest.fixture
-def recorded(settings: Settings) -> Settings:
-    """A published warehouse holding, for every platform, the items its recorded snapshot yields
-    (`scrapers/fixtures/<slug>/expected.jsonl`, checked against the recording by the spider tests),
-    loaded as that platform's offline crawl."""
-    with connect.writer(settings.warehouse) as con:
+@pytest.fixture(scope="session")
+def recorded_writer_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The writer file of `recorded`, loaded once per session (read it, never write it)."""
+    warehouse = tmp_path_factory.mktemp("recorded") / "warehouse.duckdb"
+    with connect.writer(migrated(warehouse), publish=False) as con:
         for platform in platforms():
             feed = fixture_dir(platform) / "expected.jsonl"
             lines = [line for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -36,4 +37,14 @@ def recorded(settings: Settings) -> Settings:
                 feed_sha256=digest_feed(feed).sha256,
             )
             load_crawl(con, summary)
+    return connect.writer_path(warehouse)
+
+
+@pytest.fixture
+def recorded(settings: Settings, recorded_writer_file: Path) -> Settings:
+    """A published warehouse holding, for every platform, the items its recorded snapshot yields
+    (`scrapers/fixtures/<slug>/expected.jsonl`, checked against the recording by the spider tests),
+    loaded as that platform's offline crawl: a copy of the session's, published by a writer session."""
+    with connect.writer(migrated(settings.warehouse, source=recorded_writer_file)):
+        pass
     return settings

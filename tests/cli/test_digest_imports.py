@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from warehouse_template import migrated
 
 from config.settings import Settings
 from warehouse import connect
@@ -25,7 +26,7 @@ BAD = "- gpu: H100\n  below_usd_per_gpu_hour: 2.0\n  platforms: [vast]\n"  # no 
 def test_the_digest_reads_watches_without_dagster(
     watches: str, exit_code: int, settings: Settings, tmp_path: Path, probe_gpuplan: Callable[..., Any]
 ) -> None:
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass  # a published warehouse, without plans
     file = tmp_path / "watches.yaml"
     file.write_text(watches, encoding="utf-8")

@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts `gpuplan` in a child process
+
 
 def _gpuplan(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

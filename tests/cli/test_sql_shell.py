@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
+from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan.cli import app
@@ -22,7 +23,7 @@ from warehouse import connect
 @pytest.fixture
 def published(settings: Settings) -> Settings:
     """An empty published warehouse (migrated: its tables and views, no offers)."""
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass
     return settings
 
@@ -70,6 +71,7 @@ def test_a_query_argument_is_still_one_query(published: Settings) -> None:
     assert '"one": 1' in result.stdout
 
 
+@pytest.mark.slow  # gpuplan in a child process
 def test_the_prompt_takes_multi_line_statements_and_keeps_history(published: Settings) -> None:
     """On a real terminal (a pty): a statement over two lines, a dot command, then .quit."""
     main, child = pty.openpty()

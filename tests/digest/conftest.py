@@ -14,19 +14,17 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
+import warehouse_template
 from aiosmtpd.controller import Controller
 from synthetic_warehouse import SyntheticWarehouse
 
 from config.settings import Settings, SmtpSettings
-from warehouse.migrate import migrate
 
 
 @pytest.fixture
 def warehouse() -> SyntheticWarehouse:
-    con = duckdb.connect(":memory:")
-    migrate(con)
+    con = warehouse_template.scratch()
     yield SyntheticWarehouse(con)
     con.close()
 

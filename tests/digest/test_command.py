@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 from synthetic_warehouse import SyntheticWarehouse
 from typer.testing import CliRunner
+from warehouse_template import migrated
 
 from gpuplan.cli import app
 from warehouse import connect
@@ -18,7 +19,7 @@ DAY = date(2026, 12, 1)
 @pytest.fixture
 def env(settings, smtp_server):
     """The environment `gpuplan` builds its Settings from, with a published warehouse holding plans."""
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         warehouse = SyntheticWarehouse(con)
         warehouse.plans(DAY, [warehouse.plan("7B", "lora", "矩池云", "A100 80GB", 1, 800.0)])
     return {

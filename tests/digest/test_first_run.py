@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+import warehouse_template
 from typer.testing import CliRunner
 
 from config.settings import Settings
@@ -22,7 +23,6 @@ from digest.render import render
 from gpuplan.cli import app
 from scrapers.history import formats
 from scrapers.registry import fixture_dir, platforms
-from warehouse import connect
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
 from warehouse.planning import PlanOptions
@@ -33,7 +33,7 @@ SETTINGS = Settings.from_env({})  # the default models and methods
 
 @pytest.fixture(scope="module")
 def lambda_history(sample):
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     for day in LAMBDA_DAYS:
         import_file(con, formats.get("skypilot"), sample(f"skypilot_catalog_format/lambda_vms_{day}.csv"))
     backfill_plans(con, PlanOptions.from_settings(SETTINGS), None, None)
@@ -41,6 +41,7 @@ def lambda_history(sample):
     con.close()
 
 
+@pytest.mark.slow  # backfills real history
 def test_real_history_gives_one_entry_per_changed_plan_with_reasons_and_a_chart(lambda_history):
     con = lambda_history
     digest = build_digest(con, date(2026, 4, 6), price_move_pct=SETTINGS.price_move_pct)

@@ -7,15 +7,18 @@ import subprocess
 import sys
 
 import pytest
+import warehouse_template
 
 from config.settings import Settings
 from scrapers.history import formats
 from sizing.catalog import load_gpus
-from warehouse import connect, queries
+from warehouse import queries
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
 from warehouse.plan_requirements import requirements_frame
 from warehouse.planning import PlanOptions
+
+pytestmark = pytest.mark.slow  # backfills real history
 
 SETTINGS = Settings.from_env({})  # the default models (7B..70B) and methods (full, lora, qlora)
 DAYS = [dt.date(2026, 4, 2), dt.date(2026, 4, 6), dt.date(2026, 4, 20), dt.date(2026, 5, 7)]
@@ -29,7 +32,7 @@ def _backfill(con, first, last):
 
 
 def _lambda_warehouse(lambda_catalogs):
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     for catalog in lambda_catalogs:
         import_file(con, formats.get("skypilot"), catalog)
     return con
@@ -144,7 +147,7 @@ def test_backfilling_earlier_days_refreshes_the_next_days_changes(lambda_catalog
 
 def test_runpods_placeholder_prices_make_no_plan_on_real_history(sample) -> None:
     observations = sample("price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv")
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     import_file(con, formats.get("observations"), observations)
     days = backfill_plans(
         con,

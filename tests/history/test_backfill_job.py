@@ -15,6 +15,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
+from warehouse_template import migrated
 
 from config.settings import Settings
 from pipelines.definitions import build_defs
@@ -23,6 +24,8 @@ from scrapers.history import formats
 from warehouse import connect, history
 from warehouse.imports import import_file
 from warehouse.planning import PlanOptions
+
+pytestmark = pytest.mark.slow
 
 FIRST, LAST = dt.date(2026, 4, 2), dt.date(2026, 4, 6)
 RANGE_TAGS = {
@@ -37,7 +40,7 @@ PLANS = (
 
 
 def _import(settings: Settings, catalogs) -> None:
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for catalog in catalogs:
             assert import_file(con, formats.get("skypilot"), catalog).ok
 

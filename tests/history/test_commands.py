@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from config.settings import Settings
 from gpuplan.cli import app
+
+pytestmark = pytest.mark.slow  # imports and backfills real history
 
 
 def _run(settings: Settings, *args: str, columns: int = 200) -> Result:

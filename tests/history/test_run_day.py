@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import warehouse_template
 
 from scrapers.history import formats
 from warehouse import connect, history
@@ -26,7 +27,7 @@ WHERE o.run_day IS DISTINCT FROM run_day_of(r.started_at, r.loaded_at)  -- migra
 
 
 def test_both_loaders_set_the_run_day_daily_runs_computes(lambda_catalogs, tmp_path: Path) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     load_crawl(con, _crawl(tmp_path / "crawl", "2026-04-06", 4.10))
     # A summary without started_at: the run's day is the day it was loaded.
     undated = _crawl(tmp_path / "undated", "2026-04-07", 4.20)
@@ -73,7 +74,7 @@ def test_the_migration_gives_existing_offers_their_run_day(tmp_path: Path) -> No
 
 
 def test_gpu_names_are_the_catalog_and_the_models_priced_recently(tmp_path: Path) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     con.execute("DELETE FROM gpus")  # a warehouse whose gpus table has not been synced
     assert history.priced_gpu_models(con)["gpu_model"].tolist() == []  # empty warehouse
     load_crawl(con, _crawl(tmp_path / "old", "2026-01-05", 4.10))

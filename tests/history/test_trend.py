@@ -5,8 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import warehouse_template
+
 from scrapers.history import formats
-from warehouse import connect, history
+from warehouse import history
 from warehouse.imports import import_file
 from warehouse.loading import load_crawl
 
@@ -46,7 +48,7 @@ def _crawl(folder, day: str, price: float):
 
 
 def test_our_crawl_stands_for_its_day_over_an_import(lambda_catalogs, tmp_path) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     load_crawl(con, _crawl(tmp_path / "2026-04-06", "2026-04-06", 4.10))
     for catalog in lambda_catalogs[:2]:
         import_file(con, formats.get("skypilot"), catalog)
@@ -59,7 +61,7 @@ def test_our_crawl_stands_for_its_day_over_an_import(lambda_catalogs, tmp_path) 
 
 
 def test_trend_aggregates_platforms_and_filters(lambda_catalogs, sample) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     import_file(con, formats.get("skypilot"), lambda_catalogs[0])
     import_file(con, formats.get("skypilot"), sample("skypilot_catalog_format/vast_vms_2026-04-29.csv"))
     april = (dt.date(2026, 4, 1), dt.date(2026, 4, 30))

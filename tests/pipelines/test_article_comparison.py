@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from warehouse_template import scratch
 
 from scrapers.crawl.runner import run_crawl
 from sizing.catalog import load_gpus
 from sizing.planner import requirements
 from warehouse import plans
-from warehouse.connect import in_memory
 from warehouse.loading import load_crawl
 from warehouse.plan_requirements import requirements_frame
 
@@ -34,7 +34,7 @@ ARTICLE_PRICES_CNY_PER_CARD_MONTH = {2139, 4464, 9993}  # 910B 64G, H20 96G, H80
 def article_plans(tmp_path_factory) -> pd.DataFrame:
     folder = tmp_path_factory.mktemp("quotes")
     crawl = run_crawl("quotes", folder, offline=True)
-    con = in_memory()
+    con = scratch()
     result = load_crawl(con, folder / "quotes.summary.json")
     assert (crawl.status, result.offers_loaded) == ("ok", len(ARTICLE_PRICES_CNY_PER_CARD_MONTH)), result
     quoted = con.execute("SELECT gpu_model, gpu_count, price_amount FROM offers").df()

@@ -11,6 +11,8 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 import pandas as pd
+import pytest
+from warehouse_template import migrated
 
 from pipelines.assets.crawls import CRAWLED, build_crawl_assets, crawl_key
 from pipelines.checks import build_checks, every_ask_has_a_plan, prices_believable
@@ -41,6 +43,7 @@ def _crawled(
     return evaluation
 
 
+@pytest.mark.slow  # crawls offline in a child process
 def test_a_crawl_that_yielded_items_passes_in_its_own_step(settings):
     evaluation = _crawled(settings)
     assert evaluation.passed
@@ -67,7 +70,7 @@ def test_freshness_flags_a_platform_that_stopped_loading_offers(settings):
             "loaded_at": now,
         }
     )
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         con.register("synthetic_runs", runs)
         con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM synthetic_runs")
     (fresh,) = [c for c in build_checks(["stale", "fresh", "never"]) if c.check_key.name == "fresh"]
@@ -93,7 +96,7 @@ def test_the_price_check_lists_a_placeholder_price_that_plans_leave_out(settings
     # SYNTHETIC: one H100 offer per platform for DAY; RunPod's 0.5 USD is its out-of-stock placeholder
     prices = {"runpod": 0.5, "lambda": 2.99, "nebius": 2.95, "vastai": 1.9}
     observed_at = datetime.combine(DAY, datetime.min.time())
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for platform, usd in prices.items():
             crawl_id = f"synthetic-{platform}"
             con.execute(
@@ -130,7 +133,7 @@ def test_the_price_check_lists_a_placeholder_price_that_plans_leave_out(settings
 
 
 def test_a_day_without_any_crawl_recorded_has_no_plans_and_fails_the_plan_check(settings):
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass  # an empty, migrated warehouse: nothing crawled or imported for DAY
 
     @dg.asset(name="cheapest_plans", partitions_def=daily_partitions(settings.schedule_timezone))

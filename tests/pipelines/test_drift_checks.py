@@ -9,6 +9,7 @@ from datetime import date, datetime, timedelta
 
 import dagster as dg
 import pandas as pd
+from warehouse_template import migrated
 
 from config.settings import Settings
 from pipelines.definitions import build_defs
@@ -61,7 +62,7 @@ def _evaluate(settings: Settings) -> dg.AssetCheckEvaluation:
 
 
 def test_a_crawl_that_lost_most_of_its_offers_warns_and_says_why(settings: Settings) -> None:
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for back in range(1, 8):
             _crawl(con, DAY - timedelta(days=back), 10)
         _crawl(con, DAY, 3)
@@ -73,14 +74,14 @@ def test_a_crawl_that_lost_most_of_its_offers_warns_and_says_why(settings: Setti
 
 
 def test_a_usual_day_passes(settings: Settings) -> None:
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for back in range(0, 8):
             _crawl(con, DAY - timedelta(days=back), 10)
     assert _evaluate(settings).passed
 
 
 def test_one_step_checks_every_platform_each_under_its_own_name(settings: Settings) -> None:
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for back in range(1, 8):
             _crawl(con, DAY - timedelta(days=back), 10, "synthcloud")
             _crawl(con, DAY - timedelta(days=back), 10, "othercloud")

@@ -170,10 +170,14 @@ def test_an_impossible_deadline_is_one_clear_line_naming_the_fastest_plan(offlin
     ("args", "message"),
     [
         (["--model", "7Q", "--method", "lora", "--tokens", "1B"], "error: unknown model '7Q'"),
-        (["--model", "7B", "--method", "lora", "--tokens", "0"], "error: tokens must be more than 0"),
+        (["--model", "7B", "--method", "lora", "--tokens", "0"], "error: --tokens must be more than 0"),
+        (
+            ["--model", "7B", "--method", "lora", "--tokens", "1e30"],
+            "error: --tokens must be more than 0 and at most 1000T",
+        ),
         (
             ["--model", "7B", "--method", "lora", "--tokens", "1B", "--within", "2020-01-01"],
-            "error: the deadline 2020-01-01",
+            "error: --within: the deadline 2020-01-01",
         ),
         (
             ["--model", "7B", "--method", "lora", "--tokens", "1B", "--within", "soon"],

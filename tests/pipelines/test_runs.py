@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from warehouse_template import migrated
 
 from config.settings import Settings
 from pipelines.runs import execute_day, previous_demo_day
@@ -53,7 +54,7 @@ def test_a_failed_step_is_listed_with_its_cause(settings: Settings) -> None:
 def test_the_day_before_is_replayed_only_on_a_warehouse_without_history(settings: Settings) -> None:
     # No warehouse yet: a first offline run replays the recorded day before first.
     assert previous_demo_day(settings, DAY, ["quotes"]) == (DAY - dt.timedelta(days=1), ["quotes"])
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         # history that was never planned (an import, or a year loaded before the first refresh):
         # a run ten days earlier, no plan_crawls row
         con.execute(

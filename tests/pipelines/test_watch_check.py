@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 import pytest
+from warehouse_template import migrated
 
 from pipelines.partitions import daily_partitions
 from pipelines.resources import MailerResource, WarehouseResource
@@ -64,7 +65,7 @@ def _evaluate(settings, watches_file: Path | None) -> dg.AssetCheckEvaluation:
 
 @pytest.fixture
 def two_days(settings):
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         _day(con, PREVIOUS, 2.2)
         _day(con, DAY, 1.9)
     return settings

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from warehouse_template import migrated
 
 from config.settings import Settings
 from digest.content import build_digest
@@ -154,7 +155,7 @@ def run_day(settings: Settings, day: date) -> list[LoadResult]:
     """The daily run after the crawls, in one writer session: the steps of the `offers`, `gpus`
     and plan assets for one day (load every crawl summary of the day, record them as the day's
     crawls, size, candidates, cheapest plans, changes)."""
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         results = [
             load_crawl(con, path)
             for path in sorted((settings.crawl_dir / day.isoformat()).glob("*.summary.json"))

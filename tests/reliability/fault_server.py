@@ -84,7 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/robots.txt":
             self._send(404, {"Content-Type": "text/plain"}, b"")
             return
-        exchange = self.server.snapshot.find(self.command, self.path, request_body)
+        exchange = self.server.snapshot.find(self.command, self.path, request_body, self.headers)
         answer = self.server.next_answer()
         if exchange is None:
             reply = Reply(404, {"Content-Type": "application/json"}, b'{"error": "not in the snapshot"}')

@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
+from warehouse_template import migrated
 
 from pipelines.checks import build_checks
 from pipelines.resources import WarehouseResource
@@ -46,7 +47,7 @@ def test_crawl_dated_ahead_is_displaced_by_the_next_crawl(tmp_path: Path) -> Non
     settings = settings_in(tmp_path)
     now = datetime.now(UTC)
     ahead = _crawl(tmp_path / "ahead", 30, now + AHEAD)  # its host's clock three days ahead
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         early = load_crawl(con, ahead)
     assert "clock was ahead" in (early.error or ""), early.error
     later = _crawl(tmp_path / "later", 12, datetime.now(UTC))  # the next crawl, on a right clock
@@ -62,7 +63,7 @@ def test_crawl_dated_ahead_is_displaced_by_the_next_crawl(tmp_path: Path) -> Non
 def test_run_dated_ahead_is_not_latest_and_freshness_fails(tmp_path: Path) -> None:
     settings = settings_in(tmp_path)
     now = datetime.now(UTC).replace(tzinfo=None)
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         good = load_crawl(con, _crawl(tmp_path / "yesterday", 8, datetime.now(UTC) - timedelta(hours=40)))
         # the whole host's clock was ahead as it crawled and loaded, and has been put right since
         runs = pd.DataFrame(

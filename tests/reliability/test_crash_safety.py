@@ -24,6 +24,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from warehouse_template import migrated
 
 from config.settings import Settings
 from reliability.fault_days import METHODS, MODELS, run_day
@@ -175,7 +176,7 @@ def test_warehouse_folder_not_writable(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert sorted(tmp_path.rglob("*")) == files_before, "a failed run left files behind"
     with connect.writer(
-        settings.warehouse
+        migrated(settings.warehouse)
     ) as con:  # the crawl, untouched, loads where the warehouse can live
         assert load_crawl(con, summary).offers_loaded == HISTORY_OFFERS
     _assert_one_clear_line(result.stderr, str(blocker))

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from typer.testing import CliRunner, Result
+from warehouse_template import migrated
 
 from gpuplan.cli import app
 from scrapers.history.paths import latest_real_day
@@ -94,7 +95,7 @@ def test_history_dated_in_the_future_is_refused(tmp_path: Path) -> None:
         "source_url": "https://synthcloud.invalid/",
         "observed_at": "2099-12-31T00:00:00Z",
     }
-    with connect.writer(warehouse) as con:
+    with connect.writer(migrated(warehouse)) as con:
         history.load_imported(
             con,
             "import:observations",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from warehouse_template import migrated
 
 from reliability.synthetic_crawls import write_crawl
 from scrapers.crawl.runner import run_crawl
@@ -63,7 +64,7 @@ def _load(tmp_path: Path, summary: CrawlSummary, history: bool = False) -> duckd
     """A reader of a new warehouse in tmp_path: a SYNTHETIC H100 history first if asked (three
     platforms, so the history rule has other platforms to judge by), then the crawl."""
     warehouse = tmp_path / "warehouse" / "warehouse.duckdb"
-    with connect.writer(warehouse) as con:
+    with connect.writer(migrated(warehouse)) as con:
         if history:
             for platform in ("synthcloud", "synthcloud-b", "synthcloud-c"):
                 # the day the crawl runs: within the history rule's window of it

@@ -1,4 +1,5 @@
-"""Hostile settings (issue 14, items 16 and 21): each is refused when read, in one line naming it.
+"""Hostile settings (issue 14, items 16 and 21; issue 29, the schedule's): each is refused when
+read, in one line naming it.
 
 The command runs through the console entry point (`gpuplan.cli.run`, what the `gpuplan` script
 calls) with the variable set. Before the fix: a CR/LF in GPUPLAN_SMTP_TO or GPUPLAN_SMTP_FROM
@@ -31,6 +32,13 @@ CASES = [
     ("GPUPLAN_SQL_TIMEOUT_S", "-1", "is not a number over 0 up to 86400"),
     ("GPUPLAN_SQL_MEMORY_LIMIT", "lots", "is not a size such as 4GB or 512MiB"),
     ("GPUPLAN_DIGEST_SKIP_EMPTY", "maybe", "is not true or false"),
+    # issue 29: read unchecked before; Dagster's load, `refresh` or `digest` then failed alone
+    ("GPUPLAN_SCHEDULE_TZ", "Mars/Olympus", "is not an IANA time zone such as Asia/Shanghai"),
+    ("GPUPLAN_SCHEDULE_TZ", "../../etc/passwd", "is not an IANA time zone"),
+    ("GPUPLAN_SCHEDULE_TZ", "Asia", "is not an IANA time zone"),
+    ("GPUPLAN_SCHEDULE_CRON", "0 6 * *", "is not a cron expression (4 field(s), not 5)"),
+    ("GPUPLAN_SCHEDULE_CRON", "0 25 * * *", "is not a cron expression (hour 25 is not from 0 to 23)"),
+    ("GPUPLAN_SCHEDULE_CRON", "daily at 6", "is not a cron expression"),
 ]
 
 
@@ -57,6 +65,28 @@ def test_a_bad_setting_stops_every_command_in_one_line_naming_it(
     assert not (tmp_path / "warehouse.duckdb").exists()  # refused before anything ran
 
 
+def test_bad_schedule_settings_are_named_with_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GPUPLAN_WAREHOUSE", str(tmp_path / "warehouse.duckdb"))
+    monkeypatch.setenv("GPUPLAN_SCHEDULE_TZ", "Asia/Shangai")
+    monkeypatch.setenv("GPUPLAN_SCHEDULE_CRON", "0 6 31 2 *")
+    monkeypatch.setenv("GPUPLAN_SMTP_PORT", "smtp")
+    monkeypatch.setattr(sys, "argv", ["gpuplan", "refresh", "--offline"])
+    with pytest.raises(SystemExit) as exit_:
+        run()
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    for said in (
+        "GPUPLAN_SMTP_PORT='smtp' is not a whole number",
+        "GPUPLAN_SCHEDULE_CRON='0 6 31 2 *' is not a cron expression (day 31 of February never comes)",
+        "GPUPLAN_SCHEDULE_TZ='Asia/Shangai' is not an IANA time zone",
+    ):
+        assert said in err
+    assert not (tmp_path / "warehouse.duckdb").exists()
+
+
 def test_good_settings_read_as_meant() -> None:
     settings = Settings.from_env(
         {
@@ -65,8 +95,11 @@ def test_good_settings_read_as_meant() -> None:
             "GPUPLAN_PRICE_MOVE_PCT": "7.5",
             "GPUPLAN_SMTP_SECURITY": "SSL",
             "GPUPLAN_DIGEST_SKIP_EMPTY": "yes",
+            "GPUPLAN_SCHEDULE_TZ": "Europe/Berlin",
+            "GPUPLAN_SCHEDULE_CRON": "30 7 * * mon-fri",
         }
     )
+    assert (settings.schedule_timezone, settings.schedule_cron) == ("Europe/Berlin", "30 7 * * mon-fri")
     assert settings.smtp.recipients == ('"Ops, Team" <ops@example.com>', "b@example.com")
     assert settings.smtp.sender == "GPU 价格日报 <digest@example.com>"
     assert (settings.price_move_pct, settings.smtp.security, settings.digest_skip_empty) == (7.5, "ssl", True)

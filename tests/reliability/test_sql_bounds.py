@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
+from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan.cli import app
@@ -61,7 +62,7 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
         row["region"] = HOSTILE[row["offer_id"]]
     with feed_path.open("a", encoding="utf-8") as out:
         out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         load_crawl(con, feed)
     spill_root = tmp_path / "tmp"
     spill_root.mkdir()

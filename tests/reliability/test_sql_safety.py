@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan.cli import app
@@ -49,7 +50,7 @@ SQL_TAKERS = frozenset({"execute", "executemany", "sql", "query", "from_query"})
 @pytest.fixture
 def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(tmp_path / "warehouse" / "warehouse.duckdb")})
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         load_crawl(con, write_crawl(tmp_path / "crawl", date(2026, 11, 30), 5))
     monkeypatch.chdir(tmp_path / "warehouse")  # where COPY / EXPORT would write
     return settings

@@ -19,6 +19,7 @@ from pathlib import Path
 from unittest import mock
 
 import duckdb
+from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan.cli import run
@@ -48,7 +49,7 @@ def crawl(settings: Settings, day: date, offers: int, name: str = "synthcloud") 
 
 def load(settings: Settings, *summaries: Path) -> None:
     """Load crawls the way `gpuplan load` does: one writer session, published at the end."""
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         for summary in summaries:
             load_crawl(con, summary)
 

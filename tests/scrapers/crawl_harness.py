@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import warehouse_template
 from scrapy.http import Request
 from scrapy.settings import Settings as ScrapySettings
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -37,7 +38,6 @@ from scrapers.platform import STAT_ERRORS, PlatformSpider
 from scrapers.registry import fixture_dir, spider_class
 from scrapers.rejects import RejectedOffer
 from scrapers.replay import Exchange, Snapshot, SnapshotStorage
-from warehouse import connect
 from warehouse.loading import load_crawl
 
 
@@ -61,6 +61,7 @@ class Outcome:
     requests: list[Request]
     rows: list[RowTrace]  # every row passed to offers_of, in order
     row_answers: list[int]  # the exchanges answered to the spider's parse_rows, in order
+    started: int = 1  # the spider's first requests: more than one is a fan (regions, zones, lists)
 
     def offers_from(self, exchange: int, row: int) -> list[OfferItem]:
         """The offers built from that row that passed the item checks."""
@@ -115,6 +116,7 @@ def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None
         return [request async for request in spider.start()]
 
     queue = deque(asyncio.run(first()))
+    started = len(queue)
     seen: list[Request] = []
     offers: list[OfferItem] = []
     rejected: list[RejectedOffer] = []
@@ -130,7 +132,7 @@ def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None
         request = queue.popleft()
         seen.append(request)
         response = storage.retrieve_response(spider, request)
-        exchange = snapshot.find(request.method, request.meta["source_url"], request.body)
+        exchange = snapshot.find(request.method, request.meta["source_url"], request.body, request.headers)
         tracer.answering(next((i for i, e in enumerate(snapshot.exchanges) if e is exchange), -1), request)
         if response is None:
             spider.record_failure(
@@ -154,7 +156,9 @@ def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None
     stats = crawler.stats.get_stats()
     status, error, _ = summarize({"finish_reason": "finished", "stats": stats}, len(offers), len(rejected))
     errors = list(stats.get(STAT_ERRORS, []))
-    return Outcome(status, error, offers, rejected, errors, stats, seen, tracer.rows, tracer.row_answers)
+    return Outcome(
+        status, error, offers, rejected, errors, stats, seen, tracer.rows, tracer.row_answers, started
+    )
 
 
 class _Tracer:
@@ -168,8 +172,8 @@ class _Tracer:
         self._building: RowTrace | None = None
         rows_of, offers_of, offer = spider.rows_of, spider.offers_of, spider.offer
 
-        def traced_rows_of(payload: Any) -> list[Any]:
-            self._found = rows_of(payload)
+        def traced_rows_of(payload: Any, url: str = "") -> list[Any]:
+            self._found = rows_of(payload, url)
             return self._found
 
         def traced_offers_of(response: Any, row: Any) -> Iterator[Any]:
@@ -214,7 +218,7 @@ def rejections(outcome: Outcome, platform: str) -> list[tuple[str, str]]:
         feed = Path(folder) / f"{platform}.jsonl"
         feed.write_text("".join(json.dumps(dataclasses.asdict(o)) + "\n" for o in outcome.offers), "utf-8")
         summary = CrawlSummary(platform, "ok", None, None, None, len(outcome.offers), True, feed=feed)
-        con = connect.in_memory()
+        con = warehouse_template.scratch()
         load_crawl(con, summary.write(Path(folder) / f"{platform}.summary.json"))
         rows = con.execute("SELECT reason, raw ->> 'offer_id' FROM rejected_offers").fetchall()
     for reason, offer_id in rows:

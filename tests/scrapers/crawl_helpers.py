@@ -30,7 +30,18 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def canonical(items: list[dict[str, Any]]) -> list[str]:
     """Items as sorted JSON strings: fan-out spiders answer in no fixed order."""
-    return sorted(json.dumps(item, sort_keys=True, ensure_ascii=False) for item in items)
+    return sorted(json.dumps(_whole(item), sort_keys=True, ensure_ascii=False) for item in items)
+
+
+def _whole(value: Any) -> Any:
+    """16.0 written as 16: JSON has one number type, so an expected file may spell either."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    return value
 
 
 def expected_items(platform: str, with_token: bool = False, day: str = "") -> list[dict[str, Any]]:
@@ -63,6 +74,7 @@ def loopback_settings(server_url: str, **extra: Any) -> dict[str, Any]:
         "AUTOTHROTTLE_ENABLED": "False",
         "DOWNLOAD_DELAY": "0",
         "RETRY_BACKOFF_BASE_S": "0.05",
+        "RETRY_RATE_LIMITED_BASE_S": "0.05",
         "DOWNLOAD_TIMEOUT": "1",
         **extra,
     }

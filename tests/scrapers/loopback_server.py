@@ -2,8 +2,9 @@
 
 Crawls reach it through the `GPUPLAN_ORIGIN_OVERRIDE` setting; items keep the
 platform's URLs, so a crawl through it must write exactly the snapshot's
-expected items. `script` faults hit the first requests in order (robots.txt
-excluded), `always` hits every one.
+expected items. `script` faults hit the first request in order, and its retries (the
+requests to the path that arrived first, robots.txt excluded: a fan of requests sees one of
+them fail), `always` hits every one.
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/robots.txt":
             self._send(404, {"Content-Type": "text/plain"}, b"")
             return
-        exchange = self.server.snapshot.find(self.command, self.path, body)
-        fault = self.server.next_fault()
+        exchange = self.server.snapshot.find(self.command, self.path, body, self.headers)
+        fault = self.server.next_fault(self.path)
         if exchange is None:
             status, headers, payload = (
                 404,
@@ -98,15 +99,17 @@ class SnapshotServer(ThreadingHTTPServer):
         self.script = list(script)
         self.always = always
         self.hits: list[Hit] = []
+        self.fault_path: str | None = None  # the path `script` faults hit: the first to arrive
         self._lock = threading.Lock()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def next_fault(self) -> Fault | None:
+    def next_fault(self, path: str) -> Fault | None:
         with self._lock:
-            if self.script:
+            self.fault_path = self.fault_path or path
+            if self.script and path == self.fault_path:
                 return self.script.pop(0)
         return self.always
 

@@ -74,7 +74,7 @@ def with_rows(
     """`snapshot` with the rows of that answer replaced by `change(rows)` (a list, or an object of
     keyed rows)."""
     body = copy.deepcopy(body_of(snapshot, exchange, spider))
-    path = spider.rows_at or ()
+    path = spider.rows_path(snapshot.exchanges[exchange].url) or ()
     if not path:
         return with_body(snapshot, spider, exchange, change(body))
     parent = body
@@ -94,7 +94,7 @@ def moved(snapshot: Snapshot, spider: type[PlatformSpider], exchange: int) -> tu
     if spider.rows_format == "csv":
         return None
     body = copy.deepcopy(body_of(snapshot, exchange))
-    path = spider.rows_at or ()
+    path = spider.rows_path(snapshot.exchanges[exchange].url) or ()
     if not path:
         return with_exchange(snapshot, exchange, body={"items": body}), "expected a list at the top level"
     parent = body

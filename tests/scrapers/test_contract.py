@@ -138,13 +138,14 @@ def test_without_a_required_token_the_crawl_is_skipped_and_nothing_is_asked(
 
 def test_an_http_error_fails_the_crawl_with_the_platforms_message(subject: Subject) -> None:
     first = subject.baseline.requests[0]
-    exchange = subject.snapshot.find(first.method, first.meta["source_url"], first.body)
+    exchange = subject.snapshot.find(first.method, first.meta["source_url"], first.body, first.headers)
     if exchange is None or not exchange.url.startswith("http"):
         pytest.skip(f"{subject.platform} reads a local file: no HTTP status")
     envelope = {"error": {"code": "contract_test", "message": INJECTED}}
     index = subject.snapshot.exchanges.index(exchange)
     outcome = subject.drive(with_exchange(subject.snapshot, index, status=400, body=envelope))
-    assert outcome.status == "failed"
+    # One of a fan of first requests (AWS's regions) failing leaves the others' offers: partial.
+    assert outcome.status == ("failed" if subject.baseline.started == 1 else "partial")
     assert outcome.error == f"HTTP 400 from {first.meta['source_url']}: contract_test: {INJECTED}"
 
 
@@ -235,7 +236,9 @@ def test_an_unknown_gpu_is_kept_with_its_raw_name_and_counted(subject: Subject) 
 def test_an_absurd_price_is_passed_on_as_read_and_refused_by_the_warehouse(subject: Subject) -> None:
     target = subject.target()
     offers = subject.baseline.offers_from(target.exchange, target.row)
-    edit = reprice(prices_of(offers), lambda price: price * 1e6)
+    # With the parts an offer keeps in `extra`: a price composed of two rows (GCP's GPU row + its
+    # host VM's) is in neither, its GPU part is in the row.
+    edit = reprice(prices_of(offers, with_listed=True), lambda price: price * 1e6)
     outcome = subject.drive(with_row(subject.snapshot, subject.spider, target.exchange, target.row, edit))
     assert outcome.status == "ok", "the crawl passes on what the platform said"
     absurd = outcome.offers_from(target.exchange, target.row)
@@ -267,14 +270,16 @@ def test_a_crawl_whose_every_quote_is_rejected_fails(subject: Subject) -> None:
 
 def _first_data_answer(subject: Subject) -> tuple[int, bool]:
     """The snapshot exchange of the first JSON answer (or rows table) the spider reads; is it the
-    first request's?"""
+    answer to the one request every other one follows (not one of a fan of first requests)?"""
     for position, request in enumerate(subject.baseline.requests):
-        exchange = subject.snapshot.find(request.method, request.meta["source_url"], request.body)
+        exchange = subject.snapshot.find(
+            request.method, request.meta["source_url"], request.body, request.headers
+        )
         if exchange is None:
             continue
         index = subject.snapshot.exchanges.index(exchange)
         if "json" in exchange.headers.get("Content-Type", "") or index in subject.baseline.row_answers:
-            return index, position == 0
+            return index, position == 0 and subject.baseline.started == 1
     pytest.skip(f"{subject.platform} reads no JSON answer on this path")
 
 
@@ -323,7 +328,7 @@ def test_500_429_and_a_timeout_are_retried_until_the_answer_comes(platform: str,
             # Spare retries: on a busy machine a healthy answer may also miss the short timeout.
             settings=loopback_settings(server.url, DOWNLOAD_TIMEOUT="0.5", RETRY_TIMES="6"),
         )
-        statuses = [hit.status for hit in server.hits if hit.path == server.hits[0].path]
+        statuses = [hit.status for hit in server.hits if hit.path == server.fault_path]
     assert (summary.status, summary.error) == ("ok", None)
     assert canonical(read_jsonl(Path(summary.feed))) == canonical(expected_items(platform))
     assert statuses[:3] == [500, 429, 200]  # the third answer came too late: a timeout

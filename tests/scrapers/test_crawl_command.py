@@ -26,7 +26,7 @@ def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
 def test_one_platform_offline_writes_feed_and_summary(tmp_path: Path) -> None:
     result = _invoke("vastai", "--offline", "--out-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert "vastai: ok, 41 offers" in result.output
+    assert "vastai: ok, 46 offers" in result.output
     assert (tmp_path / "vastai.jsonl").is_file()
     assert CrawlSummary.read(tmp_path / "vastai.summary.json").status == "ok"
 

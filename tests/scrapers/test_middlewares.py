@@ -50,6 +50,11 @@ def test_backoff_doubles_up_to_the_cap() -> None:
     middleware = BackoffRetryMiddleware(settings)
     waits = [middleware._backoff_s(Request("https://example.org", meta={"retry_times": n})) for n in range(6)]
     assert waits == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+    limited = [
+        middleware._backoff_s(Request("https://example.org", meta={"retry_times": n}), rate_limited=True)
+        for n in range(3)
+    ]
+    assert limited == [15.0, 30.0, 30.0]  # a rate limit is asked again later: about a minute in all
 
 
 def _middleware_and_spider() -> tuple[CrawlErrorMiddleware, VastaiSpider]:

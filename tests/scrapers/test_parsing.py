@@ -243,3 +243,18 @@ def test_a_spot_price_is_one_below_the_on_demand_price(
     on_demand: float | None, spot: float | None, offered: float | None
 ) -> None:
     assert parsing.spot_price(on_demand, spot) == offered
+
+
+@pytest.mark.parametrize(
+    ("names", "form"),
+    [
+        (("A100-80GB", "crusoe_A100-80G-sxm4x8"), "SXM"),  # Shadeform: the form, count glued on
+        (("H100", "gpu-h100-sxm_8gpu-128vcpu-1600gb"), "SXM"),  # Nebius' platform name
+        (("A100-80GB", "oblivus__4xA100_80GB__124__480", "A100_PCIE_80GB"), "PCIe"),  # Prime Intellect
+        (("A100-80G-PCIe-NVLink", "n3-A100x8-NVLink"), "PCIe"),  # NVLink is a bridge, no form
+        (("H100", "paperspace_H100"), None),
+        (("A100", "A100 SXM4", "A100_PCIE_40GB"), None),  # two forms: stated neither
+    ],
+)
+def test_the_form_a_machine_name_states(names: tuple[str, ...], form: str | None) -> None:
+    assert parsing.form_in_name(*names) == form

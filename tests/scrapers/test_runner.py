@@ -188,6 +188,37 @@ def test_a_server_error_that_persists_fails_after_the_retries(tmp_path: Path) ->
     assert attempts == 4 and summary.stats["retries"] == 3
 
 
+# Vast's rate limit answer: HTTP 429, plain text, no Retry-After (vast-ai/docs
+# api-reference/rate-limits-and-errors.mdx @ 027ea895).
+VAST_RATE_LIMITED = Fault(
+    status=429, headers={"Content-Type": "text/plain"}, body=b"API requests too frequent"
+)
+
+
+@pytest.mark.faults
+def test_a_rate_limit_is_asked_again_later_in_the_run(tmp_path: Path) -> None:
+    with serving(snapshot_of("vastai"), [VAST_RATE_LIMITED]) as server:
+        # The ordinary backoff is 0.05 s here.
+        settings = loopback_settings(server.url, RETRY_RATE_LIMITED_BASE_S="0.6")
+        summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=settings)
+        first, second = server.hits[:2]
+    assert (summary.status, summary.stats["retries"]) == ("ok", 1)
+    assert (first.status, second.status) == (429, 200)
+    assert second.arrived_s - first.arrived_s >= 0.6
+
+
+@pytest.mark.faults
+def test_a_rate_limit_that_lasts_fails_saying_rate_limited(tmp_path: Path) -> None:
+    with serving(snapshot_of("vastai"), always=VAST_RATE_LIMITED) as server:
+        summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=loopback_settings(server.url))
+        attempts = len(server.hits)
+    assert (summary.status, attempts) == ("failed", 4)
+    assert summary.error == (
+        "rate limited: HTTP 429 from https://console.vast.ai/api/v0/bundles/ after 4 attempts: "
+        "API requests too frequent"
+    )
+
+
 @pytest.mark.faults
 def test_a_retry_after_beyond_our_patience_fails_at_once(tmp_path: Path) -> None:
     fault = Fault(status=429, headers={"Retry-After": "3600"})

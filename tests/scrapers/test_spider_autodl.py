@@ -130,6 +130,27 @@ def test_cpu_machines_are_left_out_and_odd_rows_rejected() -> None:
 
 
 @pytest.mark.usefixtures("token")
+def test_period_prices_a_row_carries_give_plan_offers_and_their_absence_costs_nothing() -> None:
+    # UNVERIFIED field names (scrapers/spiders/autodl.py PERIOD_PRICES): no recorded row has them.
+    baseline = drive("autodl")
+    assert {o.billing_period for o in baseline.offers} == {"hour"}
+    rows = _rows(PAGE_1)
+    row = next(r for r in rows if r["machine_id"] == "2dd949a4cf")
+    row.update({"daily_price": 45000, "monthly_price": 1180000})  # 厘: 45 a day, 1,180 a month
+    outcome = drive("autodl", _with_rows(PAGE_1, rows))
+    assert (outcome.status, outcome.rejected == baseline.rejected) == ("ok", True)
+    plans = {o.offer_id: o for o in outcome.offers if o.offer_id.startswith("2dd949a4cf")}
+    assert {k: (o.price_amount, o.billing_period, o.pricing_type) for k, o in plans.items()} == {
+        "2dd949a4cf": (1.98, "hour", "on_demand"),
+        "2dd949a4cf/day": (45.0, "day", "daily_plan"),
+        "2dd949a4cf/month": (1180.0, "month", "monthly_plan"),
+    }
+    month = plans["2dd949a4cf/month"]
+    assert (month.available_gpus, month.region, month.extra["region_idle_gpus"]) == (3, "西北B区", 37)
+    assert len(outcome.offers) == len(baseline.offers) + 2
+
+
+@pytest.mark.usefixtures("token")
 def test_each_region_sign_is_asked_once_and_its_figures_go_with_the_offers() -> None:
     outcome = drive("autodl")
     signs = [json.loads(r.body)["region_sign_list"] for r in outcome.requests if "region/gpu_type" in r.url]

@@ -187,11 +187,56 @@ def test_an_api_error_code_fails_the_crawl() -> None:
 def test_a_price_without_a_pay_as_you_go_detail_is_rejected() -> None:
     index = _api_index("GetCompShareInstancePrice", GpuType="3090")
     body = json_of(snapshot_of("compshare").exchanges[index])
-    body["PriceDetails"][0]["ChargeType"] = "Month"
+    body["PriceDetails"] = [d for d in body["PriceDetails"] if d["ChargeType"] != "Postpay"]
     outcome = drive("compshare", with_exchange(snapshot_of("compshare"), index, body=body))
     assert [(r.reason, r.raw["offer_id"]) for r in outcome.rejected] == [
         ("price_missing", "cn-wlcb-01/3090/1x")
     ]
+
+
+@pytest.mark.usefixtures("keys")
+def test_one_api_price_answer_gives_an_offer_per_way_of_paying() -> None:
+    outcome = drive("compshare")
+    prices = {
+        (o.offer_id, o.billing_period, o.pricing_type, o.min_term_periods): o.price_amount
+        for o in outcome.offers
+        if o.offer_id.startswith("cn-wlcb-01/4090/1x")
+    }
+    assert prices == {
+        ("cn-wlcb-01/4090/1x", "hour", "on_demand", 1): 1.92,
+        ("cn-wlcb-01/4090/1x/spot", "hour", "spot", 1): 1.31,
+        ("cn-wlcb-01/4090/1x/day", "day", "daily_plan", 1): 42.0,
+        ("cn-wlcb-01/4090/1x/month", "month", "monthly_plan", 1): 1168.0,
+    }  # Dynamic (hourly prepaid, 1.92 too) is no offer
+    month = next(o for o in outcome.offers if o.offer_id == "cn-wlcb-01/4090/1x/month")
+    assert month.extra["system_disk_cny_per_month"] == 35.0
+    forms = [dict(parse_qsl(r.body.decode())) for r in outcome.requests]
+    assert not [f for f in forms if f["Action"] == "GetCompShareInstancePrice" and "ChargeType" in f]
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_night_or_holiday_discount_is_kept_beside_the_price_not_taken_for_it() -> None:
+    index = _api_index("GetCompShareInstancePrice", GpuType="3090")
+    body = json_of(snapshot_of("compshare").exchanges[index])
+    postpay = next(d for d in body["PriceDetails"] if d["ChargeType"] == "Postpay")
+    postpay.update({"Instance": 1.08, "InstanceDiscountType": 1})  # 夜间折扣
+    outcome = drive("compshare", with_exchange(snapshot_of("compshare"), index, body=body))
+    offer = next(o for o in outcome.offers if o.offer_id == "cn-wlcb-01/3090/1x")
+    assert (offer.price_amount, offer.extra["discounted_price"]) == (1.35, 1.08)
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_spot_price_not_below_on_demand_and_a_mode_not_sold_give_no_offer() -> None:
+    index = _api_index("GetCompShareInstancePrice", GpuType="3090")
+    body = json_of(snapshot_of("compshare").exchanges[index])
+    for detail in body["PriceDetails"]:
+        if detail["ChargeType"] == "Spot":
+            detail["Instance"] = 1.35  # = on demand: no spot market
+    body["PriceDetails"] = [d for d in body["PriceDetails"] if d["ChargeType"] != "Day"]
+    outcome = drive("compshare", with_exchange(snapshot_of("compshare"), index, body=body))
+    ids = {o.offer_id for o in outcome.offers if o.offer_id.startswith("cn-wlcb-01/3090/1x")}
+    assert ids == {"cn-wlcb-01/3090/1x", "cn-wlcb-01/3090/1x/month"}
+    assert outcome.rejected == []
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ class _ByHost(Snapshot):
     """Replay snapshots do not compare hosts (a recording through an overridden origin replays);
     the fallback is the same path on another host, so this test snapshot tells hosts apart."""
 
-    def find(self, method: str, url: str, body: bytes | str | None) -> Exchange | None:
+    def find(self, method: str, url: str, body: bytes | str | None, headers: Any = None) -> Exchange | None:
         host = urlsplit(url).netloc
         return next((e for e in self.exchanges if urlsplit(e.url).netloc == host), None)
 

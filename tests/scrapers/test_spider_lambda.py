@@ -1,22 +1,25 @@
 """Lambda spider: the pricing page without a key, the instance-types API (with stock) with one.
 
-The page fixture follows the live page's structure as the public parsers read it (toolshedlabs'
-`_tabButton` tabs paired with tables in order, cherielilili's escaped hydration copy); see
-scrapers/fixtures/lambda/README.md."""
+The page fixture follows the live page's structure: the rendered HubSpot island of an Internet
+Archive capture of lambda.ai/pricing, and the island's hydration data (`window.__islands`: tabs of
+`label` + `contentHtml`) as a public parser reads it; see scrapers/fixtures/lambda/README.md."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 from crawl_harness import drive, json_of, rejections, snapshot_of, with_exchange
 
 from scrapers.registry import fixture_dir
-from scrapers.replay import Snapshot
+from scrapers.replay import Exchange, Snapshot
 
 PAGE, API = 0, 1  # exchanges of the lambda snapshot
-RENDERED = ('<section class="_instances_9f2c1_1" id="instances">', "</section>")
+PRICING, SERVICE = "https://lambda.ai/pricing", "https://lambda.ai/service/gpu-cloud"
+ISLAND_DIV = re.compile(r'(<div data-hs-island="true" id="[^"]+">).*?(</div><!--/\$-->)', re.S)
 
 
 @pytest.fixture
@@ -24,8 +27,12 @@ def with_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAMBDA_API_KEY", "test-key")
 
 
+def _page_text(snapshot: Snapshot | None = None) -> str:
+    return (snapshot or snapshot_of("lambda")).exchanges[PAGE].body.decode("utf-8")
+
+
 def _page(**replace: str) -> Any:
-    text = snapshot_of("lambda").exchanges[PAGE].body.decode("utf-8")
+    text = _page_text()
     for old, new in replace.items():
         assert old in text
         text = text.replace(old, new)
@@ -36,9 +43,30 @@ def _api(body: Any, **changes: Any) -> Any:
     return with_exchange(snapshot_of("lambda"), API, body=body, **changes)
 
 
-def test_without_a_key_only_the_page_is_read() -> None:
+def _islands_only(page: str) -> str:
+    """The page with its island's rendered markup gone: the tables only in the hydration data."""
+    emptied, count = ISLAND_DIV.subn(r"\1\2", page)
+    assert count == 1
+    return emptied
+
+
+def _with_pages(*exchanges: tuple[str, int, dict[str, str], str]) -> Snapshot:
+    """The lambda snapshot with its page exchange replaced by these (url, status, headers, body)."""
+    snapshot = snapshot_of("lambda")
+    pages = [
+        Exchange(
+            "GET", url, "", status, {"Content-Type": "text/html; charset=utf-8", **headers}, body.encode()
+        )
+        for url, status, headers, body in exchanges
+    ]
+    return Snapshot(snapshot.folder, snapshot.meta, [*pages, *snapshot.exchanges[API:]])
+
+
+def test_without_a_key_the_page_is_read_where_it_says_it_is() -> None:
     outcome = drive("lambda")
-    assert [r.meta["source_url"] for r in outcome.requests] == ["https://lambda.ai/service/gpu-cloud"]
+    assert [r.meta["source_url"] for r in outcome.requests] == [PRICING]
+    assert '<link rel="canonical" href="https://lambda.ai/pricing">' in _page_text()
+    assert {o.source_url for o in outcome.offers} == {PRICING}
 
 
 def test_the_size_tab_gives_the_gpu_count_and_prices_are_per_gpu() -> None:
@@ -60,10 +88,10 @@ def test_the_clusters_table_is_not_a_size_table() -> None:
     assert 4.49 not in {o.price_amount for o in offers}
 
 
-def test_the_rendered_tables_win_over_the_hydration_copy() -> None:
-    page = snapshot_of("lambda").exchanges[PAGE].body.decode("utf-8")
-    hydration = page.index("self.__next_f.push")
-    stale = page[:hydration] + page[hydration:].replace("$3.99", "$99.99")
+def test_the_rendered_tables_win_over_the_islands_copy() -> None:
+    page = _page_text()
+    islands = page.index("var newIslands")
+    stale = page[:islands] + page[islands:].replace("$3.99", "$99.99")
     outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=stale.encode("utf-8")))
     assert 99.99 not in {o.price_amount for o in outcome.offers}
 
@@ -79,27 +107,43 @@ def test_a_sold_out_size_is_a_quote_without_a_price_rejected_as_read() -> None:
     ]
 
 
-def _without_rendered_tables(page: str) -> str:
-    start = page.index(RENDERED[0])
-    end = page.index(RENDERED[1], start) + len(RENDERED[1])
-    return page[:start] + page[end:]
-
-
-def test_the_table_served_only_as_escaped_hydration_markup_is_read() -> None:
-    page = snapshot_of("lambda").exchanges[PAGE].body.decode("utf-8")
+def test_a_page_served_only_as_islands_pairs_each_table_with_its_label() -> None:
+    # Issue 27: every price is in window.__islands, each tab's table decoded alone, its size beside it.
+    page = _page_text()
     assert 'data-label=\\"PRICE\\u002FGPU\\u002FHR*\\"\\u003E$' in page  # cherielilili's pattern
-    escaped_only = _without_rendered_tables(page)
-    assert 'data-plan="' not in escaped_only  # rows only as escaped markup (data-plan=\"...\")
-    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=escaped_only.encode("utf-8")))
+    islands_only = _islands_only(page)
+    assert 'data-plan="' not in islands_only  # rows only inside the islands' JSON (data-plan=\"...\")
+    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=islands_only.encode("utf-8")))
     assert outcome.status == "ok"
-    assert {(o.offer_id, o.price_amount) for o in outcome.offers} == {
-        (o.offer_id, o.price_amount) for o in drive("lambda").offers
+    assert {(o.offer_id, o.gpu_count, o.price_amount) for o in outcome.offers} == {
+        (o.offer_id, o.gpu_count, o.price_amount) for o in drive("lambda").offers
     }
 
 
-def test_the_day_before_was_served_only_in_the_hydration_data() -> None:
+def test_the_islands_size_is_the_tabs_own_label_not_its_place() -> None:
+    def tab(label: str, plan: str, vram: str, price: str) -> dict[str, str]:
+        row = f'<td data-label="VRAM/GPU">{vram}</td><td data-label="PRICE/GPU/HR*">{price}</td>'
+        return {"label": label, "contentHtml": f'<table><tr data-plan="{plan}">{row}</tr></table>'}
+
+    tabs = [
+        tab("1x", "NVIDIA A10", "24 GB", "$1.29"),
+        tab("Reserved", "NVIDIA B200 SXM6", "180 GB", "$4.99"),
+        tab("8x", "NVIDIA H100 SXM", "80 GB", "$3.99"),
+    ]
+    islands = [{"id": "island-a", "moduleName": "TabsIsland", "props": {"tabs": tabs}}]
+    script = f"<script>var newIslands = {json.dumps(islands)};window.__islands = newIslands;</script>"
+    outcome = drive(
+        "lambda", with_exchange(snapshot_of("lambda"), PAGE, body=f"<html><body>{script}</body></html>")
+    )
+    assert {(o.gpu_model, o.gpu_count, o.price_amount) for o in outcome.offers} == {
+        ("A10 24GB", 1, 1.29),
+        ("H100 SXM 80GB", 8, 3.99),
+    }  # the "Reserved" tab is no size
+
+
+def test_the_day_before_was_served_only_in_the_islands() -> None:
     previous = Snapshot.load(fixture_dir("lambda") / "previous")
-    assert 'id="instances"' not in previous.exchanges[PAGE].body.decode("utf-8").split("<script>")[0]
+    assert 'data-plan="' not in _page_text(previous)
     offers = {o.offer_id: o.price_amount for o in drive("lambda", previous).offers}
     assert offers["NVIDIA H100 SXM 80 GB/8x"] == 4.29  # 3.99 on the latest day
     assert "NVIDIA A10 24 GB/1x" not in offers  # sold out ("—") that day
@@ -121,23 +165,101 @@ def test_tabs_marked_up_with_aria_controls_are_read_too() -> None:
     }
 
 
-def test_a_page_without_size_tabs_is_a_layout_change() -> None:
-    # In the rendered markup and in the escaped hydration copy alike.
-    outcome = drive("lambda", _page(_tabButton_="_tabLabel_"))
-    assert outcome.status == "failed"
-    assert "no size tabs (8x, 4x, ...) with data-plan pricing tables on the pricing page" in outcome.error
+def _tab_buttons_page(sizes: list[str], tables: int) -> str:
+    """toolshedlabs' reading: `_tabButton` buttons, no aria markup, the tables in the same order."""
+    buttons = "".join(f'<button class="_tabButton_1wn8q_12">{size}</button>' for size in sizes)
+    table = (
+        '<table><tr data-plan="NVIDIA H100 SXM"><td data-label="VRAM/GPU">80 GB</td>'
+        '<td data-label="PRICE/GPU/HR*">$3.99</td></tr></table>'
+    )
+    return f"<html><body><div>{buttons}</div>{table * tables}</body></html>"
+
+
+def test_tab_buttons_pair_with_the_tables_in_order() -> None:
+    page = _tab_buttons_page(["8x", "1x"], 2)
+    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=page))
+    assert sorted(o.gpu_count for o in outcome.offers) == [1, 8]
 
 
 def test_tabs_and_tables_that_do_not_pair_up_are_a_layout_change() -> None:
-    page = snapshot_of("lambda").exchanges[PAGE].body.decode("utf-8")
-    hydration = page.index("<script>")
-    one_tab_more = page[:hydration].replace(
-        ">1x</button>", '>1x</button><button class="_tabButton_x">16x</button>'
-    )
-    broken = one_tab_more + page[hydration:]
-    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=broken.encode("utf-8")))
+    page = _tab_buttons_page(["8x", "4x", "1x"], 2)
+    outcome = drive("lambda", with_exchange(snapshot_of("lambda"), PAGE, body=page))
     assert outcome.status == "failed"
-    assert "5 size tabs but 4 pricing tables on the pricing page" in outcome.error
+    assert "3 size tabs but 2 pricing tables on the pricing page" in outcome.error
+
+
+def test_a_page_without_size_tabs_is_a_layout_change_at_both_addresses() -> None:
+    # In the rendered markup and in the islands alike: the second address is asked, then both fail.
+    unsized = _page_text()
+    for size in ("8x", "4x", "2x", "1x"):
+        unsized = unsized.replace(f">{size}</button>", ">GPUs</button>").replace(
+            f'"label":"{size}"', '"label":"GPUs"'
+        )
+    outcome = drive("lambda", _with_pages((PRICING, 200, {}, unsized), (SERVICE, 200, {}, unsized)))
+    assert [r.meta["source_url"] for r in outcome.requests] == [PRICING, SERVICE]
+    assert outcome.status == "failed"
+    problem = "no size tabs (8x, 4x, ...) with data-plan pricing tables on the pricing page"
+    assert outcome.errors == [
+        f"{problem}, rendered or in its islands (window.__islands) (from {PRICING})",
+        f"{problem}, rendered or in its islands (window.__islands) (from {SERVICE})",
+    ]
+
+
+def test_when_the_pricing_address_fails_the_service_page_is_read() -> None:
+    outcome = drive(
+        "lambda", _with_pages((PRICING, 404, {}, "<h1>Not found</h1>"), (SERVICE, 200, {}, _page_text()))
+    )
+    assert outcome.status == "ok"
+    assert [r.meta["source_url"] for r in outcome.requests] == [PRICING, SERVICE]
+    assert {o.source_url for o in outcome.offers} == {SERVICE}
+    assert len(outcome.offers) == len(drive("lambda").offers)
+
+
+def test_a_failure_of_the_site_is_not_asked_again_elsewhere() -> None:
+    outcome = drive("lambda", _with_pages((PRICING, 403, {}, ""), (SERVICE, 200, {}, _page_text())))
+    assert [r.meta["source_url"] for r in outcome.requests] == [PRICING]
+    assert (outcome.status, outcome.error) == ("failed", f"HTTP 403 from {PRICING}")
+
+
+def test_when_both_addresses_fail_both_are_said() -> None:
+    outcome = drive("lambda", _with_pages((PRICING, 404, {}, ""), (SERVICE, 410, {}, "")))
+    assert outcome.status == "failed"
+    assert outcome.errors == [f"HTTP 404 from {PRICING}", f"HTTP 410 from {SERVICE}"]
+
+
+@pytest.mark.parametrize(
+    "location", [SERVICE, "/service/gpu-cloud", "https://www.lambda.ai/service/gpu-cloud"]
+)
+def test_a_redirect_within_lambdas_hosts_is_followed(location: str) -> None:
+    outcome = drive(
+        "lambda", _with_pages((PRICING, 301, {"Location": location}, ""), (SERVICE, 200, {}, _page_text()))
+    )
+    assert outcome.status == "ok"
+    followed = urljoin(PRICING, location)
+    assert [r.meta["source_url"] for r in outcome.requests] == [PRICING, followed]
+    assert {o.source_url for o in outcome.offers} == {followed}  # the page that answered
+    assert len(outcome.offers) == len(drive("lambda").offers)
+
+
+def test_a_redirect_off_lambdas_hosts_is_not_followed() -> None:
+    outcome = drive(
+        "lambda",
+        _with_pages(
+            (PRICING, 302, {"Location": "https://lambda.ai.example.net/pricing"}, ""),
+            (SERVICE, 200, {}, _page_text()),
+        ),
+    )
+    assert outcome.status == "ok"  # the second address answered
+    assert [r.meta["source_url"] for r in outcome.requests] == [PRICING, SERVICE]
+
+
+def test_a_redirect_loop_ends() -> None:
+    outcome = drive("lambda", _with_pages((PRICING, 301, {"Location": PRICING}, ""), (SERVICE, 404, {}, "")))
+    assert outcome.status == "failed"
+    assert outcome.errors == [
+        f"more than 5 redirects from {PRICING}, the last to {PRICING}",
+        f"HTTP 404 from {SERVICE}",
+    ]
 
 
 def test_an_unknown_card_on_the_page_is_kept() -> None:

@@ -120,9 +120,29 @@ def test_a_missing_stock_status_is_unknown_not_zero() -> None:
 def test_the_placeholder_price_is_rejected_not_offered() -> None:
     outcome = drive("runpod")
     assert not _offers(outcome, gpu_name_raw="AMD Instinct MI300X OAM")
-    # 0.5 against its own list price of 2.49: RunPod's "cannot price it".
-    assert [(r.raw["id"], r.reason) for r in outcome.rejected if r.raw["gpu_count"] == 1] == [
-        ("AMD Instinct MI300X OAM", "placeholder_price")
+    # MI300X: 0.5 against its own list price of 2.49. H200 NVL community: 0.5 in its list price too,
+    # against 3.79 in secure cloud (issue 27's real case). Both RunPod's "cannot price it".
+    single = [r for r in outcome.rejected if r.raw["gpu_count"] == 1]
+    assert sorted((r.raw["id"], r.raw["cloud"], r.reason) for r in single) == [
+        ("AMD Instinct MI300X OAM", "secure", "placeholder_price"),
+        ("NVIDIA H200 NVL", "community", "placeholder_price"),
+    ]
+
+
+def test_a_placeholder_inside_the_list_prices_leaves_the_other_clouds_offers() -> None:
+    nvl = _offers(drive("runpod"), gpu_name_raw="NVIDIA H200 NVL")
+    assert {(o.extra["cloud"], o.gpu_count, o.price_amount) for o in nvl} == {
+        ("secure", n, 3.79) for n in (1, 2, 4, 8)
+    }
+
+
+def test_the_rest_catalog_rejects_the_same_placeholder(with_key: None) -> None:
+    outcome = drive("runpod")
+    assert {(o.extra["cloud"], o.price_amount) for o in _offers(outcome, gpu_name_raw="NVIDIA H200 NVL")} == {
+        ("secure", 3.79)
+    }
+    assert sorted((r.raw["id"], r.raw["cloud"], r.raw["gpu_count"]) for r in outcome.rejected) == [
+        ("NVIDIA H200 NVL", "community", n) for n in (1, 2, 4, 8)
     ]
 
 
@@ -133,19 +153,24 @@ def test_a_real_price_of_half_a_dollar_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
-    ("on_demand", "list_price", "bid", "placeholder"),
+    ("on_demand", "list_price", "bid", "others", "placeholder"),
     [
-        (0.5, 2.49, None, True),  # the list price says otherwise
-        (0.5, 0.5, None, False),  # a real 0.50 (RTX 3090, secure, 2026-08)
-        (0.5, None, None, True),  # no list price and no bid (the 2026-04-01 sample's MI300X)
-        (0.5, None, 0.3, False),
-        (0.69, None, None, False),
+        (0.5, 2.49, None, {}, True),  # the list price says otherwise
+        (0.5, 0.5, None, {}, False),  # a real 0.50 (RTX 3090, secure, 2026-08)
+        (0.5, 0.5, None, {"other_cloud": 0.22}, False),  # ... with community at 0.22
+        (0.5, 0.5, None, {"other_cloud": 3.79}, True),  # H200 NVL community, secure 3.79 (issue 27)
+        (0.5, 0.5, None, {"other_cloud": 1.5}, False),  # 3x apart: two real prices can be
+        (0.5, None, None, {"spot": 1.49}, True),  # dearer spot than on demand (the sample's MI300X)
+        (0.5, 0.5, None, {"spot": 0.5}, False),  # spot mirroring the list price (since 2026-05-06)
+        (0.5, None, None, {}, True),  # no list price and no bid (the 2026-04-01 sample's MI300X)
+        (0.5, None, 0.3, {}, False),
+        (0.69, None, None, {"other_cloud": 9.0}, False),  # only 0.5 is RunPod's stand-in
     ],
 )
 def test_the_placeholder_rule(
-    on_demand: float, list_price: float | None, bid: float | None, placeholder: bool
+    on_demand: float, list_price: float | None, bid: float | None, others: dict[str, float], placeholder: bool
 ) -> None:
-    assert placeholder_price(on_demand, list_price, bid) is placeholder
+    assert placeholder_price(on_demand, list_price, bid, **others) is placeholder
 
 
 def test_graphql_errors_with_http_200_fail_the_crawl() -> None:

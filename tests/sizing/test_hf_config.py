@@ -16,12 +16,15 @@ from sizing import hf_config, throughput
 from sizing.models import resolve
 from sizing.planner import prepare
 from sizing.setup import TrainingSetup
+from sizing.shapes import ModelSpec
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
 
 
-def config(name: str) -> str:
-    return str(CONFIGS / f"{name}.json")
+def config(name: str) -> ModelSpec:
+    """The fixture's shape, as `config.model_files` gives it to sizing (the text, parsed)."""
+    path = CONFIGS / f"{name}.json"
+    return hf_config.parse(path.read_text(encoding="utf-8"), str(path))
 
 
 @pytest.mark.parametrize(
@@ -96,15 +99,15 @@ def test_deepseek_dense_layers_shared_experts_and_latent_attention():
     assert sum(linear.params for linear in spec.attention_linears) == 187_105_280
 
 
-def test_a_folder_holding_config_json_works(tmp_path):
-    (tmp_path / "config.json").write_text(Path(config("mixtral-8x7b")).read_text())
-    assert resolve(str(tmp_path)).params == resolve(config("mixtral-8x7b")).params
+def test_a_config_json_path_is_read_by_the_edge_not_here():
+    with pytest.raises(ValueError, match=r"is a config\.json: gpuplan reads it where it is named"):
+        resolve(str(CONFIGS / "mixtral-8x7b.json"))
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", "not a readable JSON config"),
+        ("{not json", "not JSON"),
         ("[1, 2]", "one JSON object"),
         (
             json.dumps({"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000}),
@@ -130,14 +133,7 @@ def test_a_folder_holding_config_json_works(tmp_path):
         ),
     ],
 )
-def test_bad_configs_are_one_clear_line(tmp_path, content, message):
-    path = tmp_path / "config.json"
-    path.write_text(content)
+def test_bad_configs_are_one_clear_line(content, message):
     with pytest.raises(ValueError, match=message) as raised:
-        hf_config.load(str(path))
+        hf_config.parse(content, "config.json")
     assert "\n" not in str(raised.value)
-
-
-def test_missing_file():
-    with pytest.raises(ValueError, match="cannot read model config"):
-        resolve("no/such/config.json")

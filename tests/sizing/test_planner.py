@@ -103,7 +103,8 @@ def test_estimate_picks_the_smallest_count_for_a_named_gpu():
     [
         (lambda: requirements("7B", "dpo"), "method must be one of"),
         (lambda: TrainingSetup(framework="jax"), "framework must be one of"),
-        (lambda: requirements("7B", "lora", gpu_counts=(0, 2)), "positive"),
+        (lambda: requirements("7B", "lora", gpu_counts=(0, 2)), "from 1 to 100,000"),
+        (lambda: TrainingSetup(seq_len=10**20), "seq_len must be from 1 to 10,000,000"),
         (lambda: requirements("7B", "lora", gpus=["TPU v4"]), "unknown GPU"),
         (
             lambda: requirements("7B", "lora", setup=TrainingSetup(checkpointing="some")),

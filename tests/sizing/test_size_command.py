@@ -123,7 +123,7 @@ def test_one_prepare_per_command(app, monkeypatch):
         (("7B", "-m", "full", "-f", "hf", "--tp", "2"), "no tensor or pipeline parallelism"),
         (("7B", "-m", "full", "-f", "jax"), "jax"),
         (("7B", "-m", "full", "--tp", "8", "--gpus", "4"), "multiple of 8"),
-        (("no-such-dir/config.json", "-m", "lora"), "cannot read model config"),
+        (("no-such-dir/config.json", "-m", "lora"), "model config no-such-dir/config.json: not found"),
     ],
 )
 def test_framework_and_layout_errors(app, args, message):

@@ -88,6 +88,7 @@ def _load(settings: Settings, write_crawl: WriteCrawl, name: str, count: int, da
         load_crawl(con, summary)
 
 
+@pytest.mark.slow  # a second process
 def test_a_reader_process_holding_the_warehouse_never_blocks_a_load(
     settings: Settings, write_crawl: WriteCrawl, tmp_path: Path
 ) -> None:
@@ -103,6 +104,7 @@ def test_a_reader_process_holding_the_warehouse_never_blocks_a_load(
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(5010,)]
 
 
+@pytest.mark.slow  # a second process
 def test_a_load_in_another_process_while_this_one_reads(settings: Settings, write_crawl: WriteCrawl) -> None:
     _load(settings, write_crawl, "day1", 3, "2026-10-01")
     summary = write_crawl(
@@ -122,6 +124,7 @@ def test_a_load_in_another_process_while_this_one_reads(settings: Settings, writ
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(53,)]
 
 
+@pytest.mark.slow  # a second process
 def test_a_second_writer_waits_then_fails_clearly(settings: Settings, tmp_path: Path) -> None:
     with _process(WRITER, settings, tmp_path) as holder:
         busy = pytest.raises(connect.WriterBusyError, match=rf"pid {holder.pid} .*gave up after 0.3 s")
@@ -137,6 +140,7 @@ def test_two_writers_in_one_process_exclude_each_other(settings: Settings) -> No
         pass
 
 
+@pytest.mark.slow  # a second process
 def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> None:
     with connect.writer(settings.warehouse):
         pass

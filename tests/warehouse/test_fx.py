@@ -12,9 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import currency_converter
 import duckdb
 import pytest
+from warehouse_template import scratch
 
 from warehouse import fx
-from warehouse.connect import in_memory
 from warehouse.migrate import migrate
 
 
@@ -90,7 +90,7 @@ def ecb_server() -> Iterator[dict[str, bytes]]:
 
 def test_refresh_adds_the_days_we_lack_and_keeps_the_stored_ones(ecb_server: dict[str, bytes]) -> None:
     ecb_server["hist.zip"] = _ecb_zip(["2031-01-06,1.25,150,8.75,", "2026-10-30,9.99,N/A,9.99,"])
-    con = in_memory()
+    con = scratch()
     before = _rates(con, "2026-10-30")
     added = fx.refresh_rates(con, ecb_server["base"].decode() + "hist.zip")
     assert added == 3  # USD, EUR, CNY of 2031-01-06; 2026-10-30 is already stored
@@ -104,7 +104,7 @@ def test_refresh_offline_is_one_clear_error() -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{probe.getsockname()[1]}/hist.zip"
-    con = in_memory()
+    con = scratch()
     with pytest.raises(fx.FxDownloadError, match="could not download ECB rates from") as error:
         fx.refresh_rates(con, url, timeout_s=5)
     assert "\n" not in str(error.value)
@@ -113,6 +113,6 @@ def test_refresh_offline_is_one_clear_error() -> None:
 def test_refresh_of_something_else_than_the_ecb_zip_is_refused(ecb_server: dict[str, bytes]) -> None:
     ecb_server["page.html"] = b"<html>maintenance</html>"
     with pytest.raises(fx.FxDownloadError, match="did not return the ECB history zip"):
-        fx.refresh_rates(in_memory(), ecb_server["base"].decode() + "page.html")
+        fx.refresh_rates(scratch(), ecb_server["base"].decode() + "page.html")
     with pytest.raises(fx.FxDownloadError, match="HTTP 404 Not Found"):
-        fx.refresh_rates(in_memory(), ecb_server["base"].decode() + "missing.zip")
+        fx.refresh_rates(scratch(), ecb_server["base"].decode() + "missing.zip")

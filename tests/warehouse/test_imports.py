@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+import warehouse_template
 
 from scrapers.history import formats
-from warehouse import connect, history
+from warehouse import history
 from warehouse.imports import import_file
 
 OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
@@ -33,7 +34,7 @@ def _lambda_h100_1x(con) -> list[tuple[dt.date, float]]:
 
 
 def test_lambda_catalogs_show_the_april_price_rise(sample) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     skypilot = formats.get("skypilot")
     for day in ("2026-04-02", "2026-04-06", "2026-04-20", "2026-05-07"):
         report = import_file(con, skypilot, sample(f"skypilot_catalog_format/lambda_vms_{day}.csv"))
@@ -58,7 +59,7 @@ def test_lambda_catalogs_show_the_april_price_rise(sample) -> None:
 
 
 def test_header_only_catalog_is_a_failed_day_not_sold_out(sample) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     skypilot = formats.get("skypilot")
     import_file(con, skypilot, sample("skypilot_catalog_format/lambda_vms_2026-04-20.csv"))
     broken = import_file(
@@ -85,7 +86,7 @@ def test_header_only_catalog_is_a_failed_day_not_sold_out(sample) -> None:
 
 @pytest.fixture(scope="module")
 def observations_warehouse(sample):
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     report = import_file(con, formats.get("observations"), sample(OBSERVATIONS))
     return con, report
 
@@ -118,7 +119,7 @@ def test_reimport_is_a_no_op(observations_warehouse, sample) -> None:
 
 
 def test_a_newer_file_version_adds_only_new_or_changed_days(tmp_path) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     rows = [
         "2026-05-08,vast.ai,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00\n",
         "2026-05-09,vast.ai,H100_SXM,1,US,on_demand,1.8,2.0,2.5,4,https://x,2026-05-09T01:00:00+00:00\n",
@@ -135,7 +136,7 @@ def test_a_newer_file_version_adds_only_new_or_changed_days(tmp_path) -> None:
 
 
 def test_refused_rows_are_kept_with_their_reason(tmp_path) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     csv = tmp_path / "observations.csv"
     csv.write_text(
         HEADER
@@ -157,7 +158,7 @@ def test_refused_rows_are_kept_with_their_reason(tmp_path) -> None:
 
 
 def test_an_unreadable_file_changes_nothing(tmp_path) -> None:
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     missing = import_file(con, formats.get("skypilot"), tmp_path / "lambda_vms_2026-04-02.csv")
     assert missing.error.startswith("no such file")
     undated = tmp_path / "vms.csv"

@@ -14,10 +14,10 @@ from datetime import date, datetime
 import pandas as pd
 import pytest
 from synthetic_offers import CNY_PER_USD, DAY1, DAY2, crawl, monthly_cny, offer
+from warehouse_template import migrated, scratch
 
 from sizing.jobs import Job, job_requirements
 from warehouse import connect, job_plans, plans
-from warehouse.connect import in_memory
 
 START = datetime(2026, 12, 1, 8, 0)
 H100 = "H100 SXM 80GB"
@@ -26,7 +26,7 @@ RTX4090 = "RTX 4090 24GB"
 
 @pytest.fixture
 def con():
-    connection = in_memory()
+    connection = scratch()
     yield connection
     connection.close()
 
@@ -256,7 +256,7 @@ def test_every_job_gets_a_row(con):
 def test_the_ad_hoc_job_plan_imports_no_pandas(settings, probe_gpuplan):
     """`gpuplan plans --tokens` is planned in plain rows: pandas (and numpy through it) would be half
     its process's start. The whole command runs, table and JSON, on a published warehouse."""
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         crawl(con, DAY1, "cloud", [offer("cloud", "h100", H100, 2.0, available_gpus=8)])
         crawl(con, DAY1, "broker", [monthly_cny("broker", "h100m", H100, 9000)])
     env = {"PATH": "", "GPUPLAN_WAREHOUSE": str(settings.warehouse), "PYTHONDONTWRITEBYTECODE": "1"}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import warehouse_template
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
 from scrapers.crawl.summary import CrawlSummary, SummaryError
@@ -367,7 +368,7 @@ def test_price_per_gpu_hour_is_one_sql_rule(
     amount: float, per: str, count: int, period: str, per_gpu_hour: float
 ) -> None:
     """Both loaders price through these macros (migration 032): per GPU, per hour, 730 h a month."""
-    con = connect.in_memory()
+    con = warehouse_template.scratch()
     ((value,),) = con.execute(
         "SELECT price_per_gpu_hour($amount, $per, $count, $period)",
         {"amount": amount, "per": per, "count": count, "period": period},

@@ -14,9 +14,9 @@ from synthetic_offers import DAY1, DAY2
 from synthetic_offers import crawl as _crawl
 from synthetic_offers import offer as _offer
 from synthetic_offers import plan as _plan
+from warehouse_template import scratch
 
 from warehouse import connect, plans
-from warehouse.connect import in_memory
 from warehouse.migrate import available, migrate
 
 NOW = dt.datetime(2026, 12, 1, 6, 0)
@@ -24,7 +24,7 @@ NOW = dt.datetime(2026, 12, 1, 6, 0)
 
 def test_a_move_of_exactly_the_threshold_is_a_change(tmp_path: Path) -> None:
     """'At least' price_move_pct, as the README says (the daily plans once counted 'more than')."""
-    with in_memory() as con:
+    with scratch() as con:
         _crawl(con, DAY1, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 1.0)])
         _plan(con, DAY1, {("7B", "full"): 70})
         _crawl(con, DAY2, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 1.25)])  # +25.0 % exactly

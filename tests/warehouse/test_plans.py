@@ -18,9 +18,9 @@ from synthetic_offers import monthly_cny as _monthly_cny
 from synthetic_offers import offer as _offer
 from synthetic_offers import plan as _plan
 from synthetic_offers import toy_requirements as _requirements
+from warehouse_template import scratch
 
 from warehouse import plans
-from warehouse.connect import in_memory
 
 
 def _row(frame: pd.DataFrame, model: str, method: str, ranking: str = "lowest_rent") -> pd.Series:
@@ -31,7 +31,7 @@ def _row(frame: pd.DataFrame, model: str, method: str, ranking: str = "lowest_re
 
 @pytest.fixture
 def con():
-    connection = in_memory()
+    connection = scratch()
     yield connection
     connection.close()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 from typer.testing import CliRunner, Result
+from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan.cli import app
@@ -21,7 +22,7 @@ from warehouse.loading import load_crawl
 @pytest.fixture
 def published(settings: Settings, write_crawl: WriteCrawl) -> Settings:
     """A published warehouse with two SYNTHETIC offers."""
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         load_crawl(
             con, write_crawl([synthetic_offer(1, price_amount=2.5), synthetic_offer(2, region="[U] ok")])
         )

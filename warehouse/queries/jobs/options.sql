@@ -1,22 +1,62 @@
--- A job's plans (issue 17): every way to rent the offers (plan_shapes, the daily plans' rule) at every
--- GPU count the sizing model says fits ($requirements: the sizing model's rows for this job, a list
--- of STRUCTs with REQUIREMENT_COLUMNS, bound by the caller: no frame to register, no pandas), priced
--- in full by each offer's billing.
---   train_hours   the job's tokens (x epochs) over the throughput of that GPU count
---   billed_hours  what the platform bills for that run (billed_hours: whole periods, the minimum term)
---   total_usd/cny rent per GPU-hour x GPUs x billed_hours
--- Rows: kind 'plan', the best plan of each GPU model among those that finish within $deadline_hours
--- (NULL: no deadline), ranked 1.. by total_usd (with $fastest, by train_hours); and kind 'fastest',
--- the one plan that finishes first whatever the deadline (for "nothing is fast enough" answers).
+-- Jobs' plans (issue 17), many jobs in one pass (issue 29: one query per job held the writer ~0.6 s a
+-- job, ten minutes for 1,000): every way to rent the offers (plan_shapes, the daily plans' rule,
+-- made once for all the jobs) at every GPU count the sizing model says fits, priced in full by
+-- each offer's billing.
+--   $jobs          one STRUCT per job: job_index (its place in the caller's list), sizing (which
+--                  $requirements rows are its sizing model's answer: jobs sized alike share them),
+--                  train_tokens, deadline_hours
+--                  (NULL: no deadline), max_gpu_count, platforms and gpus (NULL: any)
+--   $requirements  the sizing model's rows (REQUIREMENT_COLUMNS and sizing), bound by the caller: no
+--                  frame to register, no pandas
+--   train_hours    the job's tokens (x epochs) over the throughput of that GPU count
+--   billed_hours   what the platform bills for that run (billed_hours: whole periods, the minimum term)
+--   total_usd/cny  rent per GPU-hour x GPUs x billed_hours
+-- Rows, per job: kind 'plan', the best plan of each GPU model among those that finish within the
+-- job's deadline and within $max_train_hours, ranked 1.. by total_usd (with $fastest, by
+-- train_hours); and kind 'fastest', the one plan that finishes first whatever the deadline (for
+-- "nothing is fast enough" answers). A plan past $max_train_hours is never a plan (its finish,
+-- NULL here, would be past what a timestamp holds: `tokens: 1e30` was "Interval out of range").
 -- $max_stale_hours bounds a stale latest crawl (GPUPLAN_STALE_HOURS; NULL: no bound, or a day's plan,
 -- bounded when its crawls were recorded).
--- Params: $requirements, $plan_date, $latest, $max_stale_hours, $max_gpu_count, $platforms, $gpus, $train_tokens, $deadline_hours,
--- $fastest, $start_at (UTC: finish = start_at + train_hours).
+-- Params: $jobs, $requirements, $plan_date, $latest, $max_stale_hours, $max_gpu_count (the largest of the jobs'),
+-- $max_train_hours, $fastest, $start_at (UTC: finish = start_at + train_hours).
 WITH job_requirements AS (
     SELECT unnest($requirements, recursive := true)
 ),
+jobs AS (
+    SELECT unnest($jobs, recursive := true)
+),
+shapes AS (
+    SELECT *
+    FROM plan_shapes(
+        CAST($plan_date AS DATE),
+        CAST($plan_date AS DATE),
+        (SELECT map_from_entries(list(DISTINCT (gpu_model, gpus_per_node))) FROM job_requirements),
+        $max_gpu_count,
+        latest := $latest,
+        max_stale_hours := $max_stale_hours
+    )
+),
+-- A job's choice among offers alike (one GPU model, GPU count, billing period and minimum term: the
+-- same train time, bill and deadline for that job) is always the cheapest, by the order its best
+-- plan breaks ties in; so only that one is priced for each job (issue 29): across platforms for
+-- the jobs that name none, per platform for those that do.
+cheapest_shapes AS (
+    SELECT TRUE AS any_platform,
+        arg_min(s, (s.price_usd_per_gpu_hour, NOT s.stock_known, s.platform, s.offer_id, s.units_rented))
+            AS shape
+    FROM shapes AS s
+    GROUP BY s.gpu_model, s.plan_gpu_count, s.billing_period, s.min_term_periods
+    UNION ALL
+    SELECT FALSE AS any_platform,
+        arg_min(s, (s.price_usd_per_gpu_hour, NOT s.stock_known, s.offer_id, s.units_rented)) AS shape
+    FROM shapes AS s
+    WHERE EXISTS (SELECT 1 FROM jobs WHERE platforms IS NOT NULL)
+    GROUP BY s.platform, s.gpu_model, s.plan_gpu_count, s.billing_period, s.min_term_periods
+),
 options AS (
     SELECT
+        j.job_index,
         s.platform,
         s.offer_id,
         s.region,
@@ -39,20 +79,16 @@ options AS (
         r.per_gpu_memory_gb,
         r.mfu,
         r.tokens_per_second,
-        $train_tokens / (r.tokens_per_second * 3600) AS train_hours
-    FROM plan_shapes(
-        CAST($plan_date AS DATE),
-        CAST($plan_date AS DATE),
-        (SELECT map_from_entries(list(DISTINCT (gpu_model, gpus_per_node))) FROM job_requirements),
-        $max_gpu_count,
-        latest := $latest,
-        max_stale_hours := $max_stale_hours
-    ) AS s
+        j.train_tokens / (r.tokens_per_second * 3600) AS train_hours,
+        j.deadline_hours
+    FROM (SELECT any_platform, shape.* FROM cheapest_shapes) AS s
     JOIN job_requirements AS r ON r.gpu_model = s.gpu_model AND r.gpu_count = s.plan_gpu_count
+    JOIN jobs AS j ON j.sizing = r.sizing AND s.any_platform = (j.platforms IS NULL)
     WHERE r.fits
       AND r.tokens_per_second > 0
-      AND ($platforms IS NULL OR list_contains($platforms, s.platform))
-      AND ($gpus IS NULL OR list_contains($gpus, s.gpu_model))
+      AND s.plan_gpu_count <= j.max_gpu_count
+      AND (j.platforms IS NULL OR list_contains(j.platforms, s.platform))
+      AND (j.gpus IS NULL OR list_contains(j.gpus, s.gpu_model))
 ),
 billed AS (
     SELECT
@@ -62,7 +98,8 @@ billed AS (
             AS total_usd,
         price_cny_per_gpu_hour * gpu_count * billed_hours(train_hours, billing_period, min_term_periods)
             AS total_cny,
-        $deadline_hours IS NULL OR train_hours <= $deadline_hours AS meets_deadline
+        train_hours <= $max_train_hours AND (deadline_hours IS NULL OR train_hours <= deadline_hours)
+            AS meets_deadline
     FROM options
 ),
 -- arg_min by a tuple (ties broken left to right) is a hash aggregate: no sort of the options
@@ -76,29 +113,33 @@ best_per_gpu AS (
         END AS plan
     FROM billed AS b
     WHERE meets_deadline
-    GROUP BY gpu_model
+    GROUP BY job_index, gpu_model
 ),
 fastest AS (
     SELECT arg_min(b, (train_hours, total_usd, NOT stock_known, platform, offer_id, gpu_count, units_rented))
         AS plan
     FROM billed AS b
+    GROUP BY job_index
 ),
 picked AS (
     SELECT 'plan' AS kind, plan.* FROM best_per_gpu
     UNION ALL
-    SELECT 'fastest' AS kind, plan.* FROM fastest WHERE plan IS NOT NULL
+    SELECT 'fastest' AS kind, plan.* FROM fastest
 )
 SELECT
     kind,
     CAST(row_number() OVER (
-        PARTITION BY kind
+        PARTITION BY job_index, kind
         ORDER BY
             CASE WHEN $fastest THEN train_hours ELSE total_usd END,
             CASE WHEN $fastest THEN total_usd ELSE train_hours END,
             NOT stock_known, platform, offer_id, gpu_count
     ) AS INTEGER) AS rank,
-    * EXCLUDE (kind, meets_deadline, min_term_periods),
+    * EXCLUDE (kind, meets_deadline, min_term_periods, deadline_hours),
     train_hours / 24 AS train_days,
-    CAST($start_at AS TIMESTAMP) + to_seconds(train_hours * 3600) AS finish
+    CASE
+        WHEN train_hours <= $max_train_hours
+        THEN CAST($start_at AS TIMESTAMP) + to_seconds(train_hours * 3600)
+    END AS finish
 FROM picked
-ORDER BY kind DESC, rank
+ORDER BY job_index, kind DESC, rank

@@ -1,21 +1,19 @@
--- The unit sizes a job's offers come in, per GPU model: with cards picked on one node, the GPU counts
--- to size for a job plan (warehouse.plan_requirements.plan_gpu_counts). The offers of the runs a job
--- plan prices from (day_runs of $plan_date, or with $latest each platform's latest usable crawl), on
--- the job's platforms and GPUs (NULL: any). A superset of what plan_shapes rents, as the daily
--- plans/unit_sizes.sql is: the price floor is judged there (a second pass over the offers' medians
--- here would cost more than sizing a count no plan takes).
--- Params: $plan_date, $latest, $platforms, $gpus.
+-- The unit sizes the offers come in, per platform and GPU model: with cards picked on one node, the
+-- GPU counts to size for job plans (warehouse.plan_requirements.plan_gpu_counts), and which
+-- platforms and GPUs a job's scope has on offer. The offers of the runs job plans price from
+-- (day_runs of $plan_date, or with $latest each platform's latest usable crawl). A superset of what
+-- plan_shapes rents, as the daily plans/unit_sizes.sql is: the price floor is judged there (a second
+-- pass over the offers' medians here would cost more than sizing a count no plan takes).
+-- Params: $plan_date, $latest.
 WITH runs AS (
     SELECT crawl_id, platform, run_day FROM latest_runs WHERE $latest
     UNION ALL
     SELECT crawl_id, platform, run_day FROM day_runs WHERE NOT $latest AND day = CAST($plan_date AS DATE)
 )
-SELECT DISTINCT o.gpu_model, o.gpu_count
+SELECT DISTINCT o.platform, o.gpu_model, o.gpu_count
 FROM offers AS o
 JOIN runs AS r ON r.crawl_id = o.crawl_id AND r.platform = o.platform AND o.run_day = r.run_day
 WHERE o.gpu_model IS NOT NULL
   AND o.gpu_count >= 1
   AND o.pricing_type <> 'spot'
-  AND ($platforms IS NULL OR list_contains($platforms, o.platform))
-  AND ($gpus IS NULL OR list_contains($gpus, o.gpu_model))
-ORDER BY o.gpu_model, o.gpu_count
+ORDER BY o.platform, o.gpu_model, o.gpu_count

@@ -1,0 +1,90 @@
+"""A fresh migrated warehouse in milliseconds: one template per test session, copied for each test.
+
+Migrating a warehouse from nothing (every migration, every definition, the bundled FX rates) takes
+about 0.4 s. The session does it once, by the real path: `connect.writer` on an empty folder, the
+first time a test asks for a fresh warehouse (under pytest-xdist, once per worker). Then:
+
+    migrated(warehouse, source=None) -> warehouse
+        Puts a copy of the template where `connect.writer(warehouse)` finds its writer file, when
+        that folder holds no warehouse yet, so that the first writer migrates nothing. A folder
+        that has one (writer file, published snapshot or `.prev`) is left as it is.
+        `with connect.writer(migrated(settings.warehouse)) as con:`. With `source`, a copy of that
+        writer file instead: data a session fixture loaded once (tests/cli/conftest.py).
+    scratch() -> connection
+        What `connect.in_memory()` gives (a migrated warehouse of one's own, with the session
+        settings `connect` sets), as a connection on a copy of the template file: the copy is the
+        file `connect.writer` made, byte for byte. Copies go when the session ends.
+    template() -> Path
+        The template writer file itself (read it, never write it).
+
+Tests of what a first writer does on an empty folder (migrating, seeding, publishing the first
+snapshot) and of `connect.in_memory()` itself must not use these. `tests/conftest.py` gives this
+module the session's folder (`use`); outside a pytest session it refuses with a clear error.
+tests/test_warehouse_template.py checks that a copy is what migrating from nothing makes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from warehouse import connect
+
+# The session setting connect._prepare gives every connection: timestamps are UTC, and naive
+# ISO strings are read as UTC. (The test of this module fails if connect sets another one.)
+SESSION = "SET TimeZone = 'UTC'"
+
+_folder: Path | None = None
+_template: Path | None = None
+_copies = itertools.count()
+
+
+def use(folder: Path | None) -> None:
+    """Keep the template in `folder` (an empty folder of this test session; built on first use), or
+    forget it (None) at the session's end."""
+    global _folder, _template
+    _folder, _template = folder, None
+
+
+def template() -> Path:
+    """The session's migrated writer file, made by `connect.writer` the first time it is asked for."""
+    global _template
+    if _template is None:
+        if _folder is None:
+            raise RuntimeError("warehouse_template.use(folder) was not called: run it under pytest")
+        warehouse = _folder / "template" / "warehouse.duckdb"
+        with connect.writer(warehouse, publish=False):
+            pass
+        _template = connect.writer_path(warehouse)
+    return _template
+
+
+def migrated(warehouse: Path, source: Path | None = None) -> Path:
+    """`warehouse`, whose writer file is a copy of the template (or of `source`, a writer file a
+    session fixture filled from the template) if its folder held no warehouse yet."""
+    existing = (warehouse, connect.writer_path(warehouse), connect.previous_path(warehouse))
+    if not any(path.exists() for path in existing):
+        warehouse.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source or template(), connect.writer_path(warehouse))
+    return warehouse
+
+
+def scratch_folder() -> Path:
+    """Where `scratch()` puts its copies (the session removes it at its end)."""
+    if _folder is None:
+        raise RuntimeError("warehouse_template.use(folder) was not called: run it under pytest")
+    return _folder / "scratch"
+
+
+def scratch() -> duckdb.DuckDBPyConnection:
+    """A fresh migrated warehouse of one's own: a connection on a new copy of the template."""
+    source = template()
+    copy = scratch_folder() / f"{next(_copies)}.duckdb"
+    copy.parent.mkdir(exist_ok=True)
+    shutil.copyfile(source, copy)
+    con = duckdb.connect(str(copy), config={"threads": 1})
+    con.execute(SESSION)
+    return con
