@@ -175,9 +175,11 @@ def test_a_failed_crawls_offers_do_not_vote(
 
 
 def test_the_same_crawls_in_any_order_give_the_same_verdicts(
-    settings, migrated_writer_file, write_crawl: WriteCrawl, tmp_path
+    settings, write_crawl: WriteCrawl, tmp_path
 ) -> None:
     """The old floor judged on load against what was loaded so far; now the order changes nothing."""
+    from warehouse_template import migrated
+
     from warehouse import connect
 
     days = [
@@ -190,10 +192,8 @@ def test_the_same_crawls_in_any_order_give_the_same_verdicts(
     ]
     seen = []
     for order in (days, list(reversed(days))):
-        path = tmp_path / f"w{len(seen)}" / "warehouse.duckdb"
-        connect.writer_path(path).parent.mkdir(parents=True)
-        connect.writer_path(path).write_bytes(migrated_writer_file.read_bytes())
-        with connect.writer(path) as con:
+        path = migrated(tmp_path / f"w{len(seen)}" / "warehouse.duckdb")
+        with connect.writer(path, publish=False) as con:
             for platform, day, price in order:
                 _load_day(con, write_crawl, day, synthetic_offer(1, price_amount=price), platform=platform)
             seen.append(
