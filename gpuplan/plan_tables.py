@@ -83,9 +83,10 @@ def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
         .head(shown)
         .itertuples()
     ]
+    more = f"; {len(excluded) - len(items)} more" if len(excluded) > len(items) else ""
     return (
         f"{len(excluded)} offer(s) left out as implausibly cheap (placeholders?): {'; '.join(items)}"
-        f"{' ...' if len(excluded) > len(items) else ''}. All in table plan_excluded_offers."
+        f"{more}. All in table plan_excluded_offers."
     )
 
 
@@ -246,15 +247,16 @@ def print_job_plans(
         (Column("#", "right"), "rank"),
         (Column("plan", shrink=True, legend=PLAN_LEGEND), "plan"),
         (Column("bill", legend=f"billing period (h, d, wk, mo), totals {BILLED_LEGEND}"), "billing_period"),
-        (Column("region", shrink=True, drop=3), "region"),
-        (Column("offer", shrink=True, drop=4), "offer_id"),
-        (Column("MFU", "right"), "mfu"),
+        (Column("region", shrink=True, drop=4), "region"),
+        (Column("offer", shrink=True, drop=5), "offer_id"),
+        # the last to go: before a long platform name (primeintellect, tencentcloud) is cut
+        (Column("MFU", "right", drop=1), "mfu"),
         (Column(f"{currency.value}/GPU-h", "right"), f"price_{unit}_per_gpu_hour"),
         (Column("days", "right"), "train_days"),
         (Column("finish", "right", legend=finish_legend), "finish"),
         (Column(f"{currency.value} total", "right"), f"total_{unit}"),
-        (Column("billed h", "right", drop=2, legend="hours paid for"), "billed_hours"),
-        (Column(f"{other.upper()} total", "right", drop=1), f"total_{other}"),
+        (Column("billed h", "right", drop=3, legend="hours paid for"), "billed_hours"),
+        (Column(f"{other.upper()} total", "right", drop=2), f"total_{other}"),
     ]
     rows = [
         [_job_cell(row, field, finish, year) for _, field in fields]
