@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -48,6 +49,8 @@ RATE_LIMITED_STATUS = 429  # Too Many Requests (RFC 6585): said as "rate limited
 # (e.g. "http://127.0.0.1:8123") instead of the platform's. Items keep the
 # platform's URLs, so the output is the same as a live crawl's.
 ORIGIN_OVERRIDE_SETTING = "GPUPLAN_ORIGIN_OVERRIDE"
+# Scrapy's HttpCompressionMiddleware refusing an answer that inflates past DOWNLOAD_MAXSIZE (2.19's text).
+DECOMPRESSION_REFUSED = re.compile(r"exceeded DOWNLOAD_MAXSIZE \((\d+) B\) during decompression")
 
 
 @dataclass(frozen=True)
@@ -372,6 +375,9 @@ def describe_failure(failure: Failure, download_timeout_s: float) -> str:
         return f"timed out (no answer in {download_timeout_s:g} s) from {url}{tries}"
     if name == "IgnoreRequest" and "not in cache" in str(error):
         return f"not in the offline snapshot: {request.method if request else '?'} {url}"
+    bomb = DECOMPRESSION_REFUSED.search(str(error)) if name == "IgnoreRequest" else None
+    if bomb is not None:
+        return parsing.too_large(url, int(bomb[1]))
     return f"{name} from {url}{tries}: {error}"
 
 

@@ -8,13 +8,21 @@ project's settings, replaying a copy of a recorded snapshot or answered by the f
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from reliability.fake_secrets import secret_env
+from reliability.fault_days import LOOPBACK_SETTINGS, http_date
+from reliability.fault_server import Answer, Hit, serving
+from reliability.faults import snapshot
 from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.summary import CrawlSummary
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING
 from scrapers.registry import fixture_dir
 from scrapers.replay import SNAPSHOT_FILE
 
@@ -77,3 +85,47 @@ def test_a_broken_snapshot_is_named_as_broken(tmp_path: Path, text: str, said: s
     assert summary.error is not None and summary.error.startswith(f"snapshot {snapshot / SNAPSHOT_FILE} ")
     assert said in summary.error
     assert "not in the offline snapshot" not in summary.error
+
+
+# 100 MiB of one byte: about 100 KB gzipped, over the 64 MiB cap (scrapers/settings.py DOWNLOAD_MAXSIZE).
+BOMB_BYTES = 100 * 1024 * 1024
+
+
+def _bomb_crawl(tmp_path: Path, platform: str, answer: Answer) -> tuple[CrawlSummary, list[Hit]]:
+    with serving(snapshot(platform), http_date(datetime.now(UTC).date()), then=answer) as server:
+        summary = run_crawl(
+            platform,
+            tmp_path / "out",
+            env=secret_env(),
+            settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS},
+        )
+        return summary, list(server.hits)
+
+
+def test_a_gzip_bomb_is_refused_at_the_cap_and_not_retried(tmp_path: Path) -> None:
+    """Before: Scrapy's 1 GiB default let the answer inflate to 100 MiB in the shared crawl process,
+    and the crawl failed as "invalid JSON: Extra data", the bomb unnamed."""
+    bomb = gzip.compress(b"0" * BOMB_BYTES)
+    summary, hits = _bomb_crawl(tmp_path, PLATFORM, Answer(headers={"Content-Encoding": "gzip"}, body=bomb))
+
+    assert summary.status == "failed"
+    assert summary.error == (
+        "the answer from https://api.verda.com/v1/instance-types decompresses to more than "
+        "67,108,864 bytes (DOWNLOAD_MAXSIZE): refused"
+    )
+    assert len(hits) == 1, "refused, not asked again"
+
+
+def test_a_gzip_bomb_without_a_content_encoding_is_refused_at_the_cap(tmp_path: Path) -> None:
+    """AWS's answers can be gzip without a Content-Encoding, which the spider gunzips itself. Before:
+    `gzip.decompress` inflated each 100 MiB bomb whole, and the crawl failed as "invalid JSON"."""
+    bomb = gzip.compress(b"0" * BOMB_BYTES)
+    summary, hits = _bomb_crawl(
+        tmp_path, "aws", Answer(headers={"Content-Type": "application/json"}, body=bomb)
+    )
+
+    assert summary.status == "failed"
+    assert summary.error is not None
+    assert "decompresses to more than 67,108,864 bytes (DOWNLOAD_MAXSIZE): refused" in summary.error
+    assert "https://b0.p.awsstatic.com/pricing/" in summary.error
+    assert len(hits) == len({hit.path for hit in hits}), "no document asked twice"
