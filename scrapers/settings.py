@@ -56,6 +56,8 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapers.middlewares.BackoffRetryMiddleware": 550,
     # Signs each request as it goes out, a retry too (it passes every process_request again).
     "scrapers.middlewares.SigningMiddleware": 560,
+    # Sees a redirect before Scrapy's RedirectMiddleware (600) follows it: only within the platform's site.
+    "scrapers.middlewares.PlatformHostsMiddleware": 650,
 }
 # Closest to the spider, so it sees a callback's exception first.
 SPIDER_MIDDLEWARES = {"scrapers.middlewares.CrawlErrorMiddleware": 1000}

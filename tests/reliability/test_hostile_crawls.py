@@ -91,7 +91,7 @@ def test_a_broken_snapshot_is_named_as_broken(tmp_path: Path, text: str, said: s
 BOMB_BYTES = 100 * 1024 * 1024
 
 
-def _bomb_crawl(tmp_path: Path, platform: str, answer: Answer) -> tuple[CrawlSummary, list[Hit]]:
+def _served_crawl(tmp_path: Path, platform: str, answer: Answer) -> tuple[CrawlSummary, list[Hit]]:
     with serving(snapshot(platform), http_date(datetime.now(UTC).date()), then=answer) as server:
         summary = run_crawl(
             platform,
@@ -106,7 +106,7 @@ def test_a_gzip_bomb_is_refused_at_the_cap_and_not_retried(tmp_path: Path) -> No
     """Before: Scrapy's 1 GiB default let the answer inflate to 100 MiB in the shared crawl process,
     and the crawl failed as "invalid JSON: Extra data", the bomb unnamed."""
     bomb = gzip.compress(b"0" * BOMB_BYTES)
-    summary, hits = _bomb_crawl(tmp_path, PLATFORM, Answer(headers={"Content-Encoding": "gzip"}, body=bomb))
+    summary, hits = _served_crawl(tmp_path, PLATFORM, Answer(headers={"Content-Encoding": "gzip"}, body=bomb))
 
     assert summary.status == "failed"
     assert summary.error == (
@@ -120,7 +120,7 @@ def test_a_gzip_bomb_without_a_content_encoding_is_refused_at_the_cap(tmp_path: 
     """AWS's answers can be gzip without a Content-Encoding, which the spider gunzips itself. Before:
     `gzip.decompress` inflated each 100 MiB bomb whole, and the crawl failed as "invalid JSON"."""
     bomb = gzip.compress(b"0" * BOMB_BYTES)
-    summary, hits = _bomb_crawl(
+    summary, hits = _served_crawl(
         tmp_path, "aws", Answer(headers={"Content-Type": "application/json"}, body=bomb)
     )
 
@@ -129,3 +129,38 @@ def test_a_gzip_bomb_without_a_content_encoding_is_refused_at_the_cap(tmp_path: 
     assert "decompresses to more than 67,108,864 bytes (DOWNLOAD_MAXSIZE): refused" in summary.error
     assert "https://b0.p.awsstatic.com/pricing/" in summary.error
     assert len(hits) == len({hit.path for hit in hits}), "no document asked twice"
+
+
+def test_a_redirect_to_another_host_is_not_followed(tmp_path: Path) -> None:
+    """Before: Scrapy followed the platform's 302 to any host, and the crawl loaded that host's
+    answer as the platform's offers (status ok)."""
+    with serving(snapshot(PLATFORM), http_date(datetime.now(UTC).date())) as elsewhere:
+        foreign = f"http://localhost:{elsewhere.server_address[1]}/v1/instance-types"
+        summary, hits = _served_crawl(tmp_path, PLATFORM, Answer(status=302, headers={"Location": foreign}))
+        foreign_hits = list(elsewhere.hits)
+
+    assert summary.status == "failed"
+    assert summary.error == (
+        "HTTP 302 from https://api.verda.com/v1/instance-types redirects off datacrunch's site "
+        "(verda.com), to localhost: not followed"
+    )
+    assert foreign_hits == [], "nothing asked of the other host"
+    assert len(hits) == 1
+
+
+def test_a_redirect_within_the_platform_is_followed_through_the_override(tmp_path: Path) -> None:
+    """A redirect to the platform's own site, absolute or relative, is followed, and under
+    GPUPLAN_ORIGIN_OVERRIDE it goes to the overriding origin like every request (never the platform)."""
+    for location in ("https://api.verda.com/v1/instance-types", "/v1/instance-types"):
+        moved = Answer(status=301, headers={"Location": location})
+        with serving(snapshot(PLATFORM), http_date(datetime.now(UTC).date()), first=(moved,)) as server:
+            summary = run_crawl(
+                PLATFORM,
+                tmp_path / location.replace("/", "_"),
+                env=secret_env(),
+                settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS},
+            )
+            hits = list(server.hits)
+        assert (summary.status, summary.error) == ("ok", None), location
+        assert summary.items_yielded > 0
+        assert [hit.status for hit in hits] == [301, 200], location
