@@ -21,7 +21,7 @@ from pipelines.checks import build_checks
 from pipelines.resources import WarehouseResource
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 from reliability.warehouse_files import settings_in
-from warehouse import connect
+from warehouse import connect, job_plans, plans
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults
@@ -85,3 +85,31 @@ def test_run_dated_ahead_is_not_latest_and_freshness_fails(tmp_path: Path) -> No
     result = fresh(warehouse=WarehouseResource.from_settings(settings))
     assert not result.passed
     assert result.metadata["stale_platforms"].value == PLATFORM
+
+
+def test_plans_dated_ahead_are_not_the_latest_plans(tmp_path: Path) -> None:
+    """The clock moved back a day (issue 29): the plans made while it ran ahead stay stored, but the
+    latest plans (`gpuplan plans`, `plans --gpu`, the job plans) are those of the newest day that
+    has begun. Before: `max(plan_date)` kept the day ahead as "latest" until the clock reached it."""
+    settings = settings_in(tmp_path)
+    today = datetime.now(UTC).date()
+    ahead = today + AHEAD
+    with connect.writer(migrated(settings.warehouse)) as con:
+        for day, platform in ((today, "today-cloud"), (ahead, "ahead-cloud")):
+            con.execute(
+                "INSERT INTO cheapest_plans (plan_date, model, method, ranking, status, platform, gpu_model,"
+                " computed_at) VALUES ($d, '7B', 'lora', 'cost', 'ok', $p, 'H100 SXM 80GB', now())",
+                {"d": day, "p": platform},
+            )
+            con.execute(
+                "INSERT INTO job_plans (plan_date, job, rank, status, model, method, tokens, epochs,"
+                " platform, computed_at) VALUES ($d, 'mine', 1, 'ok', '7B', 'lora', 1e9, 1, $p, now())",
+                {"d": day, "p": platform},
+            )
+    with connect.reader(settings.warehouse) as con:
+        latest = plans.plans_for_date(con)
+        assert set(latest["plan_date"].dt.date) == {today} and set(latest["platform"]) == {"today-cloud"}
+        assert set(plans.plans_for_gpu(con, "H100 SXM 80GB")["plan_date"].dt.date) <= {today}
+        assert set(job_plans.job_plans_for_date(con)["platform"]) == {"today-cloud"}
+        asked = plans.plans_for_date(con, ahead)  # asked for by its date, the day ahead is there
+        assert set(asked["platform"]) == {"ahead-cloud"}

@@ -59,6 +59,7 @@ ADDED = {
     "implausible_offers": "every stored offer the history rule judges implausible, with why",
     "price_floor_reason": "the price floor's reason in words, once for the check and the exclusions",
     "crawled_at_of": ADOPTED["crawled_at_of"],
+    "plan_day_reached": "the latest plans are the newest day begun anywhere, not one dated ahead (issue 29)",
 }
 
 VIEWS = """
