@@ -145,9 +145,9 @@ FROM read_json($feed, format = 'newline_delimited', columns = {
 
 # The streaming bound (--floor too): the least any loader that checks the feed's text can do, in ONE
 # statement with no staging table. The feed read as text, typed and checked by the loader's own SQL
-# (the macros feed_records and checked_offers), priced with FX and the price-history
-# reference joined from small tables built beforehand (the loader's fx/day_rates.sql over the days
-# the synthetic feed is observed on), streamed into `offers`. Left out, so that it is a lower bound:
+# (the macros feed_records and checked_offers), priced with FX joined from small tables built
+# beforehand (the loader's fx/day_rates.sql over the days the synthetic feed is observed on), checked
+# against the plausible range, streamed into `offers`. Left out, so that it is a lower bound:
 # the duplicate rule (it needs every row before any is written) and the rejected records with their
 # text (a second sink: DuckDB has one per statement). Not a loader: it drops the rejected lines.
 BOUND_DAYS = """
@@ -210,18 +210,15 @@ priced AS (
         s.*,
         price_per_gpu_hour(s.price_amount, s.price_per, s.gpu_count, s.billing_period)
             / d.units_per_usd AS usd,
-        d.cny_per_usd, d.fx_date, d.fx_source, ref.reference_usd_per_gpu_hour, ref.reference_source
+        d.cny_per_usd, d.fx_date, d.fx_source
     FROM staged AS s
     LEFT JOIN fx_day_rates AS d ON d.observed_date = s.observed_date AND d.price_currency = s.price_currency
-    LEFT JOIN load_price_references AS ref ON ref.gpu_model = s.gpu_model
     WHERE s.reason IS NULL
 )
 SELECT {values}
 FROM priced
 WHERE usd IS NOT NULL
-  AND coalesce(
-      offer_price_problem(usd),
-      history_price_problem(usd, reference_usd_per_gpu_hour, reference_source)) IS NULL
+  AND offer_price_problem(usd) IS NULL
 """  # noqa: S608
 
 
@@ -257,9 +254,6 @@ def timed(template: Path, folder: Path, summary: Path, threads: int, *, kind: st
             con.execute(BOUND_DAYS)
             queries.execute(con, "fx/days")
             queries.execute(con, "fx/day_rates")
-            con.execute(
-                "CREATE OR REPLACE TEMP TABLE load_price_references AS SELECT * FROM gpu_price_references"
-            )
             params = {"feed": feed, "platform": PLATFORM, "crawl_id": "bound", "source": "crawl"}
             insert = bound_insert(OFFERS_BOUND if kind == "bound" else NARROW_BOUND)
             moment = {"started_at": dt.datetime(2026, 10, 7, 6), "loaded_at": dt.datetime(2026, 10, 7, 7)}

@@ -273,6 +273,9 @@ class Settings:
     crawler_contact: str | None = None  # a URL or e-mail platforms can reach the operator at (User-Agent)
     jobs_file: Path | None = None  # GPUPLAN_JOBS: your own jobs, planned daily (config/jobs_file.py)
     default_tokens: float = 1e9  # GPUPLAN_DEFAULT_TOKENS: one run's tokens in the daily tables' totals
+    # GPUPLAN_STALE_HOURS: a platform whose crawl failed keeps its last good crawl in the plans while
+    # that crawl is at most this many hours older than the failed one (0: never carried)
+    stale_hours: float = 48.0
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -316,6 +319,8 @@ class Settings:
             jobs_file=Path(jobs).expanduser() if (jobs := env.get("GPUPLAN_JOBS")) else None,
             # One run's tokens: over nothing; 1e15 is a thousand times the largest pretraining runs.
             default_tokens=read.number("GPUPLAN_DEFAULT_TOKENS", 1e9, 0, 1e15, above_low=True),
+            # Two daily runs by default; a month at most: older prices are history, not an offer.
+            stale_hours=read.number("GPUPLAN_STALE_HOURS", 48.0, 0, 720),
         )
         if read.problems:
             raise SettingsError("; ".join(read.problems))

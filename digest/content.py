@@ -48,6 +48,7 @@ class PlanLine:
     commitment_cny: float | None
     cost_usd_per_billion_tokens: float | None
     cost_cny_per_billion_tokens: float | None
+    stale: bool | None = None  # True: carried from an earlier crawl because the day's failed (failed_crawls)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,17 @@ class CrawlFailure:
     status: str  # 'failed' | 'partial' | 'skipped'
     error: str | None
     started_at: datetime | None  # UTC
+    # What it did to the day's plans (GPUPLAN_STALE_HOURS): carried, its last good crawl stands in
+    # them (stale: prices as of last_good_at, stock unknown); else, with a last good crawl, its
+    # offers dropped out. stale_hours: how much older that crawl is than the failed one.
+    carried: bool = False
+    last_good_at: datetime | None = None  # UTC; None: no good crawl before it
+    stale_hours: float | None = None
+
+    @property
+    def dropped_out(self) -> bool:
+        """Its offers left the day's plans: a failure (not a partial crawl) with nothing carried."""
+        return self.status in ("failed", "skipped") and not self.carried
 
 
 @dataclass(frozen=True)

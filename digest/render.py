@@ -9,8 +9,10 @@ strings are escaped by Jinja2's autoescape in the HTML and left verbatim in the 
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Generic, Protocol, TypeVar
 
 import css_inline
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -23,6 +25,38 @@ from digest.wording import Wording, gpus, oneline, pad, pct
 # Text columns sized for the common values so a line fits an 80-column reader; longer values
 # push the rest of their line right rather than being cut.
 TEXT_COLUMNS = {"model": 6, "method": 6, "platform": 14, "gpus": 20}
+# Lines one platform may take in a per-platform list (stock changes, offers left out); the rest is
+# one line saying how many more. With 28 platforms, one platform's restock of 30 GPU models must not
+# push every other platform's news down the mail. `--json` and the tables keep every one.
+LINES_PER_PLATFORM = 4
+
+
+class _OfPlatform(Protocol):
+    @property
+    def platform(self) -> str: ...
+
+
+P = TypeVar("P", bound=_OfPlatform)
+
+
+@dataclass(frozen=True)
+class PlatformLines(Generic[P]):
+    """A platform's first `LINES_PER_PLATFORM` items of a list, and how many more it has."""
+
+    platform: str
+    shown: tuple[P, ...]
+    more: int
+
+
+def per_platform(items: Iterable[P], cap: int = LINES_PER_PLATFORM) -> tuple[PlatformLines[P], ...]:
+    """`items` grouped by platform, in the order each platform first appears, each cut to `cap`."""
+    groups: dict[str, list[P]] = {}
+    for item in items:
+        groups.setdefault(item.platform, []).append(item)
+    return tuple(
+        PlatformLines(platform, tuple(group[:cap]), max(0, len(group) - cap))
+        for platform, group in groups.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -80,6 +114,8 @@ def render(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> RenderedDigest:
         "chart_days": CHART_DAYS,
         "excluded_check": EXCLUDED_OFFERS_CHECK,
         "columns": TEXT_COLUMNS,
+        "stock_groups": per_platform(digest.stock_changes),
+        "excluded_groups": per_platform(digest.excluded_offers),
     }
     env = _environment()
     html = env.get_template("digest.html").render(context)

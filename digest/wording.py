@@ -14,7 +14,15 @@ from config.watches_file import JobWatch, PriceWatch, StockWatch
 from digest.catalogue import PRIMARY_CURRENCY, Words, words
 from digest.changes import ChangedPlan, PlanSide, Reason
 from digest.chart import ChartLine
-from digest.content import CheckWarning, Digest, ExcludedOffer, PlanLine, PriceMove, StockChange
+from digest.content import (
+    CheckWarning,
+    CrawlFailure,
+    Digest,
+    ExcludedOffer,
+    PlanLine,
+    PriceMove,
+    StockChange,
+)
 from digest.watches import WatchReading, WatchResult
 
 NO_VALUE = "–"  # shown for a missing number; never "0", which would read as free
@@ -239,6 +247,18 @@ class Wording:
         if change.sold_out:
             return self.tn("stock.sold_out", change.old_available_gpus)
         return self.tn("stock.back", change.new_available_gpus)
+
+    def failure_effect(self, failure: CrawlFailure) -> str:
+        """What a failed crawl did to the day's plans: its last good crawl carried (prices as of it,
+        stock unknown), or its offers dropped out, past GPUPLAN_STALE_HOURS; '' for a partial crawl."""
+        if failure.status not in ("failed", "skipped"):
+            return ""
+        if failure.last_good_at is None:
+            return self.t("failed.no_good_crawl")
+        values = {"at": f"{failure.last_good_at:%Y-%m-%d %H:%M}", "hours": f"{failure.stale_hours or 0:.0f}"}
+        if failure.carried:
+            return self.t("failed.carried", **values)
+        return self.t("failed.dropped", **values)
 
     def excluded(self, offer: ExcludedOffer) -> str:
         """'runpod H200 SXM 141GB: 1 offer at $0.500/GPU-h, the market asks $2.95/GPU-h'."""

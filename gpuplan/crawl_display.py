@@ -67,6 +67,19 @@ def outcome_line(
     return f"{line}; {hint}" if hint else line
 
 
+def offline_note(tokens: Mapping[str, Token], env: Mapping[str, str] | None = None) -> str | None:
+    """After an offline run: which platforms a live run would skip, their key unset in `env`
+    (default: this process's environment). The demo shows them too, from their snapshots, so a
+    new user would not otherwise learn that they need a key."""
+    keyless = sorted(name for name, token in tokens.items() if token.required and token.value(env) is None)
+    if not keyless:
+        return None
+    return (
+        f"offline: the bundled snapshots replayed; a live run skips {', '.join(keyless)} "
+        "without their keys (README, Settings)"
+    )
+
+
 def summary_line(summary: CrawlSummary, token: Token | None = None) -> str:
     """`outcome_line` of a crawl summary (its duration as the runner measured it, in `stats`)."""
     measured = summary.stats.get("duration_s")
@@ -119,8 +132,9 @@ class CrawlBoard:
             return
         self._live.__exit__(kind, error, trace)
         self._live = None
-        # The board goes; its final state stays as plain lines, the record of what happened.
-        for summary in self._done.values():
+        # The board goes; its final state stays as plain lines, the record of what happened: by
+        # name, so a platform is found among 28, the ones that did not crawl last, above the load line.
+        for summary in sorted(self._done.values(), key=lambda s: (s.status != "ok", s.platform)):
             self._print_outcome(summary)
 
     def update(self, platform: str, state: str, summary: CrawlSummary | None = None) -> None:
@@ -145,24 +159,54 @@ class CrawlBoard:
         self._out.print(line, soft_wrap=True)
 
     def _render(self) -> RenderableType:
+        done, total = len(self._done), len(self._states)
+        # once every crawl is in, the run goes on to load, plan and digest: say so, or it looks stuck
+        then = "; loading, planning..." if done == total else ""
+        head = Text(f"crawling: {done}/{total} platforms done{then}", style="bold")
+        # A board taller than the terminal is cut at its foot (28 platforms on 24 lines): then the
+        # platforms in one state share a wrapped line, and only those that did not crawl well keep a
+        # row, with their reason.
+        if total + 1 > self._out.height - 1:
+            return Group(head, *self._folded())
         table = Table.grid(padding=(0, 2))
         table.add_column(no_wrap=True)
         table.add_column(no_wrap=True, overflow="ellipsis")
         for platform, state in self._states.items():
-            summary = self._done.get(platform)
-            if summary is not None:
-                cell: RenderableType = Text(
-                    summary_line(summary, self._tokens.get(platform)).split(": ", 1)[1],
-                    style=STATUS_STYLE.get(summary.status, ""),
-                )
-            elif state == "crawling":
-                since = time.monotonic() - self._started.get(platform, time.monotonic())
-                replay = " (offline)" if self._offline else ""
-                cell = Spinner("dots", text=Text(f"crawling{replay} {since:.0f} s"))
-            else:
-                cell = Text(state, style="dim")
-            table.add_row(platform, cell)
-        done, total = len(self._done), len(self._states)
-        # once every crawl is in, the run goes on to load, plan and digest: say so, or it looks stuck
-        then = "; loading, planning..." if done == total else ""
-        return Group(Text(f"crawling: {done}/{total} platforms done{then}", style="bold"), table)
+            table.add_row(platform, self._cell(platform, state))
+        return Group(head, table)
+
+    def _cell(self, platform: str, state: str) -> RenderableType:
+        summary = self._done.get(platform)
+        if summary is not None:
+            return Text(
+                summary_line(summary, self._tokens.get(platform)).split(": ", 1)[1],
+                style=STATUS_STYLE.get(summary.status, ""),
+            )
+        if state == "crawling":
+            since = time.monotonic() - self._started.get(platform, time.monotonic())
+            replay = " (offline)" if self._offline else ""
+            return Spinner("dots", text=Text(f"crawling{replay} {since:.0f} s"))
+        return Text(state, style="dim")
+
+    def _folded(self) -> list[RenderableType]:
+        """The board in a few lines: ok (with offers), crawling, waiting; a row for each other outcome."""
+        ok = [f"{p} {s.items_yielded}" for p, s in sorted(self._done.items()) if s.status == "ok"]
+        others = sorted(p for p, s in self._done.items() if s.status != "ok")
+        crawling = sorted(p for p, state in self._states.items() if state == "crawling")
+        waiting = sorted(p for p, state in self._states.items() if state == "waiting")
+        lines: list[RenderableType] = []
+        if ok:
+            lines.append(Text(f"ok (offers): {', '.join(ok)}", style=STATUS_STYLE["ok"]))
+        if crawling:
+            replay = " (offline)" if self._offline else ""
+            lines.append(Spinner("dots", text=Text(f"crawling{replay}: {', '.join(crawling)}")))
+        if waiting:
+            lines.append(Text(f"waiting: {', '.join(waiting)}", style="dim"))
+        if others:
+            table = Table.grid(padding=(0, 2))
+            table.add_column(no_wrap=True)
+            table.add_column(no_wrap=True, overflow="ellipsis")
+            for platform in others:
+                table.add_row(platform, self._cell(platform, "done"))
+            lines.append(table)
+        return lines

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 RANKING_LABELS = {"lowest_rent": "rent", "lowest_cost_per_btoken": "tok"}
 BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo", "year": "yr"}
 PLAN_BILLING = {"monthly_plan": "mo", "weekly_plan": "wk", "daily_plan": "d", "reserved": "res"}
-PLAN_LEGEND = "GPU×count platform, * stock unknown, [N nodes] a cluster"
+PLAN_LEGEND = "GPU×count platform, * stock unknown, ~ stale (price as of an earlier crawl), [N nodes] cluster"
 TERMS_LEGEND = "(mo)/(wk)/(d)/(res) monthly, weekly, daily or reserved terms"
 BILLED_LEGEND = "in whole billing periods, at least the minimum term"
 
@@ -83,19 +83,50 @@ def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
         .head(shown)
         .itertuples()
     ]
+    more = f"; {len(excluded) - len(items)} more" if len(excluded) > len(items) else ""
     return (
         f"{len(excluded)} offer(s) left out as implausibly cheap (placeholders?): {'; '.join(items)}"
-        f"{' ...' if len(excluded) > len(items) else ''}. All in table plan_excluded_offers."
+        f"{more}. All in table plan_excluded_offers."
     )
 
 
 def plan_label(row: pd.Series | Mapping[str, Any], billing: str | None) -> str:
     """A plan in a few characters: `910B×2 quotes (mo)`, `H100×16 lambda [2 nodes]`, `4090×1 vastai*`."""
-    stock = "" if row["stock_known"] else "*"
+    stock = ("~" if _truthy(row.get("stale")) else "") + ("" if row["stock_known"] else "*")
     term = f" ({billing})" if billing else ""
     nodes = f" [{row['nodes']} nodes]" if row["nodes"] and row["nodes"] > 1 else ""
     gpus = f"{gpu_names.short_name(row['gpu_model'])}×{row['gpu_count']}"
     return f"{gpus} {row['platform']}{stock}{term}{nodes}"
+
+
+def _truthy(value: object) -> bool:
+    """A boolean column's value, NULL (None, NaN, NA) as False."""
+    return value is True or (value is not None and value == value and bool(value))
+
+
+def stale_note(rows: Iterable[Mapping[Any, Any]], now: dt.datetime | None = None) -> list[str]:
+    """One line per platform whose offers in `rows` (plans: daily frame records or job rows) are
+    stale: carried from its last good crawl because a later one failed, with the age of their price
+    (against the row's computed_at, else `now`: UTC, naive). Empty when none is."""
+    ages: dict[str, tuple[dt.datetime, dt.datetime]] = {}
+    for row in rows:
+        if not _truthy(row.get("stale")) or row.get("crawled_at") is None:
+            continue
+        crawled = _naive(row["crawled_at"])
+        when = _naive(row.get("computed_at") or now or dt.datetime.now(dt.UTC).replace(tzinfo=None))
+        ages.setdefault(str(row["platform"]), (crawled, when))
+    return [
+        f"~ {platform}: its crawl failed; prices as of its last good crawl, {crawled:%Y-%m-%d %H:%M} UTC "
+        f"({(when - crawled) / dt.timedelta(hours=1):.0f} h old), stock unknown"
+        for platform, (crawled, when) in sorted(ages.items())
+    ]
+
+
+def _naive(moment: object) -> dt.datetime:
+    """A timestamp of a frame or of DuckDB as a naive datetime."""
+    value = moment.to_pydatetime() if hasattr(moment, "to_pydatetime") else moment
+    assert isinstance(value, dt.datetime), value
+    return value
 
 
 def print_plans(
@@ -112,7 +143,11 @@ def print_plans(
     figures = _daily_figures(budget)
     columns = [
         Column("model"),
-        Column("by", legend="rent least rent for a month, tok least cost per billion tokens"),
+        Column(
+            "by",
+            legend="rent least rent for a month, tok least rent per billion tokens at full use (a rate: "
+            f"what a run is billed is USD/{budget})",
+        ),
         Column("plan", shrink=True, legend=f"{PLAN_LEGEND}, {TERMS_LEGEND}"),
         *(column for column, _, _ in figures),
     ]
@@ -125,6 +160,8 @@ def print_plans(
         cells = [_figure(row[field], scale, digits) for _, field, (scale, digits) in figures]
         rows.append([*ask, plan_label(row, PLAN_BILLING.get(row["pricing_type"])), *cells])
     display.print_table(out, columns, rows, wide=wide, title=f"Cheapest plans, {day}")
+    for line in stale_note(frame[frame["status"] == "ok"].to_dict("records")):
+        out.print(line, highlight=False)
     if excluded is not None and len(excluded):
         out.print(excluded_note(excluded), highlight=False)
 
@@ -142,7 +179,7 @@ def _daily_figures(budget: str) -> list[tuple[Column, str, tuple[float, int]]]:
         (Column("USD/mo", "right", drop=3), "rent_usd_per_month", (1, 0)),
         (Column("Mtok/day", "right", drop=4, legend="million tokens a day"), "tokens_per_day", (1e-6, 0)),
         (
-            Column("USD/Btok", "right", legend="cost per billion tokens"),
+            Column("USD/Btok", "right", legend="hourly rent over tokens per hour, per billion tokens"),
             "cost_usd_per_billion_tokens",
             (1, 0),
         ),
@@ -210,15 +247,16 @@ def print_job_plans(
         (Column("#", "right"), "rank"),
         (Column("plan", shrink=True, legend=PLAN_LEGEND), "plan"),
         (Column("bill", legend=f"billing period (h, d, wk, mo), totals {BILLED_LEGEND}"), "billing_period"),
-        (Column("region", shrink=True, drop=3), "region"),
-        (Column("offer", shrink=True, drop=4), "offer_id"),
-        (Column("MFU", "right"), "mfu"),
+        (Column("region", shrink=True, drop=4), "region"),
+        (Column("offer", shrink=True, drop=5), "offer_id"),
+        # the last to go: before a long platform name (primeintellect, tencentcloud) is cut
+        (Column("MFU", "right", drop=1), "mfu"),
         (Column(f"{currency.value}/GPU-h", "right"), f"price_{unit}_per_gpu_hour"),
         (Column("days", "right"), "train_days"),
         (Column("finish", "right", legend=finish_legend), "finish"),
         (Column(f"{currency.value} total", "right"), f"total_{unit}"),
-        (Column("billed h", "right", drop=2, legend="hours paid for"), "billed_hours"),
-        (Column(f"{other.upper()} total", "right", drop=1), f"total_{other}"),
+        (Column("billed h", "right", drop=3, legend="hours paid for"), "billed_hours"),
+        (Column(f"{other.upper()} total", "right", drop=2), f"total_{other}"),
     ]
     rows = [
         [_job_cell(row, field, finish, year) for _, field in fields]
@@ -226,6 +264,8 @@ def print_job_plans(
     ]
     columns = [column for column, _ in fields]
     display.print_table(out, columns, rows, wide=wide, title="Plans for your job: the best per GPU model")
+    for line in stale_note(found):
+        out.print(line, highlight=False)
 
 
 def _job_cell(row: Mapping[str, Any], field: str, finish: dt.datetime, year: int | None) -> str:

@@ -56,6 +56,11 @@ class WarehouseResource(dg.ConfigurableResource):
     price_move_pct: float = Field(description="A plan's price moving by at least this percent is a change.")
     jobs_file: str | None = Field(default=None, description="Your jobs (GPUPLAN_JOBS, YAML); unset: none.")
     default_tokens: float = Field(default=1e9, description="Tokens of one run in the daily tables' totals.")
+    stale_hours: float = Field(
+        default=Settings.stale_hours,
+        description="A platform whose crawl failed keeps its last good crawl in the day's plans (stale) "
+        "while that crawl is at most this many hours older (GPUPLAN_STALE_HOURS; 0: never).",
+    )
     writer_wait_s: float = Field(
         default=WRITER_WAIT_S,
         description="Seconds a writing step waits for another writer (another run, `gpuplan load`), "
@@ -73,6 +78,7 @@ class WarehouseResource(dg.ConfigurableResource):
             price_move_pct=settings.price_move_pct,
             jobs_file=str(settings.jobs_file) if settings.jobs_file else None,
             default_tokens=settings.default_tokens,
+            stale_hours=settings.stale_hours,
         )
 
     @property

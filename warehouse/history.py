@@ -176,6 +176,7 @@ def load_imported(
             queries.execute(con, "history/insert_rejected", rejected_at=now)
             queries.execute(con, "history/record_runs", source=source, source_file=source_file, loaded_at=now)
             queries.execute(con, "load/drop_staging")
+            queries.execute(con, "load/price_references")  # once the runs are recorded
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

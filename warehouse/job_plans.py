@@ -57,6 +57,8 @@ JOB_PLAN_COLUMNS = (
     "pricing_type",
     "stock_known",
     "available_gpus",
+    "crawled_at",
+    "stale",
     "price_usd_per_gpu_hour",
     "price_cny_per_gpu_hour",
     "mfu",
@@ -114,14 +116,20 @@ def plan_job(
     start_at: datetime,
     plan_date: date | None = None,
     fastest: bool = False,
+    stale_hours: float | None = None,
 ) -> JobPlans:
     """Plan `job` from `plan_date`'s offers (None: each platform's latest usable crawl).
 
     `start_at` (UTC, naive) is when the job would start: finish = start_at + train time; the
-    deadline is `job.within_days` after it. `fastest` ranks by train time instead of total. Reads
+    deadline is `job.within_days` after it. `fastest` ranks by train time instead of total. From the
+    latest crawls, a platform's crawl carried past a later failed attempt stands (stale: its stock
+    unknown) while at most `stale_hours` older than that attempt (GPUPLAN_STALE_HOURS; None: always);
+    a day's carried crawls were bounded when recorded (`plans.record_plan_crawls`). Reads
     only (the job's requirement rows are a bound parameter): works on the published read-only snapshot.
     """
-    (answer,) = plan_jobs(con, [job], start_at=start_at, plan_date=plan_date, fastest=fastest)
+    (answer,) = plan_jobs(
+        con, [job], start_at=start_at, plan_date=plan_date, fastest=fastest, stale_hours=stale_hours
+    )
     return answer
 
 
@@ -132,10 +140,11 @@ def plan_jobs(
     start_at: datetime,
     plan_date: date | None = None,
     fastest: bool = False,
+    stale_hours: float | None = None,
 ) -> list[JobPlans]:
     """`plan_job` for each of `jobs`, in one query over the offers (issue 29): the offers' shapes
     are made once, and jobs sized alike (model, method, framework, sequence, batch, GPU limit)
-    are sized once. Answers in the order of `jobs`."""
+    are sized once. Answers in the order of `jobs`; `stale_hours` as for `plan_job`."""
     scope = {"plan_date": plan_date, "latest": plan_date is None}
     offered = con.execute(queries.sql("jobs/unit_sizes"), scope).fetchall()
     units = sorted({(gpu_model, count) for _, gpu_model, count in offered})
@@ -173,6 +182,7 @@ def plan_jobs(
             jobs=described,
             requirements=requirements,
             max_gpu_count=max(job["max_gpu_count"] for job in described),
+            max_stale_hours=None if plan_date is not None else stale_hours,
             max_train_hours=MAX_TRAIN_DAYS * 24,
             fastest=fastest,
             start_at=start_at,

@@ -273,6 +273,7 @@ def _load_in_transaction(
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     offers = rejected = scraper_rejected = 0
     reasons: str | None = None
+    voted = False  # the feed's offers went in, with their votes for the history rule
     con.execute("BEGIN TRANSACTION")
     try:
         if feed is not None:
@@ -284,6 +285,7 @@ def _load_in_transaction(
                     loaded.reasons,
                     loaded.note,
                 )
+                voted = True
             except _UnreadableFeed as exc:
                 # The feed is unreadable as a whole: record the crawl as failed, load nothing.
                 con.execute("ROLLBACK")
@@ -317,6 +319,8 @@ def _load_in_transaction(
             source_file=str(feed or summary.path or summary.platform),
             loaded_at=now,
         )
+        if voted:  # after the run is recorded: its votes count only if it worked
+            queries.execute(con, "load/price_references")
         con.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(duckdb.TransactionException):  # a failed COMMIT leaves none open

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from config.settings import Settings
 from sizing.planner import DEFAULT_GPU_COUNTS
 from warehouse import queries
 
@@ -55,6 +56,10 @@ REQUIREMENT_COLUMNS = (
 # What makes a requirement row unique within a day.
 REQUIREMENT_KEY = ("model", "method", "gpu_model", "gpu_count")
 
+# How long a failed platform's last good crawl stands in the plans, for callers without settings:
+# GPUPLAN_STALE_HOURS's default (two daily runs).
+STALE_HOURS: float = Settings.stale_hours
+
 # Columns of a crawls frame for `record_plan_crawls`.
 PLAN_CRAWL_COLUMNS = ("platform", "crawl_id", "status")
 
@@ -87,17 +92,30 @@ def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> 
         raise ValueError(f"{what} frame lacks columns: {', '.join(missing)}")
 
 
-def record_plan_crawls(con: duckdb.DuckDBPyConnection, plan_date: date, crawls: pd.DataFrame) -> int:
+def record_plan_crawls(
+    con: duckdb.DuckDBPyConnection, plan_date: date, crawls: pd.DataFrame, stale_hours: float = STALE_HOURS
+) -> int:
     """Say which crawl of each platform feeds `plan_date`'s plans (columns: PLAN_CRAWL_COLUMNS).
 
-    A platform already recorded for the day is replaced (a re-crawl wins); other platforms stay.
-    Returns the number of platforms recorded for the day.
+    A platform already recorded for the day is replaced (a re-crawl wins); other platforms stay. A
+    crawl that did not work stays recorded as the failure it is, and the platform's last good crawl
+    stands in for it in the day's plans (carried, marked stale) while that crawl is at most
+    `stale_hours` older than the failed one (GPUPLAN_STALE_HOURS; 0: never). Returns the number of
+    platforms recorded for the day.
     """
     _require_columns(crawls, PLAN_CRAWL_COLUMNS, "crawls")
+    if not (stale_hours >= 0 and math.isfinite(stale_hours)):
+        raise ValueError(f"stale_hours must be a number of hours >= 0, got {stale_hours!r}")
     frame = crawls.loc[:, list(PLAN_CRAWL_COLUMNS)].drop_duplicates("platform", keep="last")
     con.register("recorded_crawls", frame)
     try:
-        queries.execute(con, "plans/record_crawls", plan_date=plan_date, recorded_at=_now_utc())
+        queries.execute(
+            con,
+            "plans/record_crawls",
+            plan_date=plan_date,
+            recorded_at=_now_utc(),
+            stale_hours=float(stale_hours),
+        )
     finally:
         con.unregister("recorded_crawls")
     return _scalar(con, "SELECT count(*) FROM plan_crawls WHERE plan_date = $d", plan_date)

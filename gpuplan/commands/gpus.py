@@ -2,7 +2,9 @@
 
 The names are `sizing.gpu_names.aliases` (derived from the catalog, each resolving back to the
 card); the price is the cheapest plannable offer of each platform's latest crawl
-(`judged_offers(..., latest := TRUE)`, the one rule for "the day's offers").
+(`judged_offers(..., latest := TRUE)`, the one rule for "the day's offers"); the GPUs free are
+those crawls' stock, each machine's free GPUs once (`free_gpus`: a machine listed whole and in
+slices, or on demand and at a spot bid, is one machine).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def gpus_command(
         return
     out = display.console()
     display.print_table(out, COLUMNS, [_row(record) for record in records], wide=wide, title="GPUs")
+    for line in stale_lines(records):
+        out.print(line, highlight=False)
     if missing:
         out.print(missing, highlight=False)
 
@@ -53,7 +57,8 @@ COLUMNS = (
     display.Column("names", shrink=True, drop=1, legend="what --gpu and history accept"),
     display.Column("USD/h", "right", legend="cheapest plannable offer now, per GPU-hour"),
     display.Column("platform", shrink=True),
-    display.Column("crawled", drop=2, legend="day of its crawl"),
+    display.Column("free", "right", drop=4, legend="GPUs free now, each machine once; blank: not said"),
+    display.Column("crawled", drop=2, legend="day of its crawl, ~ stale: a later crawl failed"),
 )
 
 
@@ -65,7 +70,7 @@ def _prices(settings: Settings) -> tuple[dict[str, dict[str, Any]], str | None]:
     except connect.NoWarehouseError as exc:
         return {}, f"no prices: {exc}"
     with con:
-        frame = queries.frame(con, "gpus/cheapest_offers")
+        frame = queries.frame(con, "gpus/cheapest_offers", max_stale_hours=settings.stale_hours)
     return {
         str(row["gpu_model"]): {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
     }, None
@@ -88,7 +93,20 @@ def _record(gpu: GpuSpec, price: dict[str, Any] | None) -> dict[str, Any]:
         "cheapest_run_day": pd.Timestamp(day).date().isoformat() if day is not None else None,
         "platforms": int(known("platforms") or 0),
         "offers": int(known("offers") or 0),
+        "gpus_free": None if known("gpus_free") is None else int(known("gpus_free")),
+        "stale": bool(known("cheapest_stale")),
+        "crawled_at": None if (at := known("cheapest_crawled_at")) is None else pd.Timestamp(at).isoformat(),
     }
+
+
+def stale_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line per platform whose cheapest offers are stale: its price as of when, its stock unknown."""
+    stale = sorted({(r["cheapest_platform"], r["crawled_at"]) for r in records if r["stale"]})
+    return [
+        f"~ {platform}: its latest crawl failed; prices as of its last good crawl, {at[:16]} UTC, "
+        "stock unknown"
+        for platform, at in stale
+    ]
 
 
 def _row(record: dict[str, Any]) -> list[str]:
@@ -101,5 +119,6 @@ def _row(record: dict[str, Any]) -> list[str]:
         ", ".join(sorted((n for n in record["aliases"] if n != record["gpu_model"]), key=len)),
         "" if price is None else f"{price:.2f}",
         record["cheapest_platform"] or "",
-        record["cheapest_run_day"] or "",
+        "" if record["gpus_free"] is None else str(record["gpus_free"]),
+        (record["cheapest_run_day"] or "") + ("~" if record["stale"] else ""),
     ]

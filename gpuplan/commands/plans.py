@@ -51,7 +51,8 @@ def register(app: typer.Typer) -> None:
     app.command(
         "plans",
         help="The cheapest way to train each model size with each method on a day (lowest rent for a "
-        "month, lowest cost per billion tokens, days and total for a default run), or with --tokens the "
+        "month, lowest rent per billion tokens at full use, days and total as billed for a default "
+        "run), or with --tokens the "
         "plans for your own job from the latest offers: where, how many GPUs, when it finishes, what it "
         "costs in total.",
     )(plans_command)
@@ -247,7 +248,9 @@ def _job(
     as_json: bool,
 ) -> None:
     with connect.reader(settings.warehouse) as con:
-        answer = job_plans.plan_job(con, job, start_at=now, plan_date=day, fastest=fastest)
+        answer = job_plans.plan_job(
+            con, job, start_at=now, plan_date=day, fastest=fastest, stale_hours=settings.stale_hours
+        )
     zone = ZoneInfo(settings.schedule_timezone)
     if answer.reason is not None:
         # a fastest plan past a century has no finish (warehouse.job_plans.MAX_TRAIN_DAYS): its reason says so

@@ -21,7 +21,7 @@ from rich.text import Text
 from config import days
 from config.settings import Settings
 from gpuplan import display
-from gpuplan.crawl_display import CrawlBoard, outcome_line
+from gpuplan.crawl_display import CrawlBoard, offline_note, outcome_line
 from gpuplan.plan_tables import print_plans
 from scrapers.registry import platform_tokens
 from warehouse import connect, drift, plans, queries
@@ -126,6 +126,9 @@ def _print_day(
                 token=tokens.get(str(row["platform"])),
             )
             out.print(Text(line + ("" if row["source"] == "crawl" else f" ({row['source']})")))
+    note = offline_note(tokens) if offline else None
+    if note:
+        out.print(note, highlight=False)
     loaded = int(crawls["offers_loaded"].fillna(0).sum())
     with_offers = int((crawls["offers_loaded"].fillna(0) > 0).sum())
     out.print(f"load: {loaded} offers from {with_offers} of {len(crawls)} platforms", highlight=False)

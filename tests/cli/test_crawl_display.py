@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 
 import pytest
 from rich.console import Console
 
-from gpuplan.crawl_display import CrawlBoard, summary_line, token_hint
+from gpuplan.crawl_display import CrawlBoard, offline_note, summary_line, token_hint
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import Token
 from scrapers.registry import platform_tokens
@@ -92,3 +93,37 @@ def test_a_board_off_a_terminal_prints_one_line_per_platform_as_each_is_done() -
     )
     assert len(lines) == 2  # a long reason stays on its platform's line: logs grep by platform
     assert [summary.platform for summary in board.summaries] == ["vastai", "gpushare"]
+
+
+def test_a_board_taller_than_the_terminal_folds_and_its_record_is_by_name() -> None:
+    """28 platforms on a 24-line terminal: the live board would lose its foot, so platforms in one
+    state share a line; what stays after it is one line per platform, by name, failures last."""
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=80, height=24, force_terminal=True)
+    names = [f"platform{index:02d}" for index in range(28)]
+    with CrawlBoard(out, names, platform_tokens(), offline=True) as board:
+        for name in reversed(names[1:]):
+            board.update(name, "crawling")
+            board.update(name, "done", _summary(name, "ok", 3))
+        board.update("platform00", "crawling")
+        board.update("platform00", "done", _summary("platform00", "failed", 0, "HTTP 500 from x"))
+        folded = Console(file=io.StringIO(), width=80, height=24)
+        folded.print(board._render())
+        drawn = folded.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert len(drawn) < 24, drawn
+    assert drawn[1].startswith("ok (offers): platform01 3, platform02 3")
+    assert any(line.startswith("platform00") and "HTTP 500" in line for line in drawn)
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())  # the live display's redraws
+    record = [line.split(":", 1)[0] for line in plain.splitlines() if ": " in line]
+    assert record[-28:] == [*names[1:], "platform00"]
+
+
+def test_an_offline_run_names_the_platforms_a_live_run_would_skip_for_want_of_a_key() -> None:
+    tokens = platform_tokens()
+    note = offline_note(tokens, env={"PPIO_API_KEY": "set"})
+    assert note is not None
+    skipped = note.split("a live run skips ", 1)[1].split(" without", 1)[0].split(", ")
+    assert {"alicloud", "autodl", "chenyu", "gpushare", "tencentcloud"} <= set(skipped)
+    assert "ppio" not in skipped and "lambda" not in skipped  # its key is set; Lambda has a keyless path
+    every_key = {token.env: "set" for token in tokens.values()}
+    assert offline_note(tokens, env=every_key) is None

@@ -113,3 +113,19 @@ def test_job_plans_at_80_columns_keep_the_plan_whole_and_say_the_year_once() -> 
     header, rows = _rows(wide, len(JOB))
     assert {"region", "offer", "billed", "USD"} <= set(header)
     assert "2026-12-27 02:48" in rows[0] and "0.55" in rows[0] and "29400102" in rows[0]
+
+
+def test_a_long_platform_name_stays_whole_at_80_columns_the_mfu_goes_first() -> None:
+    """primeintellect, tencentcloud: with 28 platforms a plan label is up to 22 cells; finishing in
+    two years, the finish column is a full date. The plan is what the line is about: MFU gives way."""
+    zone = ZoneInfo("Asia/Shanghai")
+    job = [
+        JOB[0] | {"gpu_model": "B200 180GB", "gpu_count": 8, "platform": "primeintellect"},
+        JOB[1] | {"finish": dt.datetime(2027, 1, 4, 21, 43)},
+    ]
+    lines = _lines(lambda out: print_job_plans(out, job, Currency.USD, zone), 80)
+    assert max(map(len, lines)) <= 80
+    header, rows = _rows(lines, len(job))
+    assert "B200×8 primeintellect " in rows[0]
+    assert "MFU" not in header
+    assert "hidden at this width: region, offer, MFU, billed h, CNY total" in " ".join(lines)

@@ -12,9 +12,9 @@ import pytest
 from busy_digest import BUSY, DAY, HOSTILE, WATCHES
 
 from digest.chart import chart_currency
-from digest.content import PricePoint
+from digest.content import PricePoint, StockChange
 from digest.export import digest_object
-from digest.render import embed_images, render
+from digest.render import LINES_PER_PLATFORM, embed_images, render
 from digest.wording import amount, pad, pct
 
 
@@ -62,7 +62,7 @@ FACTS = {
         "full, lowest rent for a month",
         "rent per month $1,460 (¥10,512) -> $599 (¥4,310) (-59.0%)",
         "thunder's A100 SXM 80GB rose 12.0%",
-        "cost per billion tokens $30.00 (¥216) -> $25.50 (¥184) (-15.0%)",
+        "rent per billion tokens $30.00 (¥216) -> $25.50 (¥184) (-15.0%)",
         "lambda's H100 SXM 80GB fell 15.0% to $1.70/GPU-h",
         "no offer fits any more",
         "lambda's H100 SXM 80GB has only 2 GPUs free",
@@ -94,7 +94,7 @@ FACTS = {
         "full，月租最低",
         "月租 ¥10,512 ($1,460) -> ¥4,310 ($599)（-59.0%）",
         "thunder 的 A100 SXM 80GB 上涨 12.0%",
-        "每十亿 token 成本 ¥216 ($30.00) -> ¥184 ($25.50)（-15.0%）",
+        "每十亿 token 租金 ¥216 ($30.00) -> ¥184 ($25.50)（-15.0%）",
         "已没有合适的报价",
         "lambda 的 H100 SXM 80GB 只剩 2 张空闲",
         "¥14.40/卡时",
@@ -299,3 +299,20 @@ def test_json_carries_each_section_with_its_sentences():
     assert content["check_warnings"] == [
         {"check": "drift", "platform": "vastai", "detail": "offers dropped from 1200 to 450"}
     ]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_platform_takes_a_few_lines_of_a_per_platform_list_and_says_how_many_more(lang):
+    """28 platforms: one platform's 30 restocked GPU models are its first few lines and one line
+    with the count; the other platforms' lines follow; every change stays in --json."""
+    restocked = tuple(StockChange("vastai", f"GPU {index:02d}", 0, index + 1) for index in range(30))
+    busy = replace(BUSY, stock_changes=(*restocked, StockChange("matpool", "L40S 48GB", 3, 0)))
+    rendered = render(busy, lang)
+    text = rendered.text.splitlines()
+    vast = [line for line in text if line.startswith("- vastai")]
+    assert len(vast) == LINES_PER_PLATFORM + 1
+    assert "26" in vast[-1] and "--json" in vast[-1]
+    assert any(line.startswith("- matpool") and "L40S 48GB" in line for line in text)
+    visible_html, _ = _visible(rendered)
+    assert "GPU 03" in visible_html and "GPU 04" not in visible_html and "--json" in visible_html
+    assert len(digest_object(busy, lang)["stock_changes"]) == 31

@@ -99,7 +99,8 @@ def test_crawls_the_pipeline_recorded_for_a_day_are_kept(lambda_catalogs) -> Non
         0
     ][0]
     con.execute(
-        "INSERT INTO plan_crawls VALUES (DATE '2026-04-20', 'lambda', $id, 'ok', now()::TIMESTAMP)",
+        "INSERT INTO plan_crawls (plan_date, platform, crawl_id, status, recorded_at) "
+        "VALUES (DATE '2026-04-20', 'lambda', $id, 'ok', now()::TIMESTAMP)",
         {"id": april_6},
     )
     backfill_plans(

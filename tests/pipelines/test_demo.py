@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -92,3 +96,50 @@ def test_demo_data_is_offline_and_later_runs_keep_working(demo) -> None:
     assert offline == [(True,)], "demo data must never stand for a live crawl"
     assert runs_before == [(len(_with_previous()),)], "the later run crawled no day before again"
     assert not changes.empty and "Cheapest plans" in outputs[1]
+
+
+def test_the_demo_shows_every_spider_scrapy_lists(demo) -> None:
+    """`scrapy list` (the spider loader, from the repository root) is the list of platforms: the
+    first offline refresh says what each of them did, one line each, the key-needing ones too."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "scrapy", "list"],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    _, outputs = demo
+    assert len(listed) >= 28, listed
+    missing = [name for name in listed if not re.search(rf"^{re.escape(name)}: ok, [1-9]", outputs[0], re.M)]
+    assert not missing, f"no 'ok' line for {missing} in:\n{outputs[0]}"
+    assert f" offers from {len(listed)} of {len(listed)} platforms" in outputs[0]
+
+
+def test_the_demo_has_monthly_or_longer_prices_from_five_platforms_besides_quotes(demo) -> None:
+    """Issue 26: monthly (包月) prices from the platforms, not only the broker file: billed by the
+    month or year, or with a minimum term of at least a month (the billing macro's hours)."""
+    env, _ = demo
+    with _reader(env) as con:
+        rows = con.execute(
+            "SELECT platform, count(*) FROM offers "
+            "WHERE hours_per_billing_period(billing_period) * min_term_periods "
+            ">= hours_per_billing_period('month') AND platform <> 'quotes' GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+    assert len(rows) >= 5, rows
+
+
+def test_a_long_job_is_cheapest_on_a_monthly_offer_and_a_short_one_by_the_hour(demo) -> None:
+    """Monthly offers win where they are cheaper for a job that long: a month of work on a monthly
+    quote, two days of work by the hour (its minimum term would cost a whole month)."""
+    env, _ = demo
+
+    def best(tokens: str) -> dict[str, Any]:
+        ask = ["plans", "--model", "13B", "--method", "lora", "--tokens", tokens, "--date", DAY.isoformat()]
+        result = CliRunner().invoke(app, [*ask, "--json"], env=env)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)[0]
+
+    long_job, short_job = best("10B"), best("200M")
+    assert long_job["billing_period"] in ("month", "year"), long_job
+    assert short_job["billing_period"] in ("hour", "day"), short_job

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import date
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -61,11 +61,15 @@ def _offers(summary: CrawlSummary) -> dict[str, tuple[float, str, str, str]]:
 
 
 def _load(tmp_path: Path, summary: CrawlSummary, history: bool = False) -> duckdb.DuckDBPyConnection:
-    """A reader of a new warehouse in tmp_path: a SYNTHETIC H100 history first if asked, then the crawl."""
+    """A reader of a new warehouse in tmp_path: a SYNTHETIC H100 history first if asked (three
+    platforms, so the history rule has other platforms to judge by), then the crawl."""
     warehouse = tmp_path / "warehouse" / "warehouse.duckdb"
     with connect.writer(migrated(warehouse)) as con:
         if history:
-            load_crawl(con, write_crawl(tmp_path / "history", date(2026, 11, 1), 50))
+            for platform in ("synthcloud", "synthcloud-b", "synthcloud-c"):
+                # the day the crawl runs: within the history rule's window of it
+                day = datetime.now(UTC).date()
+                load_crawl(con, write_crawl(tmp_path / "history", day, 50, platform, platform))
         load_crawl(con, summary)
     return connect.reader(warehouse)
 
@@ -121,22 +125,29 @@ def test_duplicated_price_column_or_key_is_an_error(tmp_path: Path) -> None:
     assert set(_offers(summary)) == {"甲"}
 
 
-def test_a_lone_quote_far_below_the_cards_history_is_rejected(tmp_path: Path) -> None:
+def test_a_lone_quote_far_below_the_cards_history_is_judged_implausible(tmp_path: Path) -> None:
     """Before: one mis-typed quote became most of the day's cheapest plans, since the day's price
-    floor needs other platforms selling the card that day. Now history judges it."""
+    floor needs other platforms selling the card that day. Now history judges it: stored, judged
+    implausible with its reason, left out of plans."""
     content = HEADER + "经纪甲,H100 SXM 80G,1,0.6元/卡时,,,\n经纪乙,H100 SXM 80G,1,9.5,CNY,gpu,hour\n"
     summary = _crawl(tmp_path, "quotes.csv", content)
     assert summary.status == "ok"  # each quote says one price: the spider passes both on
     with _load(tmp_path, summary, history=True) as con:
-        ((status, error),) = con.execute(
-            "SELECT status, error FROM crawl_runs WHERE platform = 'quotes'"
+        ((status,),) = con.execute("SELECT status FROM crawl_runs WHERE platform = 'quotes'").fetchall()
+        assert status == "ok"  # both stored: the verdict is the history rule's, when read
+        quoted = con.execute(
+            "SELECT price_amount FROM offers WHERE platform = 'quotes' ORDER BY 1"
         ).fetchall()
-        assert status == "partial" and "1 item(s) rejected" in error
-        ((reason,),) = con.execute("SELECT reason FROM rejected_offers WHERE platform = 'quotes'").fetchall()
-        assert reason.startswith("implausible price: 0.09")  # 0.6 CNY
-        assert "under 10% of the cheapest price ever seen for this GPU (1 USD per GPU-hour)" in reason
-        quoted = con.execute("SELECT price_amount FROM offers WHERE platform = 'quotes'").fetchall()
-        assert quoted == [(9.5,)]
+        assert quoted == [(0.6,), (9.5,)]
+        ((amount, reason),) = con.execute(
+            "SELECT o.price_amount, i.reason FROM implausible_offers AS i JOIN offers AS o "
+            "USING (crawl_id, offer_id, pricing_type) WHERE i.platform = 'quotes'"
+        ).fetchall()
+        assert amount == 0.6 and reason.startswith("implausible price: 0.09")  # 0.6 CNY
+        assert (
+            "under 10% of what the other platforms ask for this GPU (1 USD per GPU-hour, the median of 3"
+            in reason
+        )
 
 
 def test_yaml_billion_laughs_is_refused_and_the_valid_quote_loads(tmp_path: Path) -> None:

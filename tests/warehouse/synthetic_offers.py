@@ -65,8 +65,16 @@ def monthly_cny(
     )
 
 
-def crawl(con, day: date, platform: str, offers: Iterable[dict], status: str = "ok") -> None:
-    """Load synthetic offers as one crawl of `platform` feeding `day`."""
+def crawl(
+    con,
+    day: date,
+    platform: str,
+    offers: Iterable[dict],
+    status: str = "ok",
+    stale_hours: float = plans.STALE_HOURS,
+) -> None:
+    """Load synthetic offers as one crawl of `platform` feeding `day` (loaded at its midnight; a
+    failed crawl carries the platform's last good one within `stale_hours`)."""
     crawl_id = f"synthetic-{platform}-{day}"
     frame = pd.DataFrame(list(offers))
     observed_at = datetime.combine(day, datetime.min.time())
@@ -84,7 +92,7 @@ def crawl(con, day: date, platform: str, offers: Iterable[dict], status: str = "
         con.execute("INSERT INTO offers BY NAME SELECT * FROM synthetic_offers")
         con.unregister("synthetic_offers")
     plans.record_plan_crawls(
-        con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}])
+        con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}]), stale_hours
     )
 
 

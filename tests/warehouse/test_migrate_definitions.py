@@ -26,19 +26,39 @@ HANDOVER = 90  # migration 090_definitions_handover.sql
 ADOPTED = {
     "run_day_of": "made by migration 085, whose callers still spelled it",
     "run_worked": "'a run worked' (ok or partial), spelled 16 times before",
+    "crawled_at_of": "when a run crawled (capped by loaded_at), spelled in usable_runs before (issue 27)",
 }
 # Objects whose SQL differs on purpose from what the migrations made, even so, and why.
 CHANGED: dict[str, str] = {
     "hours_per_billing_period": "a year is 8760 h, the reserved terms of the offer contract (issue 27)",
     "judged_offers": "a fractional offer (gpu_frac) is never planned as a card nor a price reference",
+    "price_history_daily": "gpus_available counts each machine's free GPUs once (free_gpus, issue 27)",
+    "history_price_problem": "judged against the other platforms' median over a window (issue 27)",
+    # a failed crawl does not rewrite the day's plans (issue 27, item 2): carried crawls, stale offers
+    "daily_runs": "says when its run crawled (crawled_at), as day_runs does",
+    "day_runs": "a failed platform's carried last good crawl stands for the day, stale, with crawled_at",
+    "latest_runs": "stale when a later attempt failed, and by how many hours (the same rule, latest)",
+    "plan_shapes": "passes judged_offers' bound on a stale latest crawl (max_stale_hours)",
+    "ranked_plans": "each plan says its offer's crawled_at and whether it is stale",
 }
-DROPPED = {"daily_run_offers": "dead: nothing read it since migration 040 (judged_offers)"}
+DROPPED = {
+    "daily_run_offers": "dead: nothing read it since migration 040 (judged_offers)",
+    "gpu_price_references": "the running minimum of the old history floor (migration 093: price_references)",
+}
 ADDED = {
     "run_worked": ADOPTED["run_worked"],
     "feed_records": "how a crawl feed is read, once a statement's first part (load_stage_feed.sql)",
     "checked_offers": "the checks every offer passes, once appended to another file (load_check_staged.sql)",
     "best_plans": "the best plan of each daily plan and job, what the one change detector compares",
     "job_plan_changes": "a view now: the table's rows moved into plan_changes (migration 091)",
+    "free_gpus": "how stock is counted: each machine's free GPUs once (issue 27)",
+    "price_window_days": "the history rule judged when read, over a window (issue 27, migration 093)",
+    "price_reference_min_platforms": "the history rule's fewest other platforms",
+    "price_references": "the history rule's references, the other platforms' median",
+    "price_window_votes": "the history rule's votes, kept in price_reference_votes",
+    "implausible_offers": "every stored offer the history rule judges implausible, with why",
+    "price_floor_reason": "the price floor's reason in words, once for the check and the exclusions",
+    "crawled_at_of": ADOPTED["crawled_at_of"],
 }
 
 VIEWS = """

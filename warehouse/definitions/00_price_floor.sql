@@ -15,3 +15,18 @@ CREATE OR REPLACE MACRO own_price_floor_share() AS CAST(1 / 3 AS DOUBLE);
 -- Other platforms that must price the GPU that day for the first rule: with one or two, a single
 -- odd platform would decide the median; with three, it cannot.
 CREATE OR REPLACE MACRO price_floor_min_other_platforms() AS 3;
+
+-- Why an offer is under the price floor, in words (judged_offers' price_reference, floor_share and
+-- reference_offers): the offers check and plan_excluded_offers say it alike.
+CREATE OR REPLACE MACRO price_floor_reason(price_reference, floor_share, reference_offers) AS
+    CASE price_reference
+        WHEN 'other_platforms' THEN printf(
+            'under %.0f%% of the median of %d other platforms: a placeholder? left out of plans',
+            100 * floor_share, reference_offers
+        )
+        ELSE printf(
+            'under %.0f%% of the median of the platform''s %d other offers of this GPU: a placeholder? '
+            'left out of plans',
+            100 * floor_share, reference_offers
+        )
+    END;

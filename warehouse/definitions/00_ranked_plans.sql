@@ -4,7 +4,10 @@
 -- For every (model, method) the day's plan_requirements ask, two rankings over plan_candidates, and
 -- a 'no_offer_fits' row where nothing (on `gpu`, when given) fits rather than a missing row:
 --   lowest_rent             the least paid for one month of training (the article's view): commitment_usd
---   lowest_cost_per_btoken  the least paid per billion training tokens at the sizing model's throughput
+--   lowest_cost_per_btoken  the least rent per billion training tokens at full use: the hourly rent over
+--                           the sizing model's tokens per hour, a rate (issue 27, item 5). It is not
+--                           what a run is billed: whole periods and the minimum term are total_usd
+--                           (one run of GPUPLAN_DEFAULT_TOKENS), which the job plans rank by
 -- Ties go to the cheaper other measure, then a known stock, then a stable order.
 -- Columns: those of cheapest_plans but computed_at.
 CREATE OR REPLACE MACRO ranked_plans(for_date, gpu := NULL) AS TABLE
@@ -58,6 +61,8 @@ SELECT
     b.plan.commitment_hours,
     b.plan.stock_known,
     b.plan.available_gpus,
+    b.plan.crawled_at,
+    b.plan.stale,
     b.plan.zero_stage,
     b.plan.per_gpu_memory_gb,
     b.plan.rent_usd_per_hour,

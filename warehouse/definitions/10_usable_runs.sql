@@ -2,9 +2,8 @@
 -- run never hides earlier offers, nor shows a platform as sold out). An offline run (the bundled
 -- demo snapshots, `gpuplan refresh --offline`) counts only for a platform that has never been
 -- crawled live with offers: demo data never poses as live data, whatever the order of the runs.
--- Each with its run_day (run_day_of) and crawled_at: the crawl's own time, capped by loaded_at (a
--- crawl cannot have finished after it was loaded: the loader's clock, which a crawl's own summary
--- cannot move, bounds a crawling host's clock that was ahead).
+-- Each with its run_day (run_day_of) and crawled_at (crawled_at_of: the crawl's own time, capped by
+-- loaded_at).
 CREATE OR REPLACE VIEW usable_runs AS
 WITH live_platforms AS (
     SELECT DISTINCT platform
@@ -14,7 +13,7 @@ WITH live_platforms AS (
 SELECT
     r.*,
     run_day_of(r.started_at, r.loaded_at) AS run_day,
-    least(coalesce(r.finished_at, r.started_at, r.loaded_at), r.loaded_at) AS crawled_at
+    crawled_at_of(r.finished_at, r.started_at, r.loaded_at) AS crawled_at
 FROM crawl_runs AS r
 WHERE run_worked(r.status)
   AND r.offers_loaded > 0

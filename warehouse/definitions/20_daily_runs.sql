@@ -3,7 +3,7 @@
 -- 'import:<format>', shares `platform` with our crawls), live before offline (usable_runs), then
 -- the latest.
 CREATE OR REPLACE VIEW daily_runs AS
-SELECT run_day AS day, platform, crawl_id, source, status
+SELECT run_day AS day, platform, crawl_id, source, status, crawled_at
 FROM usable_runs
 QUALIFY row_number() OVER (
     PARTITION BY run_day, platform

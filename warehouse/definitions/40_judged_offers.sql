@@ -1,43 +1,59 @@
 -- "The day's offers": the offers of the run that stands for each platform on a day, judged against
--- the price floor (placeholders, 00_price_floor.sql), with spot and plannability said in columns.
+-- the history (a price far under the other platforms' of the card over the last weeks: a mistake,
+-- 00_price_window.sql) and the price floor (placeholders, 00_price_floor.sql), with spot and
+-- plannability said in columns.
 -- Plans, plan changes, the digest, price trends and `gpuplan history` all read through it; nothing
 -- else re-types these filters. Arguments:
 --   first_day, last_day  the days (day_runs) whose offers to read;
 --   latest := TRUE       instead: each platform's latest usable crawl (latest_runs), as one group,
 --                        `day` NULL (what ad-hoc plans price from);
---   gpu := NULL          only this canonical GPU model (a trend reads one; the floor is per GPU).
+--   gpu := NULL          only this canonical GPU model (a trend reads one; the floor is per GPU);
+--   max_stale_hours := NULL  with latest: a platform's latest usable crawl stands while it is at most
+--                        this many hours older than a later failed attempt (GPUPLAN_STALE_HOURS;
+--                        NULL: always). A day's runs are bounded when recorded (day_runs).
 -- Every offer of those runs on a canonical GPU with a positive price per GPU-hour and GPUs, with:
 --   day                the day (NULL with latest);
+--   crawled_at         when its run crawled: what its price stands "as of";
+--   stale              its run was carried because a later crawl of the platform failed
+--                      (day_runs.stale, latest_runs.stale): its stock is unknown, so available_gpus
+--                      is NULL (no stock figure counts it, a plan says stock_known FALSE);
 --   run_status         the run's status: 'ok' or 'partial' (a partial run's stock is incomplete);
 --   spot               the offer is interruptible (pricing_type 'spot');
 --   fractional         the offer rents a share of one card (gpu_frac): shown, never a card to plan,
 --                      never a price reference (its price per GPU-hour is not a card's);
+--   history_reference, history_reference_usd_per_gpu_hour, history_reference_platforms
+--                      what the history rule judged it against (price_references: 'card' |
+--                      'compute' | NULL, nothing to judge by);
+--   implausible, implausible_reason
+--                      under history_price_share() of that: a mistake, kept and listed, left out of
+--                      plans and of the price floor's votes (history_price_problem says why);
 --   price_reference    'other_platforms' | 'own_offers' | NULL (nothing to judge by: kept);
 --   reference_usd_per_gpu_hour, reference_offers, floor_share   the median it is judged against;
 --   below_price_floor  under floor_share of that median: a placeholder;
 --   plannable          what a plan may use: not spot (a month of training cannot count on
---                      interruptible machines), not fractional, and not below the floor.
+--                      interruptible machines), not fractional, not implausible, not below the floor.
 -- Spot prices are judged against spot prices, the others against the others: a spot bid sits at a
 -- fraction of on-demand by design. Each platform votes once per GPU (its cheapest), so neither a
 -- marketplace's dozens of listings nor a platform quoting instance totals sways the median.
-CREATE OR REPLACE MACRO judged_offers(first_day, last_day, latest := FALSE, gpu := NULL) AS TABLE
+CREATE OR REPLACE MACRO judged_offers(first_day, last_day, latest := FALSE, gpu := NULL, max_stale_hours := NULL) AS TABLE
 WITH runs AS MATERIALIZED (
-    SELECT day, platform, crawl_id, status, run_day
+    SELECT day, platform, crawl_id, status, run_day, crawled_at, stale
     FROM day_runs
     WHERE NOT latest AND day BETWEEN first_day AND last_day
     UNION ALL
-    SELECT CAST(NULL AS DATE) AS day, platform, crawl_id, status, run_day
+    SELECT CAST(NULL AS DATE) AS day, platform, crawl_id, status, run_day, crawled_at, stale
     FROM latest_runs
-    WHERE latest
+    WHERE latest AND (max_stale_hours IS NULL OR stale_hours <= max_stale_hours)
 ),
-day_offers AS MATERIALIZED (
+run_offers AS MATERIALIZED (
     SELECT
         r.day,
-        o.*,
+        o.* REPLACE (CASE WHEN r.stale THEN NULL ELSE o.available_gpus END AS available_gpus),
+        r.crawled_at,
+        r.stale,
         r.status AS run_status,
         o.pricing_type = 'spot' AS spot,
-        o.gpu_frac IS NOT NULL AS fractional,
-        row_number() OVER () AS day_offer_no
+        o.gpu_frac IS NOT NULL AS fractional
     FROM offers AS o
     JOIN runs AS r ON r.crawl_id = o.crawl_id AND r.platform = o.platform AND o.run_day = r.run_day
     WHERE o.gpu_model IS NOT NULL
@@ -45,10 +61,34 @@ day_offers AS MATERIALIZED (
       AND o.price_usd_per_gpu_hour > 0
       AND o.gpu_count >= 1
 ),
+history_keys AS (
+    SELECT DISTINCT run_day, gpu_model, pricing_type, platform FROM run_offers WHERE NOT fractional
+),
+history_references AS MATERIALIZED (
+    SELECT * FROM price_references('history_keys')
+),
+day_offers AS MATERIALIZED (
+    SELECT
+        o.*,
+        h.reference_source AS history_reference,
+        h.reference_usd_per_gpu_hour AS history_reference_usd_per_gpu_hour,
+        h.reference_platforms AS history_reference_platforms,
+        history_price_problem(
+            o.price_usd_per_gpu_hour, h.reference_usd_per_gpu_hour, h.reference_source,
+            h.reference_platforms, o.pricing_type
+        ) AS implausible_reason,
+        implausible_reason IS NOT NULL AS implausible,
+        row_number() OVER () AS day_offer_no
+    FROM run_offers AS o
+    LEFT JOIN history_references AS h
+      ON NOT o.fractional
+     AND h.run_day = o.run_day AND h.gpu_model = o.gpu_model AND h.pricing_type = o.pricing_type
+     AND h.platform = o.platform
+),
 platform_cheapest AS (
     SELECT day, spot, gpu_model, platform, min(price_usd_per_gpu_hour) AS cheapest_usd_per_gpu_hour
     FROM day_offers
-    WHERE NOT fractional
+    WHERE NOT fractional AND NOT implausible
     GROUP BY day, spot, gpu_model, platform
 ),
 other_platform_votes AS (
@@ -74,7 +114,7 @@ own_offers AS (
     FROM day_offers AS a
     JOIN day_offers AS b
       ON b.day IS NOT DISTINCT FROM a.day AND b.spot = a.spot AND b.gpu_model = a.gpu_model
-     AND b.platform = a.platform AND b.day_offer_no <> a.day_offer_no AND NOT b.fractional
+     AND b.platform = a.platform AND b.day_offer_no <> a.day_offer_no AND NOT b.fractional AND NOT b.implausible
     ANTI JOIN other_platforms AS x
       ON x.day IS NOT DISTINCT FROM a.day AND x.spot = a.spot AND x.gpu_model = a.gpu_model
      AND x.platform = a.platform
@@ -97,6 +137,6 @@ judged AS (
 SELECT
     * EXCLUDE (day_offer_no),
     coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE) AS below_price_floor,
-    NOT spot AND NOT fractional AND NOT coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE)
+    NOT spot AND NOT fractional AND NOT implausible AND NOT coalesce(price_usd_per_gpu_hour < floor_share * reference_usd_per_gpu_hour, FALSE)
         AS plannable
 FROM judged;

@@ -11,11 +11,15 @@
 --   FALSE), nor more than max_gpu_count.
 -- node_sizes: MAP(gpu_model -> GPUs one node holds), from the sizing catalog through the caller's
 -- requirements (an offer of a GPU not in it has no shape: nothing sized it).
+-- A stale offer (judged_offers: carried from an earlier crawl) has unknown stock: stock_known FALSE.
+-- max_stale_hours: judged_offers' bound on a stale latest crawl (with latest).
 -- Columns: every judged_offers column, gpus_per_node, units_rented, plan_gpu_count, nodes, stock_known.
-CREATE OR REPLACE MACRO plan_shapes(first_day, last_day, node_sizes, max_gpu_count, latest := FALSE) AS TABLE
+CREATE OR REPLACE MACRO plan_shapes(
+    first_day, last_day, node_sizes, max_gpu_count, latest := FALSE, max_stale_hours := NULL
+) AS TABLE
 WITH sized_offers AS (
     SELECT o.*, node_sizes[o.gpu_model] AS gpus_per_node
-    FROM judged_offers(first_day, last_day, latest := latest) AS o
+    FROM judged_offers(first_day, last_day, latest := latest, max_stale_hours := max_stale_hours) AS o
     WHERE o.plannable
       AND node_sizes[o.gpu_model] IS NOT NULL
 )

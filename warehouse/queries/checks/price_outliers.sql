@@ -2,11 +2,14 @@
 -- (min_usd_per_gpu_hour()..max_usd_per_gpu_hour(): loaders reject such prices, so
 -- only offers loaded before that rule show here), or more than $factor times away from the median
 -- of the same GPU model across the day's offers (judged_offers). Such a price is
--- nearly always a unit mistake (cents, 1/1000 CNY, a monthly price read as hourly).
+-- nearly always a unit mistake (cents, 1/1000 CNY, a monthly price read as hourly). Offers the
+-- history rule judged implausible are listed by plans/offers_below_price_floor.sql instead, and
+-- fractional offers (a share of a card, priced per share) have no card's price to compare.
 WITH day_offers AS (
     SELECT platform, offer_id, gpu_model, pricing_type, price_amount, price_currency, billing_period,
            price_usd_per_gpu_hour
     FROM judged_offers(CAST($plan_date AS DATE), CAST($plan_date AS DATE))
+    WHERE NOT implausible AND NOT fractional
 ),
 medians AS (
     SELECT gpu_model, median(price_usd_per_gpu_hour) AS median_usd_per_gpu_hour, count(*) AS offers

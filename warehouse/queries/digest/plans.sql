@@ -10,6 +10,7 @@ SELECT
     gpu_count,
     pricing_type,
     stock_known,
+    stale,
     rent_usd_per_month,
     rent_cny_per_month,
     commitment_hours,

@@ -3,9 +3,11 @@
 -- platforms whose run was 'ok' on both days count: a partial crawl says nothing about stock. Offers
 -- under the price floor are left out (a placeholder is no sign of stock). A model the platform
 -- stopped listing counts as 0 GPUs (platforms list what they rent out); a model with any offer
--- lacking a stock figure is unknown, not zero, and left out.
+-- lacking a stock figure is unknown, not zero, and left out. GPUs count once per machine
+-- (free_gpus: a machine listed whole and in slices, or on demand and at a spot bid, is one machine).
 WITH judged AS (
-    SELECT day, platform, gpu_model, available_gpus, run_status
+    SELECT day, day AS scope, platform, gpu_model, offer_id, machine_id, gpu_ids, gpu_frac, available_gpus,
+           run_status
     FROM judged_offers(CAST($previous_day AS DATE), CAST($day AS DATE))
     WHERE NOT below_price_floor AND day IN ($previous_day, $day)
 ),
@@ -15,15 +17,17 @@ both_days_ok AS (
     GROUP BY platform
     HAVING count(DISTINCT day) = 2 AND bool_and(run_status = 'ok')
 ),
+counted AS (
+    SELECT * FROM judged SEMI JOIN both_days_ok USING (platform)
+),
 stock AS (
     SELECT
-        day,
+        scope AS day,
         platform,
         gpu_model,
-        CASE WHEN count(*) = count(available_gpus) THEN sum(available_gpus) END AS available_gpus
-    FROM judged
-    SEMI JOIN both_days_ok USING (platform)
-    GROUP BY day, platform, gpu_model
+        CASE WHEN count(*) = count(free_gpus) THEN sum(free_gpus) END AS available_gpus
+    FROM free_gpus('counted')
+    GROUP BY ALL
 ),
 paired AS (
     SELECT

@@ -1,19 +1,22 @@
 -- What a stock watch compares with its minimum: per day of $days, the platform (of $platforms; NULL:
 -- every platform) with the most GPUs of $gpu_model free, all its offers of the card together.
--- Offers are the day's (judged_offers) that say their stock, not spot (a marketplace lists a machine
--- on demand and as spot: counting both would count its GPUs twice) and not under the price floor
--- (a placeholder is no sign of stock).
-WITH free AS (
-    SELECT day, platform, sum(available_gpus) AS available_gpus
+-- Offers are the day's (judged_offers) that say their stock and are not under the price floor (a
+-- placeholder is no sign of stock), counted once per machine (free_gpus: a machine listed whole and
+-- in slices, or on demand and at a spot bid, counts its free GPUs once; a fractional offer is no card).
+WITH judged AS (
+    SELECT day AS scope, platform, gpu_model, offer_id, machine_id, gpu_ids, gpu_frac, available_gpus
     FROM judged_offers(
         list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])), gpu := CAST($gpu_model AS VARCHAR)
     )
-    WHERE NOT spot
-      AND NOT below_price_floor
+    WHERE NOT below_price_floor
       AND available_gpus IS NOT NULL
       AND list_contains(CAST($days AS DATE[]), day)
       AND ($platforms IS NULL OR list_contains(CAST($platforms AS VARCHAR[]), platform))
-    GROUP BY day, platform
+),
+free AS (
+    SELECT scope AS day, platform, sum(free_gpus) AS available_gpus
+    FROM free_gpus('judged')
+    GROUP BY ALL
 )
 SELECT
     day,

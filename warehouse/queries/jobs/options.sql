@@ -16,7 +16,9 @@
 -- train_hours); and kind 'fastest', the one plan that finishes first whatever the deadline (for
 -- "nothing is fast enough" answers). A plan past $max_train_hours is never a plan (its finish,
 -- NULL here, would be past what a timestamp holds: `tokens: 1e30` was "Interval out of range").
--- Params: $jobs, $requirements, $plan_date, $latest, $max_gpu_count (the largest of the jobs'),
+-- $max_stale_hours bounds a stale latest crawl (GPUPLAN_STALE_HOURS; NULL: no bound, or a day's plan,
+-- bounded when its crawls were recorded).
+-- Params: $jobs, $requirements, $plan_date, $latest, $max_stale_hours, $max_gpu_count (the largest of the jobs'),
 -- $max_train_hours, $fastest, $start_at (UTC: finish = start_at + train_hours).
 WITH job_requirements AS (
     SELECT unnest($requirements, recursive := true)
@@ -31,7 +33,8 @@ shapes AS (
         CAST($plan_date AS DATE),
         (SELECT map_from_entries(list(DISTINCT (gpu_model, gpus_per_node))) FROM job_requirements),
         $max_gpu_count,
-        latest := $latest
+        latest := $latest,
+        max_stale_hours := $max_stale_hours
     )
 ),
 -- A job's choice among offers alike (one GPU model, GPU count, billing period and minimum term: the
@@ -68,6 +71,8 @@ options AS (
         s.hourly_rentable,
         s.stock_known,
         s.available_gpus,
+        s.crawled_at,
+        s.stale,
         s.price_usd_per_gpu_hour,
         s.price_cny_per_gpu_hour,
         r.zero_stage,

@@ -5,5 +5,4 @@ DROP VIEW load_priced;
 DROP TABLE fx_day_rates;
 DROP VIEW fx_days;
 DROP TABLE load_duplicates;
-DROP TABLE load_price_references;
 DROP TABLE load_staged;

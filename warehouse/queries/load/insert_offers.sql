@@ -3,21 +3,21 @@
 -- and month offers keep their per-GPU-hour price for comparison but are never hourly. crawl_id,
 -- source and run_day (run_day_of the run, as daily_runs.day) come staged with each record.
 --
--- First, the same rows raise the cheapest price seen per GPU model (gpu_price_seen, migration 080:
--- the reference of the price-history floor), in the same transaction: the references this load was
--- judged by were fixed before (load_price_references), so the order does not change any verdict.
-INSERT INTO gpu_price_seen
-SELECT gpu_model, min(price_usd_per_gpu_hour), count(*)
+-- First, the same rows' votes for the history rule (gpu_price_votes, migration 093: per crawl, GPU
+-- model and pricing type, its cheapest whole-card price per GPU-hour), and the run days they vote
+-- on (temp table load_vote_days, whose references load/price_references.sql recomputes once the
+-- runs are recorded).
+INSERT INTO gpu_price_votes
+SELECT crawl_id, platform, run_day, gpu_model, pricing_type, min(price_usd_per_gpu_hour), count(*)
 FROM load_priced
 WHERE reason IS NULL
   AND gpu_model IS NOT NULL
-  AND price_usd_per_gpu_hour IS NOT NULL
   AND gpu_frac IS NULL
-  AND offer_price_problem(price_usd_per_gpu_hour) IS NULL
-GROUP BY gpu_model
-ON CONFLICT (gpu_model) DO UPDATE SET
-    cheapest_usd_per_gpu_hour = least(cheapest_usd_per_gpu_hour, excluded.cheapest_usd_per_gpu_hour),
-    offers = offers + excluded.offers;
+  AND price_usd_per_gpu_hour IS NOT NULL
+GROUP BY crawl_id, platform, run_day, gpu_model, pricing_type;
+
+CREATE OR REPLACE TEMP TABLE load_vote_days AS
+SELECT DISTINCT run_day FROM gpu_price_votes WHERE crawl_id IN (SELECT DISTINCT crawl_id FROM load_staged);
 
 INSERT INTO offers (
     crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,

@@ -12,8 +12,9 @@
 -- (the freshest price; ties: the lower price, then the record's content, so the choice never
 -- depends on read order), the others are rejected. A price per GPU-hour outside
 -- [min_usd_per_gpu_hour(), max_usd_per_gpu_hour()] (00_price_plausibility.sql, with the reason) is a unit
--- mistake, not a price; so is one under history_price_share() of the cheapest ever seen for its GPU
--- (gpu_price_references and history_price_problem, 00_history_price_floor.sql, with the reason).
+-- mistake, not a price. (A price far below the other platforms' of the card is judged when offers are
+-- read, not here: the history rule, 00_price_window.sql, whose verdict must not depend on what was
+-- loaded first.)
 CREATE OR REPLACE TEMP TABLE load_duplicates AS
 -- Found in two steps, for speed: a key's 64-bit hash groups the million rows of a large crawl much
 -- faster than the strings do; only rows whose hash repeats (the duplicates, and any collisions) are
@@ -34,13 +35,6 @@ QUALIFY row_number() OVER (
     ORDER BY staged.observed_at DESC, staged.price_amount, to_json(staged)
 ) > 1;
 
--- The reference prices of the staged GPU models (gpu_price_references), fixed before anything is inserted:
--- load_priced is read twice, and the second read must not judge against the offers the first let in.
-CREATE OR REPLACE TEMP TABLE load_price_references AS
-SELECT *
-FROM gpu_price_references
-WHERE gpu_model IN (SELECT gpu_model FROM load_staged WHERE reason IS NULL);
-
 -- FX: fx_day_rates, built first by the shared step fx/day_rates.sql on the staged (day, currency)
 -- pairs (the view fx_days).
 
@@ -59,18 +53,15 @@ priced AS (
             / d.units_per_usd AS price_usd_per_gpu_hour,
         d.cny_per_usd,
         d.fx_date,
-        d.fx_source,
-        ref.reference_usd_per_gpu_hour,
-        ref.reference_source
+        d.fx_source
     FROM load_staged AS s
     LEFT JOIN load_duplicates AS dup ON dup.duplicate_rowid = s.rowid
     LEFT JOIN known_currencies AS k ON k.currency = s.price_currency
     LEFT JOIN fx_day_rates AS d
         ON d.observed_date = s.observed_date AND d.price_currency = s.price_currency AND s.reason IS NULL
-    LEFT JOIN load_price_references AS ref ON ref.gpu_model = s.gpu_model AND s.reason IS NULL
 )
 SELECT
-    * EXCLUDE (duplicate, currency_known, cny_per_usd, reason, reference_usd_per_gpu_hour, reference_source),
+    * EXCLUDE (duplicate, currency_known, cny_per_usd, reason),
     price_usd_per_gpu_hour * cny_per_usd AS price_cny_per_gpu_hour,
     CASE
         WHEN reason IS NOT NULL THEN reason
@@ -79,9 +70,7 @@ SELECT
             THEN 'no FX rate for ' || price_currency || ' on or before ' || observed_date
         WHEN duplicate
             THEN 'duplicate offer_id and pricing_type in this run (the latest observation loaded)'
-        ELSE coalesce(
-            offer_price_problem(price_usd_per_gpu_hour),
-            history_price_problem(price_usd_per_gpu_hour, reference_usd_per_gpu_hour, reference_source))
+        ELSE offer_price_problem(price_usd_per_gpu_hour)
     END AS reason
 FROM priced;
 

@@ -112,6 +112,8 @@ SELECT
     s.commitment_hours,
     s.stock_known,
     s.available_gpus,
+    s.crawled_at,
+    s.stale,
     r.zero_stage,
     r.per_gpu_memory_gb,
     r.multi_node,

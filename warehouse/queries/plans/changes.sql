@@ -10,6 +10,11 @@
 --   now_fits / no_longer_fits            a plan exists where none did, or none does any more; a job's
 --   (a job: now_possible /               are named for its deadline too, and the reason says why
 --    no_longer_possible)
+-- An outage is not a market change: a platform whose crawl failed stands in the day's plans with its
+-- last good crawl (carried: the same offers, so nothing changes) until GPUPLAN_STALE_HOURS; past that
+-- its offers drop out of the day (plan_crawls: did not work, not carried). A change whose old plan's
+-- platform dropped out today, or whose new plan's platform had dropped out on the previous day (it
+-- came back), is that outage: no row (the digest lists the outage itself, digest/failed_crawls.sql).
 -- Params: $subject, $plan_date, $price_move_pct, $computed_at.
 INSERT INTO plan_changes BY NAME
 WITH best AS (
@@ -27,6 +32,7 @@ pairs AS (
         cur.model,
         cur.method,
         cur.ranking,
+        d.plan_date AS old_date,
         prev.ok AS old_ok,
         cur.ok AS new_ok,
         cur.reason AS new_reason,
@@ -63,6 +69,11 @@ today_in_stock AS (
     WHERE c.plan_date = $plan_date
       AND run_worked(c.status)
     GROUP BY o.platform, o.offer_id
+),
+dropped_out AS (
+    SELECT plan_date, platform
+    FROM plan_crawls
+    WHERE NOT run_worked(status) AND NOT carried
 ),
 crawled_today AS (
     SELECT platform
@@ -155,4 +166,10 @@ SELECT
     pct_change,
     detail,
     CAST($computed_at AS TIMESTAMP) AS computed_at
-FROM changes
+FROM changes AS c
+WHERE NOT EXISTS (
+    SELECT 1 FROM dropped_out AS x WHERE x.plan_date = $plan_date AND x.platform = c.old_platform
+)
+  AND NOT EXISTS (
+    SELECT 1 FROM dropped_out AS x WHERE x.plan_date = c.old_date AND x.platform = c.new_platform
+)

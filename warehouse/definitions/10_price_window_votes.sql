@@ -1,0 +1,28 @@
+-- The platforms' votes of the history rule (00_price_window.sql) for the run days of `days` (the
+-- name of a table or CTE with a column run_day): per (run_day, GPU model, pricing type, platform),
+-- the median over the price_window_days() days up to run_day of the platform's cheapest offer of the
+-- card at that type each day, from the runs that worked (gpu_price_votes, one row per crawl).
+-- load/price_references.sql stores them in price_reference_votes for the days a load touches.
+CREATE OR REPLACE MACRO price_window_votes(days) AS TABLE
+WITH wanted AS (
+    SELECT DISTINCT run_day FROM query_table(days)
+),
+daily AS (
+    SELECT v.platform, v.run_day, v.gpu_model, v.pricing_type, min(v.cheapest_usd_per_gpu_hour) AS cheapest
+    FROM gpu_price_votes AS v
+    JOIN crawl_runs AS r USING (crawl_id)
+    WHERE run_worked(r.status)
+      AND v.run_day BETWEEN (SELECT min(run_day) FROM wanted) - (price_window_days() - 1)
+                        AND (SELECT max(run_day) FROM wanted)
+    GROUP BY ALL
+)
+SELECT
+    w.run_day,
+    d.gpu_model,
+    d.pricing_type,
+    d.platform,
+    median(d.cheapest) AS vote_usd_per_gpu_hour,
+    CAST(count(*) AS INTEGER) AS days
+FROM wanted AS w
+JOIN daily AS d ON d.run_day BETWEEN w.run_day - (price_window_days() - 1) AND w.run_day
+GROUP BY ALL;
