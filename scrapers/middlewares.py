@@ -1,4 +1,5 @@
-"""Middlewares: polite retries (backoff, Retry-After); unusable responses become recorded failures."""
+"""Middlewares: polite retries (backoff, Retry-After), redirects kept on the platform's site; unusable
+responses become recorded failures."""
 
 from __future__ import annotations
 
@@ -7,16 +8,18 @@ import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.downloadermiddlewares.useragent import UserAgentMiddleware
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.response import response_status_message
 
 from scrapers import parsing
-from scrapers.platform import RATE_LIMITED_STATUS, PlatformSpider
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING, RATE_LIMITED_STATUS, PlatformSpider
 
 logger = logging.getLogger(__name__)
 
@@ -170,3 +173,70 @@ class SigningMiddleware:
         spider = self.crawler.spider
         if isinstance(spider, PlatformSpider):
             spider.sign(request)
+
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})  # what Scrapy's RedirectMiddleware follows
+# Second-level labels under which a site is three labels deep ("autodl.com.cn", "example.co.uk").
+SHARED_SECOND_LEVEL = frozenset({"com", "net", "org", "co", "gov", "edu", "ac"})
+
+
+class OffPlatformRedirect(IgnoreRequest):
+    """A redirect to a host outside the platform's site: not followed."""
+
+
+def site_of(host: str) -> str:
+    """The site a host belongs to, as a redirect rule reads it: its last two labels ("api.runpod.io"
+    is "runpod.io"), three under a shared second level ("x.autodl.com.cn"); an address as it is."""
+    labels = host.lower().rstrip(".").split(".")
+    if labels[-1].isdigit() or len(labels) <= 2:
+        return ".".join(labels)
+    depth = 3 if labels[-2] in SHARED_SECOND_LEVEL else 2
+    return ".".join(labels[-depth:])
+
+
+class PlatformHostsMiddleware:
+    """Downloader middleware, before Scrapy's RedirectMiddleware (600) sees the answer: a redirect is
+    followed only within the site of the platform URL asked (`source_url`), so a platform's answer
+    never comes from, and its request (credentials or not) never goes to, another site. One
+    elsewhere fails the request in one line naming the host. Under `GPUPLAN_ORIGIN_OVERRIDE` a
+    redirect to the overriding origin or to the platform's own site goes to the overriding origin,
+    as every request does (Scrapy itself drops Authorization and Cookie on any change of host)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.origin = crawler.settings.get(ORIGIN_OVERRIDE_SETTING) or ""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PlatformHostsMiddleware:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        location = response.headers.get(b"Location")
+        spider = self.crawler.spider
+        if (
+            response.status not in REDIRECT_STATUSES
+            or not location
+            or request.meta.get("dont_redirect")
+            or not isinstance(spider, PlatformSpider)
+        ):
+            return response
+        target = urljoin(request.url, location.decode("latin-1").strip())
+        source = request.meta.get("source_url", request.url)
+        if self.origin and _origin(target) == _origin(self.origin):
+            return response
+        if site_of(urlsplit(target).hostname or "") != site_of(urlsplit(source).hostname or ""):
+            raise OffPlatformRedirect(
+                f"HTTP {response.status} from {source} redirects off {spider.name}'s site "
+                f"({site_of(urlsplit(source).hostname or '')}), to {urlsplit(target).hostname}: not followed"
+            )
+        routed = spider.routed(target)
+        if routed == target:
+            return response
+        headers = response.headers.copy()
+        headers[b"Location"] = routed.encode("latin-1")
+        return response.replace(headers=headers)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc

@@ -9,10 +9,12 @@ of reporting "zero offers".
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import math
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,6 +48,28 @@ class LayoutChanged(CrawlError):
 
 class EmptyResult(CrawlError):
     """The platform answered with an empty list where a market always has offers."""
+
+
+class TooLarge(CrawlError):
+    """The answer inflates past the crawl's size cap (DOWNLOAD_MAXSIZE): a decompression bomb."""
+
+
+def gunzipped(body: bytes, max_bytes: int, url: str) -> bytes:
+    """A gzip body decompressed, never past `max_bytes` (read in bounded steps, so a bomb costs at
+    most that much memory): TooLarge beyond. For answers gzipped without a Content-Encoding, which
+    Scrapy's HttpCompressionMiddleware (same cap) does not see."""
+    try:
+        data = gzip.GzipFile(fileobj=io.BytesIO(body)).read(max_bytes + 1)
+    except (OSError, EOFError, zlib.error) as error:
+        raise NotJson(f"the gzip answer from {url} is damaged: {error}") from None
+    if len(data) > max_bytes:
+        raise TooLarge(too_large(url, max_bytes))
+    return data
+
+
+def too_large(url: str, max_bytes: int) -> str:
+    """The one line for an answer refused at the decompressed-size cap, whoever decompressed it."""
+    return f"the answer from {url} decompresses to more than {max_bytes:,} bytes (DOWNLOAD_MAXSIZE): refused"
 
 
 # --- money -------------------------------------------------------------------

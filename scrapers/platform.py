@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -48,6 +49,8 @@ RATE_LIMITED_STATUS = 429  # Too Many Requests (RFC 6585): said as "rate limited
 # (e.g. "http://127.0.0.1:8123") instead of the platform's. Items keep the
 # platform's URLs, so the output is the same as a live crawl's.
 ORIGIN_OVERRIDE_SETTING = "GPUPLAN_ORIGIN_OVERRIDE"
+# Scrapy's HttpCompressionMiddleware refusing an answer that inflates past DOWNLOAD_MAXSIZE (2.19's text).
+DECOMPRESSION_REFUSED = re.compile(r"exceeded DOWNLOAD_MAXSIZE \((\d+) B\) during decompression")
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ class PlatformSpider(scrapy.Spider):
             all_headers["Content-Type"] = "application/x-www-form-urlencoded"
             body = urlencode(sorted(form_body.items()))
         return Request(
-            self._routed(url),
+            self.routed(url),
             method=method or ("POST" if body is not None else "GET"),
             body=body,
             headers=all_headers,
@@ -173,7 +176,8 @@ class PlatformSpider(scrapy.Spider):
         a signed API's spider (Tencent's TC3, Alibaba's ACS3) adds its signature headers here,
         with the time and nonce of the attempt. Default: nothing to sign."""
 
-    def _routed(self, url: str) -> str:
+    def routed(self, url: str) -> str:
+        """Where a request for the platform's `url` goes: there, or to `GPUPLAN_ORIGIN_OVERRIDE`."""
         origin = self.settings.get(ORIGIN_OVERRIDE_SETTING)
         parts = urlsplit(url)
         if not origin or parts.scheme not in ("http", "https"):
@@ -370,8 +374,13 @@ def describe_failure(failure: Failure, download_timeout_s: float) -> str:
     name = type(error).__name__
     if "Timeout" in name:
         return f"timed out (no answer in {download_timeout_s:g} s) from {url}{tries}"
+    if name == "OffPlatformRedirect":
+        return str(error)
     if name == "IgnoreRequest" and "not in cache" in str(error):
         return f"not in the offline snapshot: {request.method if request else '?'} {url}"
+    bomb = DECOMPRESSION_REFUSED.search(str(error)) if name == "IgnoreRequest" else None
+    if bomb is not None:
+        return parsing.too_large(url, int(bomb[1]))
     return f"{name} from {url}{tries}: {error}"
 
 

@@ -56,6 +56,10 @@ from scrapy.settings import BaseSettings
 from scrapers.parsing import http_date, utc_iso
 
 SNAPSHOT_FILE = "snapshot.json"
+# The package: a snapshot bundled in it (scrapers/fixtures/) may answer with the package's own files
+# (the quotes source's snapshot is its bundled example, scrapers/data/); any other snapshot folder
+# (`--replay`, a bug report's) answers only with files inside it.
+PACKAGE = Path(__file__).resolve().parent
 RECORD_SETTING = "GPUPLAN_RECORD"
 KEPT_HEADERS = ("Content-Type", "Content-Encoding", "Date")
 # A signed request's credentials and what changes on every call, as form fields or query parameters:
@@ -188,29 +192,27 @@ class Snapshot:
 
     @classmethod
     def load(cls, folder: Path) -> Snapshot:
-        meta = json.loads((folder / SNAPSHOT_FILE).read_text("utf-8"))
+        """The snapshot in `folder`. Raises SnapshotError, naming the file, for a `snapshot.json` that
+        is not JSON or not a snapshot's shape, and for a `body_file` outside the folder (absolute,
+        `..`, a link out) or not there: a replayed bug report reads no other file."""
+        path = folder / SNAPSHOT_FILE
+        try:
+            meta = json.loads(path.read_text("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise SnapshotError(f"snapshot {path} is broken: not JSON ({error})") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("exchanges"), list):
+            raise SnapshotError(f'snapshot {path} is broken: not an object with an "exchanges" list')
         exchanges = []
-        for entry in meta["exchanges"]:
-            request, response = entry["request"], entry["response"]
-            body = request.get("json")
-            if body is not None:
-                body_key = _canonical_body(json.dumps(body))
-            elif request.get("form") is not None:
-                body_key = _canonical_body(urlencode(sorted(request["form"].items())))
-            else:
-                body_key = _canonical_body(request.get("body"))
-            exchanges.append(
-                Exchange(
-                    method=request.get("method", "GET").upper(),
-                    url=request["url"],
-                    body_key=body_key,
-                    status=int(response.get("status", 200)),
-                    headers=dict(response.get("headers", {})),
-                    body=(folder / response["body_file"]).read_bytes(),
-                    crawl_path=request.get("crawl_path"),
-                    request_headers=header_values(request.get("headers") or {}),
-                )
-            )
+        for number, entry in enumerate(meta["exchanges"], start=1):
+            try:
+                exchanges.append(_exchange(folder, entry))
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                if isinstance(error, SnapshotError):
+                    raise SnapshotError(f"snapshot {path}: exchange {number}: {error}") from None
+                raise SnapshotError(
+                    f"snapshot {path} is broken: exchange {number} is not a request and a response "
+                    f"({type(error).__name__}: {error})"
+                ) from None
         return cls(folder, meta, exchanges)
 
     @property
@@ -311,6 +313,49 @@ class SnapshotStorage:
         (self.folder / SNAPSHOT_FILE).write_text(
             json.dumps(meta, indent=1, ensure_ascii=False) + "\n", "utf-8"
         )
+
+
+class SnapshotError(ValueError):
+    """A snapshot folder that cannot be replayed: a broken `snapshot.json`, a body file outside it."""
+
+
+def _exchange(folder: Path, entry: dict[str, Any]) -> Exchange:
+    request, response = entry["request"], entry["response"]
+    body = request.get("json")
+    if body is not None:
+        body_key = _canonical_body(json.dumps(body))
+    elif request.get("form") is not None:
+        body_key = _canonical_body(urlencode(sorted(request["form"].items())))
+    else:
+        body_key = _canonical_body(request.get("body"))
+    return Exchange(
+        method=request.get("method", "GET").upper(),
+        url=request["url"],
+        body_key=body_key,
+        status=int(response.get("status", 200)),
+        headers=dict(response.get("headers", {})),
+        body=_body_file(folder, response["body_file"]).read_bytes(),
+        crawl_path=request.get("crawl_path"),
+        request_headers=header_values(request.get("headers") or {}),
+    )
+
+
+def _body_file(folder: Path, name: Any) -> Path:
+    """`folder / name`, refused (SnapshotError) unless it is a regular file inside `folder`."""
+    if not isinstance(name, str) or not name:
+        raise SnapshotError(f"body_file {name!r} is not a file name")
+    relative = Path(name)
+    path = folder / relative
+    bound = folder.resolve()
+    if bound.is_relative_to(PACKAGE):
+        bound = PACKAGE
+    elif relative.is_absolute() or ".." in relative.parts:
+        raise SnapshotError(f"body_file {name!r} is outside the snapshot folder")
+    if not path.resolve().is_relative_to(bound):
+        raise SnapshotError(f"body_file {name!r} leads out of the snapshot folder, to {path.resolve()}")
+    if not path.is_file():
+        raise SnapshotError(f"body_file {name!r} is not a file in the snapshot folder")
+    return path
 
 
 def _source_url(request: Request) -> str:

@@ -32,6 +32,13 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 
 # A platform API answers in seconds; 30 s without an answer is a failure to retry.
 DOWNLOAD_TIMEOUT = 30
+# The largest answer a crawl takes, compressed or not: Scrapy checks it as a body downloads and as
+# it decompresses (HttpCompressionMiddleware, since 2.11.1), and refuses past it without a retry; the
+# AWS spider's gzip without a Content-Encoding is held to it too (`parsing.gunzipped`). Scrapy's 1 GiB
+# default lets one decompression bomb take a gigabyte of a crawl process shared by every platform.
+# The largest answers read are SkyPilot's catalog CSVs: skypilot-catalog catalogs/v8/aws/vms.csv is
+# 3.65 MB (@ 00148f2), gcp/vms.csv 2.24 MB (@ 006059e); 64 MiB is over 17 times that.
+DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 RETRY_ENABLED = True
 RETRY_TIMES = 3  # 4 attempts: enough to ride out a short outage within a minute
 RETRY_HTTP_CODES = [408, 429, 500, 502, 503, 504, 522, 524]
@@ -49,6 +56,8 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapers.middlewares.BackoffRetryMiddleware": 550,
     # Signs each request as it goes out, a retry too (it passes every process_request again).
     "scrapers.middlewares.SigningMiddleware": 560,
+    # Sees a redirect before Scrapy's RedirectMiddleware (600) follows it: only within the platform's site.
+    "scrapers.middlewares.PlatformHostsMiddleware": 650,
 }
 # Closest to the spider, so it sees a callback's exception first.
 SPIDER_MIDDLEWARES = {"scrapers.middlewares.CrawlErrorMiddleware": 1000}

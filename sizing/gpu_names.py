@@ -215,8 +215,7 @@ def identify_first(names: list[str], memory_gb: float | None = None) -> GpuIdent
 
 def _positive(memory_gb: float | None) -> float | None:
     """A platform's memory figure kept as said, to 0.1 GB (23.988 from 24564 MiB -> 24.0)."""
-    # float(): identify() is cached, and 16 and 16.0 are one key to lru_cache, so the memory must
-    # not keep the type of whichever caller came first (an OCI 16 made Scaleway's 16.0 print as 16)
+    # float(): identify() is cached and 16, 16.0 are one lru_cache key; the first caller's type leaked
     return float(round(memory_gb, 1)) if memory_gb is not None and memory_gb > 0 else None
 
 

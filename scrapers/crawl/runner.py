@@ -29,7 +29,7 @@ from scrapers.crawl.summary import CrawlSummary, utc_now
 from scrapers.crawl.supervision import ChildEvent, ChildExit, ChildJob, run_child
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
-from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE
+from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE, Snapshot, SnapshotError
 
 # A healthy crawl takes seconds to a minute (RunPod's fan-out is the longest);
 # ten minutes means it is stuck. The spider is asked to stop at 80 % of this so
@@ -245,6 +245,10 @@ def _prepare(
         if not (snapshot / SNAPSHOT_FILE).exists():
             missing = f"no snapshot of {job.platform} to replay (looked for {snapshot / SNAPSHOT_FILE})"
             return record.write("failed", missing)
+        try:
+            Snapshot.load(snapshot)  # here, so a broken one is said as broken, not as every request missing
+        except (OSError, SnapshotError) as error:
+            return record.write("failed", str(error))
         crawl_settings.update(_replay_settings(snapshot))
         for token in spider.tokens():
             if token.required and not token.value(child_env):

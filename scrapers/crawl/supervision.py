@@ -2,8 +2,9 @@
 
 `run_child` starts one child for a set of crawls and yields, as they happen, when each started
 and ended. It returns how the child ended: every crawl ended, or it was killed at the deadline,
-or it died. Whether a crawl it left unfinished is to blame is `ChildExit.isolate`: a child whose
-reactor stopped turning (no tick for BLOCKED_AFTER_S), or that died, gives no verdict on any one
+or it was killed when its reactor stopped turning (no tick for `blocked_after_s`, caught then, not at
+the deadline), or it died. Whether a crawl it left unfinished is to blame is `ChildExit.isolate`: a
+child whose reactor stopped turning, or that died, gives no verdict on any one
 crawl, so the runner reruns each unfinished crawl alone; one killed at the deadline while its
 reactor turned had every unfinished crawl past its own time.
 
@@ -34,8 +35,11 @@ READ_BYTES = 65536
 
 
 def blocked_after_s(timeout_s: float) -> float:
-    """Seconds without a tick that mean a blocked reactor: 20 ticks, at most a quarter of the crawl's time."""
-    return min(20 * TICK_S, timeout_s / 4)
+    """Seconds without a tick that mean a blocked reactor: 60 ticks (30 s), at most a quarter of the
+    crawl's time. Once the child has ticked, that long a silence kills it at once: a callback holding
+    the reactor that long holds every crawl sharing it. 30 s, not less: parsing the largest answer we
+    read (SkyPilot's 3.7 MB AWS catalog) on a loaded 2-core machine must never read as a block."""
+    return min(60 * TICK_S, timeout_s / 4)
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,9 @@ class ChildExit:
 
     def failure(self, timeout_s: float) -> str:
         """Why a crawl this child left unfinished failed."""
+        if self.blocked and not self.timed_out:
+            quiet_s = blocked_after_s(timeout_s)
+            return f"crawl blocked its process (no sign of life for {quiet_s:g} s) and was killed"
         if self.timed_out:
             return f"crawl did not finish within {timeout_s:g} s and was killed"
         last = last_line(self.stderr_tail.decode("utf-8", errors="replace"))
@@ -144,14 +151,20 @@ def _follow(
         selector.register(events_fd, selectors.EVENT_READ)
         selector.register(stderr_fd, selectors.EVENT_READ)
         while selector.get_map():
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
+            quiet_s = now - (last_tick if last_tick is not None else start)
             if remaining <= 0:
                 result.timed_out = True
-                quiet_s = time.monotonic() - (last_tick if last_tick is not None else start)
                 result.blocked = quiet_s > blocked_after_s(timeout_s)
                 child.kill()
                 break
-            for key, _ in selector.select(remaining):
+            if last_tick is not None and quiet_s > blocked_after_s(timeout_s):
+                result.blocked = True  # caught at the tick it missed, not at the deadline
+                child.kill()
+                break
+            wait_s = remaining if last_tick is None else min(remaining, blocked_after_s(timeout_s) - quiet_s)
+            for key, _ in selector.select(max(wait_s, 0.0) + 0.01):
                 data = os.read(key.fd, READ_BYTES)
                 if not data:
                     selector.unregister(key.fd)

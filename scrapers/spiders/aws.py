@@ -21,7 +21,6 @@ documents); the list says nothing about capacity: stock unknown.
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -103,7 +102,8 @@ class AwsSpider(PlatformSpider):
 
     def payload(self, response: Response) -> Any:
         if response.body.startswith(GZIP_MAGIC):
-            response = response.replace(body=gzip.decompress(response.body))
+            cap = self.settings.getint("DOWNLOAD_MAXSIZE")
+            response = response.replace(body=parsing.gunzipped(response.body, cap, self.source_url(response)))
         payload = super().payload(response)
         manifest = payload.get("manifest") if isinstance(payload, Mapping) else None
         if isinstance(manifest, Mapping) and manifest.get("hawkFilePublicationDate"):

@@ -127,7 +127,10 @@ class VultrSpider(PlatformSpider):
         counted = METAL_GPU_COUNT.search(plan)
         count = int(counted.group(1)) if counted else 1
         vram = parsing.number(row.get("gpu_vram_gb"))
-        card, memory_gb = METAL_CARDS.get(plan, (card_of(gpu_type), vram / count if vram else None))
+        card, memory_gb = card_of(gpu_type), vram / count if vram else None
+        refined = METAL_CARDS.get(plan)
+        if refined is not None and refined[0].split()[0] == card:  # the table refines the API's name,
+            card, memory_gb = refined  # never replaces it: a card the API renames stays unknown
         return gpu_names.identify(card, memory_gb), count, None
 
     def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:

@@ -90,7 +90,8 @@ class DayState:
     offers_by_crawl: dict[str, int]  # every crawl_id in offers -> its rows
     plan_rows: dict[date, list[tuple[Any, ...]]]  # every plan_date -> its cheapest_plans rows
     plans: pd.DataFrame  # the day's cheapest plans
-    candidate_platforms: set[str]  # platforms of the day's plan candidates
+    candidate_platforms: set[str]  # platforms of the day's plan candidates from the day's own crawls
+    carried_platforms: set[str]  # platforms whose candidates are carried from an earlier crawl (stale)
     latest_platforms: set[str]  # platforms with rows in latest_offers
     digest_text: str  # the day's digest as mailed: subject and plain text
     digest_html: str
@@ -177,7 +178,8 @@ def read_state(settings: Settings, day: date) -> DayState:
         for row in con.execute("SELECT * EXCLUDE (computed_at) FROM cheapest_plans ORDER BY ALL").fetchall():
             plan_rows.setdefault(row[0], []).append(row)
         candidates = con.execute(
-            "SELECT DISTINCT platform FROM plan_candidates WHERE plan_date = $d", {"d": day}
+            "SELECT platform, bool_and(stale) FROM plan_candidates WHERE plan_date = $d GROUP BY platform",
+            {"d": day},
         ).fetchall()
         latest = con.execute("SELECT DISTINCT platform FROM latest_offers").fetchall()
         rendered = render(build_digest(con, day, price_move_pct=settings.price_move_pct))
@@ -187,7 +189,8 @@ def read_state(settings: Settings, day: date) -> DayState:
             offers_by_crawl=dict(offers),
             plan_rows=plan_rows,
             plans=plans.plans_for_date(con, day),
-            candidate_platforms={platform for (platform,) in candidates},
+            candidate_platforms={platform for platform, stale in candidates if not stale},
+            carried_platforms={platform for platform, stale in candidates if stale},
             latest_platforms={platform for (platform,) in latest},
             digest_text=f"{rendered.subject}\n{rendered.text}",
             digest_html=rendered.html,

@@ -105,7 +105,13 @@ def _memory_sizes_gb() -> tuple[float | None, ...]:
 @cache
 def _is_gpu_name(text: str) -> bool:
     """A name sizing.gpu_names maps to a catalog GPU, alone or with one of the catalog's memory sizes."""
-    return any(gpu_names.identify(text, memory).gpu_model is not None for memory in _memory_sizes_gb())
+    spaced = text.replace("_", " ")  # Vultr's gpu_type: "NVIDIA_H100"
+    if any(gpu_names.identify(spaced, memory).gpu_model is not None for memory in _memory_sizes_gb()):
+        return True
+    try:  # a family name a spider completes from elsewhere (Vultr's bare-metal plan id: "H100 SXM")
+        return bool(gpu_names.family_models(spaced))
+    except gpu_names.UnknownGpu:
+        return False
 
 
 # --- the content rewrites -------------------------------------------------------------------------

@@ -128,6 +128,9 @@ def test_a_server_that_never_answers_times_out_alone(tmp_path: Path) -> None:
 
 
 def test_a_parser_blocking_the_shared_process_fails_alone(tmp_path: Path) -> None:
+    """The block is caught by the ticks it stops (`blocked_after_s`: 3 s here), not at the deadline.
+    Before: the shared process was killed only at the 12 s deadline, then the culprit alone again
+    at 12 s, and its error said it "did not finish within 12 s"."""
     innocent = "lambda"
     with serving(snapshot_of(innocent), always=Fault(stall_s=0.5)) as server:
         jobs = [
@@ -142,10 +145,11 @@ def test_a_parser_blocking_the_shared_process_fails_alone(tmp_path: Path) -> Non
         )
     assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
         "failed",
-        "crawl did not finish within 12 s and was killed",
+        "crawl blocked its process (no sign of life for 3 s) and was killed",
     )
     _assert_untouched(summaries, [innocent])
-    assert len(progress.at(innocent, "crawling")) == 2, "rerun alone after the shared reactor blocked"
+    _first, again = progress.at(innocent, "crawling")  # rerun alone after the shared reactor blocked
+    assert again < 12, "the blocked process was killed at its missed ticks, before the 12 s deadline"
 
 
 def test_a_crash_of_the_shared_process_fails_only_the_crashing_platform(tmp_path: Path) -> None:
