@@ -23,8 +23,10 @@ Scrapy children) and the largest single process in it, sampled from /proc every 
 was forked with before exec, gigabytes after --history-days.) One more run without DAGSTER_HOME
 (Dagster's in-memory instance, nothing kept) gives the wall time without event-log storage.
 
---history-days N first loads N days of SYNTHETIC history (bench_history.py, 20k offers a day)
-into the warehouse, so the refresh runs against a grown warehouse. With --vs-empty (and
+--history-days N first loads N days of SYNTHETIC history (bench_history.py: --offers-per-day,
+default HISTORY_OFFERS_PER_DAY, spread evenly over every platform of the spider registry) into the
+warehouse, through the history bulk path `gpuplan import` uses, so the refresh runs against a grown
+warehouse. With --vs-empty (and
 --history-days), each run is a pair, in this order: a refresh on a near-empty warehouse (ONE day of
 the same synthetic history), then one on the grown warehouse (target, issue 16: at most
 HISTORY_RATIO times the near-empty one, median of the pairs' ratios).
@@ -32,7 +34,9 @@ The grown folder is a fresh copy of a warehouse the writer has published twice,
 with its `.prev` and the writer's record of what it published: the state a daily run finds. The
 script exits 1 when a run fails, the tree's peak RSS exceeds MEMORY_BUDGET_MB, or the ratio is missed.
 
-    /work/venv/bin/python bench/bench_e2e.py --history-days 365 --vs-empty --repeat 3
+    /work/venv/bin/python bench/bench_e2e.py --history-days 365 --vs-empty --repeat 3 [--offers-per-day 50000]
+
+With --quick, --vs-empty runs one pair of `--platform lambda` refreshes and does not judge the ratio.
 """
 
 from __future__ import annotations
@@ -55,10 +59,13 @@ from zoneinfo import ZoneInfo
 import bench_history
 
 from config.settings import Settings
+from scrapers import registry
 
 # The team's memory budget on the shared 24 GB dev machine.
 MEMORY_BUDGET_MB = 8_000
 HISTORY_RATIO = 1.15  # issue 16: refresh on a year of history <= 1.15x refresh on an empty warehouse
+# Issue 26: "a year of history at the new breadth (about 50,000 offers a day)", every platform.
+HISTORY_OFFERS_PER_DAY = 50_000
 SAMPLE_S = 0.05  # a Scrapy child lives ~2-5 s: 50 ms samples see every one at its peak
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 GPUPLAN = Path(sys.executable).with_name("gpuplan")
@@ -212,16 +219,17 @@ def one_day(root: Path, platforms: list[str]) -> Path:
     return folder
 
 
-def seed_history(template: Path, days: int) -> None:
-    """A warehouse with `days` days of SYNTHETIC history (20k offers a day) in `template`, published
-    twice, so it has a `.prev` as after any daily run."""
+def seed_history(template: Path, days: int, offers_per_day: int) -> int:
+    """A warehouse with `days` days of SYNTHETIC history (`offers_per_day` over every platform) in
+    `template`, published twice, so it has a `.prev` as after any daily run; returns the offers."""
     from warehouse import connect
 
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(template / "warehouse.duckdb")})
     first_day = bench_history.LAST_DAY - dt.timedelta(days=days - 1)
-    bench_history.build_warehouse(settings, first_day, 0, days, 20_000)
+    loaded = bench_history.build_warehouse(settings, first_day, 0, days, offers_per_day)
     with connect.writer(settings.warehouse):
         pass
+    return loaded
 
 
 def fresh_folder(root: Path, name: str, template: Path | None) -> Path:
@@ -338,8 +346,8 @@ def paired_runs(
     return pairs
 
 
-def report_pairs(pairs: list[tuple[Run, Run]]) -> bool:
-    """Print the split of both kinds and the ratio; True when the target holds."""
+def report_pairs(pairs: list[tuple[Run, Run]], judged: bool = True) -> bool:
+    """Print the split of both kinds and the ratio; True when the target holds (or is not judged)."""
     print(f"\n{'part':<11} {'empty s':>8} {'history s':>10}   (medians of {len(pairs)} pairs)")
     for group in GROUPS:
         empty = statistics.median(run.split_s.get(group, 0.0) for run, _ in pairs)
@@ -350,10 +358,11 @@ def report_pairs(pairs: list[tuple[Run, Run]]) -> bool:
     empty_wall = statistics.median(run.wall_s for run, _ in pairs)
     grown_wall = statistics.median(run.wall_s for _, run in pairs)
     print(f"{'wall':<11} {empty_wall:>8.2f} {grown_wall:>10.2f}")
-    ok = ratio <= HISTORY_RATIO
+    ok = ratio <= HISTORY_RATIO or not judged
+    verdict = "not judged in --quick" if not judged else "ok" if ok else "MISSED"
     print(
         f"refresh on history / on empty: {ratio:.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)}); "
-        f"target <= {HISTORY_RATIO}: {'ok' if ok else 'MISSED'}"
+        f"target <= {HISTORY_RATIO}: {verdict}"
     )
     return ok
 
@@ -376,11 +385,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --history-days: pairs of (empty, grown) refreshes, and their ratio",
     )
+    parser.add_argument(
+        "--offers-per-day",
+        type=int,
+        default=HISTORY_OFFERS_PER_DAY,
+        help="with --history-days: SYNTHETIC offers a day, spread over every platform",
+    )
     args = parser.parse_args(argv)
     platforms = ["lambda"] if args.quick else []
     repeat = 1 if args.quick else args.repeat
     if args.vs_empty and args.history_days > 0:
-        return main_pairs(args.history_days, platforms, repeat)
+        return main_pairs(args.history_days, args.offers_per_day, platforms, repeat, judged=not args.quick)
 
     root = Path(tempfile.mkdtemp(prefix="bench_e2e."))
     try:
@@ -388,10 +403,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.history_days > 0:
             template = root / "template"
             start = time.perf_counter()
-            seed_history(template, args.history_days)
+            offers = seed_history(template, args.history_days, args.offers_per_day)
             size_mb = (template / "warehouse.duckdb").stat().st_size / 1e6
             print(
-                f"history: {args.history_days} days, {size_mb:,.0f} MB, {time.perf_counter() - start:.0f} s"
+                f"history: {args.history_days} days, {offers:,} offers, {size_mb:,.0f} MB, "
+                f"{time.perf_counter() - start:.0f} s"
             )
         if args.ratio:
             return platform_ratio(root, template, args.repeat)
@@ -412,29 +428,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-def main_pairs(history_days: int, platforms: list[str], repeat: int) -> int:
+def main_pairs(
+    history_days: int, offers_per_day: int, platforms: list[str], repeat: int, judged: bool
+) -> int:
     root = Path(tempfile.mkdtemp(prefix="bench_e2e."))
     try:
         template = root / "template"
         start = time.perf_counter()
-        seed_history(template, history_days)
+        offers = seed_history(template, history_days, offers_per_day)
         size_mb = (template / "warehouse.duckdb").stat().st_size / 1e6
         print(
-            f"history: {history_days} days, {size_mb:,.0f} MB, built in {time.perf_counter() - start:.0f} s"
+            f"history: {history_days} days, {offers:,} offers over {len(registry.platforms())} platforms, "
+            f"{size_mb:,.0f} MB, built in {time.perf_counter() - start:.0f} s"
         )
         # The near-empty side: the same synthetic history, one day of it. Not `one_day`: the offline
         # snapshots replay the same feeds every day, so on a warehouse that refreshed yesterday from
-        # them today's 9 loads find their crawls loaded already (no-ops), while on the grown
+        # them today's loads find their crawls loaded already (no-ops), while on the grown
         # warehouse they load; one synthetic day keeps both sides' work the same but for the size.
         near_empty = root / "one-synthetic-day"
-        seed_history(near_empty, 1)
+        seed_history(near_empty, 1, offers_per_day)
         pairs = paired_runs(root, template, platforms, repeat, near_empty)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if any(run.returncode != 0 for pair in pairs for run in pair):
         print("a refresh run failed")
         return 1
-    return 0 if report_pairs(pairs) else 1
+    return 0 if report_pairs(pairs, judged) else 1
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@
                                                  [--repeat 7] [--dir DIR] [--keep]
 
 Builds a warehouse file (migrated, published by `warehouse.connect.writer`) holding `--days` days
-of SYNTHETIC history (bench/synthetic_offers.sql: 8 platforms, the GPU catalog, seasonal prices),
-loaded through the history bulk path `gpuplan import` uses (`warehouse.history.load_imported`,
-one call per 30 days: pricing, FX, duplicate and outlier rules all run). Then, on the published
+of SYNTHETIC history (bench/synthetic_offers.sql: every platform of the spider registry, the GPU
+catalog, seasonal prices), loaded through the history bulk path `gpuplan import` uses
+(`warehouse.history.load_imported`, one call per CHUNK_OFFERS offers, 30 days at 20k a day:
+pricing, FX, duplicate and outlier rules all run). Then, on the published
 file, each question with a fresh read-only connection per run, as `gpuplan history` opens one:
 
 - trend (product): `warehouse.history.price_trend` (warehouse/queries/history/price_trend.sql over the
@@ -25,19 +26,22 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import resource
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
 from config.settings import Settings
+from scrapers import registry
 from sizing.catalog import load_gpus
 from warehouse import connect, history
 
@@ -46,8 +50,9 @@ TREND_GPU = "H100 SXM 80GB"
 TREND_DAYS = 90  # `gpuplan history --days` default
 TREND_PRICING = "on_demand"  # `gpuplan history --pricing` default
 TARGET_MS = 200.0  # issue 10
-PLATFORMS = 8  # 4 spiders today, plus the imported platforms; 20k offers a day is 2,500 each
-CHUNK_DAYS = 30  # one load_imported call per 30 days: ~600k rows, a few hundred MB of frame
+# One load_imported call per ~600k offers (30 days at 20k a day, 12 at 50k): a few hundred MB of
+# frame each, so the build's peak stays ~3 GB whatever the breadth.
+CHUNK_OFFERS = 600_000
 SEED = 7
 IMPORT_SOURCE = "import:bench"
 # The models most offers are for, weighted 4x in the synthetic catalog; every other catalog GPU 1x.
@@ -81,25 +86,54 @@ def gpu_slots() -> pd.DataFrame:
     return frame
 
 
+def fixture_currency(platform: str, index: int) -> str:
+    """The currency most of the platform's recorded offers quote (its fixture's expected items).
+
+    A name without a fixture (bench_growth's `bench-NN`) keeps the generator's old shape: 1 in 4
+    quotes CNY, as the Chinese platforms do.
+    """
+    expected = registry.fixture_dir(platform) / "expected.jsonl"
+    if not expected.is_file():
+        return "CNY" if index % 4 == 3 else "USD"
+    lines = expected.read_text(encoding="utf-8").splitlines()
+    seen = Counter(json.loads(line).get("price_currency") for line in lines if line.strip())
+    return next((currency for currency, _ in seen.most_common() if currency), "USD")
+
+
+def platform_frame(platforms: Sequence[str] | None = None) -> pd.DataFrame:
+    """`bench_platforms` for synthetic_offers.sql: the registry's platforms (`scrapy list`) unless
+    named, each with its fixture's currency."""
+    names = registry.platforms() if platforms is None else list(platforms)
+    return pd.DataFrame(
+        {
+            "platform_no": range(len(names)),
+            "platform": names,
+            "price_currency": [fixture_currency(name, index) for index, name in enumerate(names)],
+        }
+    )
+
+
 def synthetic_offers(
     con: duckdb.DuckDBPyConnection,
     first_day: dt.date,
     day_offset: int,
     days: int,
     offers_per_day: int,
-    platforms: int = PLATFORMS,
+    platforms: Sequence[str] | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """SYNTHETIC offers of days [first_day + day_offset, + days) as a relation (see synthetic_offers.sql).
 
-    `offers_per_day` is shared evenly by `platforms` platforms (rounded down, at least 1 each).
+    `offers_per_day` is shared evenly by `platforms` (default: every platform of the spider
+    registry), rounded down, at least 1 each.
     """
+    frame = platform_frame(platforms)
     con.register("bench_gpu_slots", gpu_slots())
+    con.register("bench_platforms", frame)
     params = {
         "first_day": first_day,
         "day_offset": day_offset,
         "days": days,
-        "platforms": platforms,
-        "offers_per_platform": max(1, offers_per_day // platforms),
+        "offers_per_platform": max(1, offers_per_day // len(frame)),
         "seed": SEED,
     }
     return con.sql(SYNTHETIC_SQL, params=params)
@@ -110,8 +144,9 @@ def load_history(
 ) -> int:
     """Load SYNTHETIC days [first_day + day_offset, + days) with `history.load_imported`; returns offers."""
     loaded = 0
-    for start in range(day_offset, day_offset + days, CHUNK_DAYS):
-        chunk = min(CHUNK_DAYS, day_offset + days - start)
+    chunk_days = max(1, CHUNK_OFFERS // offers_per_day)
+    for start in range(day_offset, day_offset + days, chunk_days):
+        chunk = min(chunk_days, day_offset + days - start)
         offers = synthetic_offers(con, first_day, start, chunk, offers_per_day).df()
         offers["item_json"] = '{"extra":' + offers["extra"] + "}"
         runs = (

@@ -1,9 +1,11 @@
 -- SYNTHETIC daily offers for the scale benchmarks (bench_history.py, bench_growth.py): made up,
 -- deterministic for a $seed, shaped like a crawl's OfferItem fields (text where a feed has text).
 --
--- $days days from $first_day + $day_offset; each day $platforms platforms ('bench-00', ...) quote
--- $offers_per_platform offers each, one run per (platform, day) with crawl_id = md5 of the seed,
--- platform and day. An offer slot (platform, k) keeps its GPU, unit size, billing and base price
+-- $days days from $first_day + $day_offset; each day every platform of the registered frame
+-- bench_platforms(platform_no, platform, price_currency) quotes $offers_per_platform offers, one run
+-- per (platform, day) with crawl_id = md5 of the seed, platform and day. bench_history.py registers
+-- the platforms of the spider registry (`scrapy list`), each with the currency its recorded
+-- fixture quotes in. An offer slot (platform, k) keeps its GPU, unit size, billing and base price
 -- every day, as a listing does; its price moves by a 91-day seasonal swing of +-8 % and +-5 % of
 -- daily noise. row_no numbers the rows in (day, platform, k) order, so loading in row_no order
 -- keeps the offers table in time order, as daily loads do.
@@ -12,20 +14,25 @@
 -- model repeated by its market weight, so `hash % slots` picks models with the market's skew.
 --
 -- Shape choices (each a rough reading of the real feeds in scrapers/fixtures, not a measurement):
--- 1 in 4 platforms quotes CNY (the Chinese platforms); 1 offer in 3 is priced per instance (vastai
--- style), 1 in 20 is a monthly plan, 1 in 8 of the hourly ones is spot at 60 %; 1 in 4 does not say
+-- a platform quotes in its fixture's currency (CNY, EUR or USD); 1 offer in 3 is priced per instance
+-- (vastai style), 1 in 20 is a monthly plan, 1 in 8 of the hourly ones is spot at 60 %; 1 in 4 does not say
 -- its stock; `extra` carries a few host fields, as vastai's does.
 WITH slots AS (
     SELECT count(*) AS slot_count FROM bench_gpu_slots
+),
+platform_count AS (
+    SELECT count(*) AS platforms FROM bench_platforms
 ),
 runs AS (
     SELECT
         d.day_no,
         p.platform_no,
         CAST($first_day AS DATE) + CAST(d.day_no AS INTEGER) AS day,
-        'bench-' || lpad(CAST(p.platform_no AS VARCHAR), 2, '0') AS platform,
-        md5(concat_ws('|', 'bench', $seed, p.platform_no, d.day_no)) AS crawl_id
-    FROM range($day_offset, $day_offset + $days) AS d(day_no), range($platforms) AS p(platform_no)
+        p.platform,
+        p.price_currency,
+        c.platforms,
+        md5(concat_ws('|', 'bench', $seed, p.platform, d.day_no)) AS crawl_id
+    FROM range($day_offset, $day_offset + $days) AS d(day_no), bench_platforms AS p, platform_count AS c
 ),
 quotes AS (
     SELECT
@@ -47,7 +54,6 @@ shaped AS (
         CASE WHEN (q.offer_hash >> 16) % 3 = 0 THEN 'instance' ELSE 'gpu' END AS price_per,
         (q.offer_hash >> 20) % 20 = 0 AS monthly,
         (q.offer_hash >> 20) % 20 <> 0 AND (q.offer_hash >> 26) % 8 = 0 AS spot,
-        q.platform_no % 4 = 3 AS in_cny,
         g.memory_gb / 40 * (0.5 + ((q.offer_hash >> 30) % 1000) / 1000)
             * (1 + 0.08 * sin(2 * pi() * q.day_no / 91))
             * (0.95 + (q.day_hash % 1000) / 10000) AS usd_per_gpu_hour
@@ -57,7 +63,7 @@ shaped AS (
 SELECT
     crawl_id,
     day,
-    (day_no * $platforms + platform_no) * $offers_per_platform + offer_no AS row_no,
+    (day_no * platforms + platform_no) * $offers_per_platform + offer_no AS row_no,
     platform,
     platform || '-' || offer_no AS offer_id,
     'region-' || (offer_hash >> 40) % 5 AS region,
@@ -69,12 +75,13 @@ SELECT
     round(
         usd_per_gpu_hour
             * (CASE WHEN spot THEN 0.6 ELSE 1 END)
-            * (CASE WHEN in_cny THEN 7.1 ELSE 1 END)
+            -- rough rates of late 2026 (any will do: the load converts with the ECB rate of the day)
+            * (CASE price_currency WHEN 'CNY' THEN 7.1 WHEN 'EUR' THEN 0.86 ELSE 1 END)
             * (CASE WHEN price_per = 'instance' THEN gpu_count ELSE 1 END)
             * (CASE WHEN monthly THEN 730 ELSE 1 END),
         4
     ) AS price_amount,
-    CASE WHEN in_cny THEN 'CNY' ELSE 'USD' END AS price_currency,
+    price_currency,
     price_per,
     CASE WHEN monthly THEN 'month' ELSE 'hour' END AS billing_period,
     1 AS min_term_periods,

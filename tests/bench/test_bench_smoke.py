@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from scrapers import registry
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # What each script must print: its table's header and its closing line.
@@ -28,11 +30,11 @@ EXPECTED = {
 }
 
 
-def run_quick(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run_quick(script: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     env.pop("DAGSTER_HOME", None)
     return subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), "--quick"],
+        [sys.executable, str(ROOT / "bench" / script), "--quick", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -49,4 +51,18 @@ def test_quick_run_prints_its_table_and_cleans_up(script: str, tmp_path: Path) -
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for text in EXPECTED[script]:
         assert text in result.stdout, f"{script} --quick did not print {text!r}:\n{result.stdout}"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [], "the script left temporary files"
+
+
+@pytest.mark.slow
+def test_history_pairs_spread_the_synthetic_offers_over_every_platform(tmp_path: Path) -> None:
+    """`--history-days --vs-empty` builds its history over the registry's platforms, at the breadth asked."""
+    args = ("--history-days", "2", "--vs-empty", "--offers-per-day", "560")
+    result = run_quick("bench_e2e.py", tmp_path, *args)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    platforms = len(registry.platforms())
+    offers = 2 * platforms * (560 // platforms)
+    assert f"history: 2 days, {offers:,} offers over {platforms} platforms" in result.stdout, result.stdout
+    for text in ("empty s", "history s", "not judged in --quick"):
+        assert text in result.stdout, f"--vs-empty --quick did not print {text!r}:\n{result.stdout}"
     assert sorted(path.name for path in tmp_path.iterdir()) == [], "the script left temporary files"
