@@ -43,7 +43,7 @@ votes AS MATERIALIZED (
     FROM price_reference_votes AS v
     SEMI JOIN (SELECT DISTINCT run_day, pricing_type FROM wanted) AS w USING (run_day, pricing_type)
 ),
-by_card AS (
+by_card AS MATERIALIZED (
     SELECT
         w.run_day,
         w.gpu_model,
@@ -58,6 +58,15 @@ by_card AS (
     GROUP BY ALL
     HAVING count(*) >= price_reference_min_platforms()
 ),
+-- the compute stand-in only where the card's own reference is missing: it medians every card's
+-- votes of the day, so asking it for every key costs most of a trend's time (and changes nothing)
+uncovered AS (
+    SELECT DISTINCT w.run_day, w.pricing_type, w.platform
+    FROM wanted AS w
+    ANTI JOIN by_card AS b
+      ON b.run_day = w.run_day AND b.gpu_model = w.gpu_model AND b.pricing_type = w.pricing_type
+     AND b.platform = w.platform
+),
 by_compute AS (
     SELECT
         w.run_day,
@@ -65,7 +74,7 @@ by_compute AS (
         w.platform,
         median(v.vote_usd_per_gpu_hour / g.bf16_dense_tflops) AS usd_per_tflop_hour,
         count(DISTINCT v.platform) AS reference_platforms
-    FROM (SELECT DISTINCT run_day, pricing_type, platform FROM wanted) AS w
+    FROM uncovered AS w
     JOIN votes AS v ON v.run_day = w.run_day AND v.pricing_type = w.pricing_type AND v.platform <> w.platform
     JOIN gpus AS g ON g.gpu_model = v.gpu_model AND g.bf16_dense_tflops > 0
     GROUP BY ALL

@@ -57,6 +57,8 @@ run_offers AS MATERIALIZED (
     FROM offers AS o
     JOIN runs AS r ON r.crawl_id = o.crawl_id AND r.platform = o.platform AND o.run_day = r.run_day
     WHERE o.gpu_model IS NOT NULL
+      -- the runs' days bound the scan: offers are stored in load order, so the zone maps skip the rest
+      AND o.run_day BETWEEN (SELECT min(run_day) FROM runs) AND (SELECT max(run_day) FROM runs)
       AND (gpu IS NULL OR o.gpu_model = gpu)
       AND o.price_usd_per_gpu_hour > 0
       AND o.gpu_count >= 1
@@ -108,16 +110,21 @@ other_platform_votes AS (
 other_platforms AS (
     SELECT * FROM other_platform_votes WHERE voters >= price_floor_min_other_platforms()
 ),
--- only where the other platforms are too few to judge by
+-- only where the other platforms are too few to judge by: those offers are picked first, since the
+-- pairs of a platform's offers of one card grow with the square of its listings
+own_judged AS MATERIALIZED (
+    SELECT d.*
+    FROM day_offers AS d
+    ANTI JOIN other_platforms AS x
+      ON x.day IS NOT DISTINCT FROM d.day AND x.spot = d.spot AND x.gpu_model = d.gpu_model
+     AND x.platform = d.platform
+),
 own_offers AS (
     SELECT a.day_offer_no, median(b.price_usd_per_gpu_hour) AS median_usd_per_gpu_hour, count(*) AS voters
-    FROM day_offers AS a
-    JOIN day_offers AS b
+    FROM own_judged AS a
+    JOIN own_judged AS b
       ON b.day IS NOT DISTINCT FROM a.day AND b.spot = a.spot AND b.gpu_model = a.gpu_model
      AND b.platform = a.platform AND b.day_offer_no <> a.day_offer_no AND NOT b.fractional AND NOT b.implausible
-    ANTI JOIN other_platforms AS x
-      ON x.day IS NOT DISTINCT FROM a.day AND x.spot = a.spot AND x.gpu_model = a.gpu_model
-     AND x.platform = a.platform
     GROUP BY a.day_offer_no
 ),
 judged AS (
