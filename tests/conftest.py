@@ -71,6 +71,19 @@ def settings(tmp_path: Path) -> Settings:
     return _settings(tmp_path)
 
 
+RELIABILITY = Path(__file__).parent / "reliability"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast loop (`-m "not slow"`) does not even import tests/reliability: every test there is
+    slow (each module is marked `faults`), and its fault schedule costs each worker ~4 s to build."""
+    if config.getoption("markexpr", "") == "not slow" and (
+        collection_path == RELIABILITY or RELIABILITY in collection_path.parents
+    ):
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow by what they do: the fault-injection suite (real crawls, child processes, kills) and
