@@ -28,7 +28,7 @@ from warehouse_template import migrated
 
 from config.settings import Settings
 from gpuplan.cli import app
-from reliability.synthetic_crawls import LINE, write_crawl
+from reliability.synthetic_crawls import LINE, PLATFORM, write_crawl
 from warehouse import connect, sandbox
 from warehouse.loading import load_crawl
 
@@ -53,7 +53,8 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(tmp_path / "warehouse" / "warehouse.duckdb")})
     feed = write_crawl(tmp_path / "crawl", date(2026, 11, 30), 5)
     lines = [
-        LINE.replace("synthetic-%d", offer_id).replace("synthetic-region", "x") % (2.0, "2026-11-30")
+        LINE.replace("synthetic-%d", offer_id).replace("synthetic-region", "x")
+        % (PLATFORM, 2.0, "2026-11-30")
         for offer_id in HOSTILE
     ]
     feed_path = feed.with_name("synthcloud.jsonl")

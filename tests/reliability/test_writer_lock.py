@@ -113,7 +113,7 @@ def _read_only_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "read-only"
     folder.mkdir()
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(folder)], capture_output=True
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(folder)], capture_output=True
     )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a read-only file system here: {mounted.stderr.decode().strip()}")

@@ -17,7 +17,9 @@ WHERE reason IS NULL
 GROUP BY crawl_id, platform, run_day, gpu_model, pricing_type;
 
 CREATE OR REPLACE TEMP TABLE load_vote_days AS
-SELECT DISTINCT run_day FROM gpu_price_votes WHERE crawl_id IN (SELECT DISTINCT crawl_id FROM load_staged);
+SELECT DISTINCT run_day FROM gpu_price_votes
+-- CAST: a history file of only its header stages no rows, and pandas types the empty column DOUBLE
+WHERE crawl_id IN (SELECT DISTINCT CAST(crawl_id AS VARCHAR) FROM load_staged);
 
 INSERT INTO offers (
     crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
