@@ -7,6 +7,16 @@ import pytest
 from reliability.fake_secrets import secret_env
 from reliability.fault_days import FaultMatrix, build_matrix
 
+# Every test of the fault days goes to one xdist worker (`--dist loadgroup`, pyproject.toml): a
+# session fixture is built once per worker, and the days are the suite's longest build.
+FAULT_DAYS_GROUP = pytest.mark.xdist_group("fault-days")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "fault_matrix" in getattr(item, "fixturenames", ()):
+            item.add_marker(FAULT_DAYS_GROUP)
+
 
 @pytest.fixture(scope="session")
 def fault_matrix(tmp_path_factory: pytest.TempPathFactory) -> FaultMatrix:

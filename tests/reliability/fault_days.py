@@ -3,8 +3,9 @@
 Day 0 crawls every platform cleanly (the history that must survive). On each later day every
 platform gets one fault of its own (faults.platforms_for decides which), so a day shows each
 fault beside the others' outcomes: whatever one platform got, the others must end as their own
-faults say. All crawls run first, in parallel threads, each `scrapers.crawl.runner.run_crawl` child
-process against its own loopback server, into `<crawl_dir>/<day>/`, the Dagster layout. Then the
+faults say. All crawls run first. A day's crawls run as the daily run crawls: together, in one crawl
+child (`scrapers.crawl.runner.crawl`), each platform against its own loopback server, into
+`<crawl_dir>/<day>/`, the Dagster layout; the days' children run side by side. Then the
 days are loaded in order, each in one writer session as the daily run does it:
 the steps of the `offers`, `gpus` and plan assets (`run_day`). After each day the published
 warehouse is read back (`DayState`) with the day's digest as it would be mailed.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from email.utils import format_datetime
@@ -38,7 +40,7 @@ from reliability.faults import (
     token_env,
     web_platforms,
 )
-from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.runner import CrawlJob, crawl
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
 from warehouse import connect, gpus, planning, plans
@@ -47,9 +49,9 @@ from warehouse.planning import PlanOptions
 
 # The fixtures' recorded day (their Date headers): day 0, the clean history.
 FIRST_DAY = date(2026, 11, 30)
-# Crawls at a time. Most of a crawl is its child's start-up (CPU); the rest waits on the
-# loopback server (stalls, backoff), so twice the cores keeps them busy without thrashing.
-CRAWLS_AT_ONCE = 2 * (os.cpu_count() or 1)
+# Days crawled at a time: each day is one crawl child (CPU: its start-up, the parsing), so one
+# per core.
+DAYS_AT_ONCE = os.cpu_count() or 1
 # A crawl here takes seconds; a hung one must fail its test, not the suite's time limit.
 CRAWL_TIMEOUT_S = 120.0
 # Scrapy settings every crawl here runs with: the loopback origin, no politeness delays, a fast
@@ -127,29 +129,40 @@ def http_date(day: date) -> str:
     return format_datetime(datetime(day.year, day.month, day.day, 6, tzinfo=UTC), usegmt=True)
 
 
-def crawl(
-    fault: CrawlFault, platform: str, day: date, settings: Settings, env: Mapping[str, str]
-) -> CrawlRun:
-    """Crawl `platform` on `day` with `fault` into `<crawl_dir>/<day>/`, a real child process."""
-    token = env.get(token_env(platform) or "")
-    first, then = fault.answers(platform, token)
-    with serving(snapshot(platform), http_date(day), fault.rewrite(), first, then) as server:
-        summary = run_crawl(
-            platform,
+def crawl_day(
+    day: date, faults: Sequence[tuple[CrawlFault, str]], settings: Settings, env: Mapping[str, str]
+) -> list[CrawlRun]:
+    """Crawl each (fault, platform) of `day` into `<crawl_dir>/<day>/`: one real crawl child for the
+    day, as the daily run crawls, each platform against its own fault server."""
+    with ExitStack() as stack:
+        servers = []
+        for fault, platform in faults:
+            first, then = fault.answers(platform, env.get(token_env(platform) or ""))
+            served = serving(snapshot(platform), http_date(day), fault.rewrite(), first, then)
+            servers.append(stack.enter_context(served))
+        jobs = [
+            CrawlJob(platform, {ORIGIN_OVERRIDE_SETTING: server.url, **fault.settings})
+            for (fault, platform), server in zip(faults, servers, strict=True)
+        ]
+        summaries = crawl(
+            jobs,
             settings.crawl_dir / day.isoformat(),
             env=env,
             timeout_s=CRAWL_TIMEOUT_S,
-            settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS, **fault.settings},
+            settings=LOOPBACK_SETTINGS,
         )
-        return CrawlRun(
-            fault,
-            platform,
-            day,
-            summary,
-            list(server.hits),
-            list(server.request_headers),
-            request_bodies=list(server.request_bodies),
-        )
+        return [
+            CrawlRun(
+                fault,
+                platform,
+                day,
+                summary,
+                list(server.hits),
+                list(server.request_headers),
+                request_bodies=list(server.request_bodies),
+            )
+            for (fault, platform), server, summary in zip(faults, servers, summaries, strict=True)
+        ]
 
 
 def run_day(settings: Settings, day: date) -> list[LoadResult]:
@@ -210,12 +223,14 @@ def build_matrix(root: Path, env: Mapping[str, str]) -> FaultMatrix:
     )
     matrix = FaultMatrix(settings)
     days = schedule(web_platforms())
-    with ThreadPoolExecutor(CRAWLS_AT_ONCE) as pool:
-        futures = {
-            key: pool.submit(crawl, BY_NAME[key[0]], key[1], day, settings, env)
-            for key, day in sorted(days.items(), key=lambda item: item[1])
-        }
-        matrix.runs = {key: future.result() for key, future in futures.items()}
+    by_day: dict[date, list[tuple[CrawlFault, str]]] = {}
+    for (fault, platform), day in days.items():
+        by_day.setdefault(day, []).append((BY_NAME[fault], platform))
+    with ThreadPoolExecutor(DAYS_AT_ONCE) as pool:
+        futures = [
+            pool.submit(crawl_day, day, faults, settings, env) for day, faults in sorted(by_day.items())
+        ]
+        matrix.runs = {(run.fault.name, run.platform): run for future in futures for run in future.result()}
     for day in sorted(set(days.values())):
         for result in run_day(settings, day):
             matrix.runs[_key_of(matrix, day, result.platform)].load = result
