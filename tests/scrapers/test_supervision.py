@@ -13,16 +13,20 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, loopback_settings, read_jsonl
+from crawl_processes import crawl_children
 from faulty_parts import CRASH_EXIT
 from loopback_server import Fault, serving
 
-from scrapers.crawl.runner import CrawlJob, crawl
+from scrapers.crawl.runner import CrawlJob, crawl, iter_crawls
+from scrapers.crawl.runner import Progress as Step
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.registry import fixture_dir
 
@@ -31,6 +35,10 @@ pytestmark = pytest.mark.faults
 HERE = Path(__file__).parent
 GUILTY = "vastai"
 INNOCENT_OFFLINE = ("datacrunch", "runpod")
+INNOCENT_LIVE = ("lambda", "datacrunch")  # one request each: a rerun's time is its answer's stall
+# Each answer of INNOCENT_LIVE's servers waits this long: longer than the start-up of a crawl child
+# on a loaded machine, so two reruns side by side are both crawling before either has its answer.
+RERUN_ANSWER_S = 6.0
 
 
 @dataclass
@@ -163,3 +171,59 @@ def test_a_crash_of_the_shared_process_fails_only_the_crashing_platform(tmp_path
     assert summaries[GUILTY].status == "failed"
     assert summaries[GUILTY].error.startswith(f"crawl process exited with code {CRASH_EXIT} without a report")
     _assert_untouched(summaries, [innocent])
+
+
+def _blocked_beside_slow_answers(stack: ExitStack) -> list[CrawlJob]:
+    """GUILTY blocking the shared reactor beside INNOCENT_LIVE, each through a server that takes
+    RERUN_ANSWER_S to answer (so they are unfinished when the block starts, and again in their rerun)."""
+    jobs = [CrawlJob(GUILTY, settings=_broken_by("BlockOnItem"))]
+    for platform in INNOCENT_LIVE:
+        server = stack.enter_context(serving(snapshot_of(platform), always=Fault(stall_s=RERUN_ANSWER_S)))
+        settings = loopback_settings(server.url, DOWNLOAD_TIMEOUT="15", HTTPCACHE_ENABLED="False")
+        jobs.append(CrawlJob(platform, settings=settings))
+    return jobs
+
+
+def test_crawls_rerun_after_a_block_run_side_by_side(tmp_path: Path) -> None:
+    """Each unfinished crawl reruns alone, in a child of its own, all at once. Before: one after the
+    other, so k unfinished crawls beside a blocking one cost up to k times a crawl's time."""
+    progress = Progress()
+    with ExitStack() as stack:
+        jobs = _blocked_beside_slow_answers(stack)
+        summaries = _by_platform(
+            crawl(jobs, tmp_path, offline=True, env=_env(), timeout_s=20, on_progress=progress)
+        )
+    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
+        "failed",
+        "crawl blocked its process (no sign of life for 5 s) and was killed",
+    )
+    _assert_untouched(summaries, INNOCENT_LIVE)
+    assert len(progress.at(GUILTY, "crawling")) == 2, "the culprit was rerun alone too"
+    reruns_started = [progress.at(platform, "crawling")[1] for platform in INNOCENT_LIVE]
+    first_done = min(progress.at(platform, "done")[0] for platform in INNOCENT_LIVE)
+    # an order of steps, not a speed: both reruns were crawling before either had ended
+    assert max(reruns_started) < first_done, progress.events
+
+
+def test_closing_the_steps_mid_rerun_ends_every_rerun_child(tmp_path: Path) -> None:
+    """An interrupt while the reruns run (the consumer closes the steps) kills each of their children."""
+    with ExitStack() as stack:
+        jobs = _blocked_beside_slow_answers(stack)
+        # 40 s: the culprit's rerun is caught blocking only after 10 s without a tick, so it is still alive
+        steps = iter_crawls(jobs, tmp_path, offline=True, env=_env(), timeout_s=40)
+        _until_both_rerun(steps)
+        running = crawl_children(os.getpid())
+        assert len(running) == 3, "each crawl reruns in a child of its own, all three at once"
+        steps.close()
+        assert crawl_children(os.getpid()) == []
+        assert not any(Path(f"/proc/{pid}").exists() for pid in running), "every rerun child was reaped"
+
+
+def _until_both_rerun(steps: Iterable[Step]) -> None:
+    crawling: dict[str, int] = {}
+    for step in steps:
+        if step.state == "crawling":
+            crawling[step.platform] = crawling.get(step.platform, 0) + 1
+        if all(crawling.get(name) == 2 for name in INNOCENT_LIVE):
+            return
+    pytest.fail(f"the steps ended before both {INNOCENT_LIVE} were rerun side by side: {crawling}")
