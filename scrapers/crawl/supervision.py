@@ -142,8 +142,8 @@ def run_children(
 ) -> Generator[ChildEvent | ChildExit, None, None]:
     """Run each of `job_lists` in a crawl child of its own, at most `at_once` at a time (the rest wait).
 
-    Each child is followed as `run_child` follows one: its own deadline (`timeout_s` from its own
-    start), its own ticks, its own stderr. Yields the crawls' starts and ends as they happen, and
+    Each child is judged on its own: its deadline (`timeout_s` from its own start), its ticks, its
+    stderr. Yields the crawls' starts and ends as they happen, and
     each child's `ChildExit` when it has ended. Closing the generator early kills every child.
     """
     waiting = deque(job_lists)
@@ -181,7 +181,9 @@ class _Watch:
     it has ticked and then missed `blocked_after_s` of ticks.
     """
 
-    def __init__(self, jobs: Sequence[ChildJob], out_dir: Path, env: Mapping[str, str], timeout_s: float):
+    def __init__(
+        self, jobs: Sequence[ChildJob], out_dir: Path, env: Mapping[str, str], timeout_s: float
+    ) -> None:
         plan = json.dumps({"jobs": [job.plan() for job in jobs]}, ensure_ascii=False)
         events_read, events_write = os.pipe()
         try:
@@ -211,7 +213,7 @@ class _Watch:
         self.tail: deque[bytes] = deque()
         self.tail_bytes = 0
         self.exit = ChildExit(platforms=tuple(job.platform for job in jobs))
-        self.ended = False
+        self.reaped = False
 
     def _quiet_s(self, now: float) -> float:
         return now - (self.last_tick if self.last_tick is not None else self.start)
@@ -264,8 +266,8 @@ class _Watch:
 
     def end(self) -> ChildExit:
         """Kill the child if it still runs, reap it, close its pipes; how it ended."""
-        if not self.ended:
-            self.ended = True
+        if not self.reaped:
+            self.reaped = True
             os.close(self.events_fd)
             if self.child.poll() is None:
                 self.child.kill()

@@ -4,7 +4,8 @@ Each test runs several real crawls in one crawl child (`scrapers.crawl.runner.cr
 platform broken: an exception as its crawl starts, a bad answer, a server that never answers, a
 parser that blocks the shared reactor, a crash of the whole process. The others must end "ok"
 with exactly their snapshot's items, and be reported as they end (`on_progress`), not when the
-broken one gives up.
+broken one gives up. Crawls rerun alone after a block run side by side, each in its own child, and
+closing the steps mid-rerun ends every one of those children.
 """
 
 from __future__ import annotations
