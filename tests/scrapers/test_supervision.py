@@ -81,6 +81,10 @@ def _assert_untouched(summaries: dict[str, CrawlSummary], platforms: tuple[str, 
         assert canonical(read_jsonl(Path(summary.feed))) == canonical(expected_items(platform)), platform
 
 
+def _assert_guilty_failed(summaries: dict[str, CrawlSummary], error: str) -> None:
+    assert (summaries[GUILTY].status, summaries[GUILTY].error) == ("failed", error)
+
+
 def _by_platform(summaries: list[CrawlSummary]) -> dict[str, CrawlSummary]:
     return {summary.platform: summary for summary in summaries}
 
@@ -89,9 +93,8 @@ def test_an_exception_in_one_crawl_leaves_the_others(tmp_path: Path) -> None:
     progress = Progress()
     jobs = [CrawlJob(GUILTY, settings=_broken_by("RaiseAtOpen")), *map(CrawlJob, INNOCENT_OFFLINE)]
     summaries = _by_platform(crawl(jobs, tmp_path, offline=True, env=_env(), on_progress=progress))
-    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
-        "failed",
-        f"crawl ended without a report: RuntimeError: injected: {GUILTY} cannot start",
+    _assert_guilty_failed(
+        summaries, f"crawl ended without a report: RuntimeError: injected: {GUILTY} cannot start"
     )
     _assert_untouched(summaries, INNOCENT_OFFLINE)
     for platform in INNOCENT_OFFLINE:
@@ -124,10 +127,7 @@ def test_a_server_that_never_answers_times_out_alone(tmp_path: Path) -> None:
         summaries = _by_platform(
             crawl(jobs, tmp_path, offline=True, env=_env(), timeout_s=12, on_progress=progress)
         )
-    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
-        "failed",
-        "crawl did not finish within 12 s and was killed",
-    )
+    _assert_guilty_failed(summaries, "crawl did not finish within 12 s and was killed")
     _assert_untouched(summaries, INNOCENT_OFFLINE)
     (guilty_done,) = progress.at(GUILTY, "done")
     for platform in INNOCENT_OFFLINE:
@@ -152,10 +152,7 @@ def test_a_parser_blocking_the_shared_process_fails_alone(tmp_path: Path) -> Non
         summaries = _by_platform(
             crawl(jobs, tmp_path, offline=True, env=_env(), timeout_s=12, on_progress=progress)
         )
-    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
-        "failed",
-        "crawl blocked its process (no sign of life for 3 s) and was killed",
-    )
+    _assert_guilty_failed(summaries, "crawl blocked its process (no sign of life for 3 s) and was killed")
     _assert_untouched(summaries, [innocent])
     _first, again = progress.at(innocent, "crawling")  # rerun alone after the shared reactor blocked
     assert again < 12, "the blocked process was killed at its missed ticks, before the 12 s deadline"
@@ -194,10 +191,7 @@ def test_crawls_rerun_after_a_block_run_side_by_side(tmp_path: Path) -> None:
         summaries = _by_platform(
             crawl(jobs, tmp_path, offline=True, env=_env(), timeout_s=20, on_progress=progress)
         )
-    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
-        "failed",
-        "crawl blocked its process (no sign of life for 5 s) and was killed",
-    )
+    _assert_guilty_failed(summaries, "crawl blocked its process (no sign of life for 5 s) and was killed")
     _assert_untouched(summaries, INNOCENT_LIVE)
     assert len(progress.at(GUILTY, "crawling")) == 2, "the culprit was rerun alone too"
     reruns_started = [progress.at(platform, "crawling")[1] for platform in INNOCENT_LIVE]
