@@ -11,7 +11,8 @@ A platform failure (HTTP errors, error envelopes, an exception in its parse code
 crash) is a summary with status "failed" and the reason, never an exception, and never costs
 another platform its summary: a crawl that raises ends alone; one that blocks the shared
 reactor or kills the process leaves the crawls that had not ended, and each of those is run
-again alone (`scrapers.crawl.supervision`), so only the culprit fails.
+again alone, in a child of its own, side by side (`scrapers.crawl.supervision.run_children`), so
+only the culprit fails.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ import os
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from scrapers.crawl.files import CrawlFiles, CrawlRecord
 from scrapers.crawl.lock import crawl_folder_lock, this_process
 from scrapers.crawl.summary import CrawlSummary, utc_now
-from scrapers.crawl.supervision import ChildEvent, ChildExit, ChildJob, run_child
+from scrapers.crawl.supervision import ChildEvent, ChildExit, ChildJob, run_child, run_children
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.registry import SETTINGS_MODULE, fixture_dir, spider_class, token_secrets
 from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE, Snapshot, SnapshotError
@@ -36,6 +37,11 @@ from scrapers.replay import RECORD_SETTING, SNAPSHOT_FILE, Snapshot, SnapshotErr
 # it can still write what it has; the process is killed at 100 %.
 DEFAULT_TIMEOUT_S = 600.0
 GRACEFUL_STOP_SHARE = 0.8
+# Crawls rerun alone at once, after one blocked or crashed the process they shared. Each rerun is a
+# Python + Scrapy process (~100 MB) mostly waiting on the network, so more than the cores is fine;
+# four bounds the memory (~400 MB) and the burst of interpreter start-ups on a small machine, and
+# covers the usual case (a run's few live platforms) without queueing. The rest wait their turn.
+RERUNS_AT_ONCE = 4
 # Stands in for a required token in offline replay: the snapshot answers, nothing is sent.
 OFFLINE_TOKEN = "offline-replay"
 
@@ -111,10 +117,10 @@ def crawl(
     """Run `jobs` side by side in one crawl process into `out_dir`; their summaries, in order.
 
     A platform's failure is its summary's status, never an exception, and never stops the
-    others. `timeout_s` bounds each crawl (they run side by side, so the run too, but for a crawl
-    rerun alone after another blocked or crashed the shared process). `settings` go to every
-    crawl; a job's own settings go after them. Raises UnknownPlatform (before crawling anything)
-    for a name no spider has.
+    others. `timeout_s` bounds each crawl (they run side by side, so the run too; twice that when
+    crawls are rerun alone after another blocked or crashed the shared process, more when more than
+    RERUNS_AT_ONCE wait their turn). `settings` go to every crawl; a job's own settings go after
+    them. Raises UnknownPlatform (before crawling anything) for a name no spider has.
     """
     summaries = {}
     for step in iter_crawls(jobs, out_dir, offline=offline, timeout_s=timeout_s, env=env, settings=settings):
@@ -133,7 +139,7 @@ def iter_crawls(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     env: Mapping[str, str] | None = None,
     settings: Mapping[str, Any] | None = None,
-) -> Iterator[Progress]:
+) -> Generator[Progress, None, None]:
     """`crawl`, as the steps happen: a Dagster asset yields each platform's result as it ends.
 
     Raises UnknownPlatform before anything is crawled, CrawlFolderBusy when another process keeps
@@ -170,33 +176,40 @@ def _crawl_together(
         return
     by_platform = {item.platform: item for item in together}
     events = run_child([item.child_job() for item in together], out_dir, child_env, timeout_s)
-    exit_ = yield from _progress(events, by_platform)
+    exit_ = yield from _progress(events, by_platform, timeout_s)
     left = [item for item in together if item.platform not in exit_.ended]
-    for item in left:
-        if len(together) > 1 and exit_.isolate:
-            # Blocked or died with this crawl unfinished: run it alone, so only the culprit fails.
+    if len(together) > 1 and exit_.isolate:
+        # Blocked or died with these crawls unfinished: rerun each alone, so only the culprit fails,
+        # side by side (each in its own child: one blocking again holds only its own reactor).
+        for item in left:
             item.record.files.clear()
-            alone = yield from _progress(
-                run_child([item.child_job()], out_dir, child_env, timeout_s), by_platform
-            )
-            if item.platform in alone.ended:
-                continue
-            failure = alone.failure(timeout_s)
-        else:
-            failure = exit_.failure(timeout_s)
-        yield Progress(item.platform, "done", item.record.judged(failure))
+        reruns = run_children(
+            [[item.child_job()] for item in left], out_dir, child_env, timeout_s, at_once=RERUNS_AT_ONCE
+        )
+        yield from _progress(reruns, by_platform, timeout_s)
+        return
+    for item in left:
+        yield Progress(item.platform, "done", item.record.judged(exit_.failure(timeout_s)))
+
+
+_Ended = TypeVar("_Ended")  # what a children's event stream returns: a ChildExit, or nothing
 
 
 def _progress(
-    events: Generator[ChildEvent, None, ChildExit], crawls: Mapping[str, _Crawl]
-) -> Generator[Progress, None, ChildExit]:
-    """The child's events as progress steps, each ended crawl summarized; returns how the child ended."""
+    events: Generator[ChildEvent | ChildExit, None, _Ended], crawls: Mapping[str, _Crawl], timeout_s: float
+) -> Generator[Progress, None, _Ended]:
+    """The children's events as progress steps, each ended crawl summarized, and each crawl a
+    child's yielded exit left unfinished failed with its reason; returns what `events` returns."""
     try:
         while True:
             try:
                 event = next(events)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
+            if isinstance(event, ChildExit):
+                for platform in event.unfinished:
+                    yield Progress(platform, "done", crawls[platform].record.judged(event.failure(timeout_s)))
+                continue
             record = crawls[event.platform].record
             if event.ended is None:
                 record.started = utc_now()
@@ -204,7 +217,7 @@ def _progress(
             else:
                 yield Progress(event.platform, "done", record.judged(event.ended.error))
     finally:
-        events.close()  # closed early (an interrupt in the consumer): the child is killed now
+        events.close()  # closed early (an interrupt in the consumer): every child is killed now
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,15 @@ child whose reactor stopped turning, or that died, gives no verdict on any one
 crawl, so the runner reruns each unfinished crawl alone; one killed at the deadline while its
 reactor turned had every unfinished crawl past its own time.
 
+`run_children` runs several children side by side (the runner's reruns, each crawl alone in its
+own): one selector follows them all, each child judged as `run_child` judges one (its own
+deadline from its own start, its own ticks, its own stderr), and each child's `ChildExit` is
+yielded as soon as it ends, between the crawls' starts and ends.
+
 The child never outlives its parent: its stdin is a pipe this process never writes, so it reads
 end-of-file when this process ends however it ends, and exits. An exception here (Ctrl-C, a
-Dagster interrupt) kills it on the way out.
+Dagster interrupt), or the consumer closing the generator, kills every running child on the way
+out.
 """
 
 from __future__ import annotations
@@ -64,13 +70,19 @@ class Ended:
 
 @dataclass
 class ChildExit:
-    """How the child ended, and which crawls it ended."""
+    """How the child ended, and which of its crawls it ended."""
 
+    platforms: tuple[str, ...] = ()  # the crawls it ran, in the plan's order
     ended: set[str] = field(default_factory=set)
     returncode: int | None = None
     timed_out: bool = False
     blocked: bool = False  # its reactor had stopped turning when it was killed
     stderr_tail: bytes = b""
+
+    @property
+    def unfinished(self) -> list[str]:
+        """The crawls it left without an end, in the plan's order."""
+        return [platform for platform in self.platforms if platform not in self.ended]
 
     @property
     def isolate(self) -> bool:
@@ -106,89 +118,166 @@ def run_child(
     unfinished gets no end: the returned `ChildExit` says why. Closing the generator early (an
     interrupt in the consumer) kills the child.
     """
-    plan = json.dumps({"jobs": [job.plan() for job in jobs]}, ensure_ascii=False)
-    events_read, events_write = os.pipe()
+    exits: list[ChildExit] = []
+    children = run_children([jobs], out_dir, env, timeout_s, at_once=1)
     try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "scrapers.crawl.child", plan, str(events_write)],
-            stdin=subprocess.PIPE,  # the lifeline: never written, closed when this process ends
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            pass_fds=(events_write,),
-            env=dict(env),
-            cwd=out_dir,
-        )
+        for item in children:
+            if isinstance(item, ChildExit):
+                exits.append(item)
+            else:
+                yield item
     finally:
-        os.close(events_write)
-    assert child.stderr is not None and child.stdin is not None
-    result = ChildExit()
-    try:
-        yield from _follow(child, events_read, timeout_s, result)
-    finally:
-        os.close(events_read)
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        child.stdin.close()
-        child.stderr.close()
-    result.returncode = child.returncode
-    return result
+        children.close()
+    (exit_,) = exits
+    return exit_
 
 
-def _follow(
-    child: subprocess.Popen[bytes], events_fd: int, timeout_s: float, result: ChildExit
-) -> Iterator[ChildEvent]:
-    """Read the child's events and stderr until both close or the deadline passes (then kill it)."""
-    assert child.stderr is not None
-    stderr_fd = child.stderr.fileno()
-    start = time.monotonic()
-    deadline = start + timeout_s
-    last_tick: float | None = None
-    pending = b""
-    tail: deque[bytes] = deque()
-    tail_bytes = 0
-    with selectors.DefaultSelector() as selector:
-        selector.register(events_fd, selectors.EVENT_READ)
-        selector.register(stderr_fd, selectors.EVENT_READ)
-        while selector.get_map():
-            now = time.monotonic()
-            remaining = deadline - now
-            quiet_s = now - (last_tick if last_tick is not None else start)
-            if remaining <= 0:
-                result.timed_out = True
-                result.blocked = quiet_s > blocked_after_s(timeout_s)
-                child.kill()
-                break
-            if last_tick is not None and quiet_s > blocked_after_s(timeout_s):
-                result.blocked = True  # caught at the tick it missed, not at the deadline
-                child.kill()
-                break
-            wait_s = remaining if last_tick is None else min(remaining, blocked_after_s(timeout_s) - quiet_s)
-            for key, _ in selector.select(max(wait_s, 0.0) + 0.01):
-                data = os.read(key.fd, READ_BYTES)
-                if not data:
-                    selector.unregister(key.fd)
-                elif key.fd == stderr_fd:
-                    tail.append(data)
-                    tail_bytes += len(data)
-                    while tail_bytes - len(tail[0]) >= STDERR_TAIL_BYTES:
-                        tail_bytes -= len(tail.popleft())
+def run_children(
+    job_lists: Sequence[Sequence[ChildJob]],
+    out_dir: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    *,
+    at_once: int,
+) -> Generator[ChildEvent | ChildExit, None, None]:
+    """Run each of `job_lists` in a crawl child of its own, at most `at_once` at a time (the rest wait).
+
+    Each child is judged on its own: its deadline (`timeout_s` from its own start), its ticks, its
+    stderr. Yields the crawls' starts and ends as they happen, and
+    each child's `ChildExit` when it has ended. Closing the generator early kills every child.
+    """
+    waiting = deque(job_lists)
+    running: list[_Watch] = []
+    try:
+        with selectors.DefaultSelector() as selector:
+            while waiting or running:
+                while waiting and len(running) < at_once:
+                    watch = _Watch(waiting.popleft(), out_dir, env, timeout_s)
+                    running.append(watch)
+                    for fd in watch.open_fds:
+                        selector.register(fd, selectors.EVENT_READ, watch)
+                now = time.monotonic()
+                wait_s = min(watch.wait_s(now) for watch in running)
+                for key, _ in selector.select(max(wait_s, 0.0) + 0.01):
+                    watch = key.data
+                    yield from watch.read(key.fd)
+                    if key.fd not in watch.open_fds:
+                        selector.unregister(key.fd)
+                now = time.monotonic()
+                for watch in [watch for watch in running if not watch.open_fds or watch.overdue(now)]:
+                    for fd in watch.open_fds:
+                        selector.unregister(fd)
+                    running.remove(watch)
+                    yield watch.end()
+    finally:
+        for watch in running:
+            watch.end()
+
+
+class _Watch:
+    """One running child as the parent follows it: its pipes, deadline, ticks and stderr's end.
+
+    Its `exit` says how it ended once `end` has run; `overdue` kills it at its deadline, or once
+    it has ticked and then missed `blocked_after_s` of ticks.
+    """
+
+    def __init__(
+        self, jobs: Sequence[ChildJob], out_dir: Path, env: Mapping[str, str], timeout_s: float
+    ) -> None:
+        plan = json.dumps({"jobs": [job.plan() for job in jobs]}, ensure_ascii=False)
+        events_read, events_write = os.pipe()
+        try:
+            self.child = subprocess.Popen(
+                [sys.executable, "-m", "scrapers.crawl.child", plan, str(events_write)],
+                stdin=subprocess.PIPE,  # the lifeline: never written, closed when this process ends
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(events_write,),
+                env=dict(env),
+                cwd=out_dir,
+            )
+        except BaseException:
+            os.close(events_read)
+            raise
+        finally:
+            os.close(events_write)
+        assert self.child.stderr is not None and self.child.stdin is not None
+        self.events_fd = events_read
+        self.stderr_fd = self.child.stderr.fileno()
+        self.open_fds = {self.events_fd, self.stderr_fd}  # those not yet at end-of-file
+        self.timeout_s = timeout_s
+        self.quiet_limit_s = blocked_after_s(timeout_s)
+        self.start = time.monotonic()
+        self.last_tick: float | None = None
+        self.pending = b""
+        self.tail: deque[bytes] = deque()
+        self.tail_bytes = 0
+        self.exit = ChildExit(platforms=tuple(job.platform for job in jobs))
+        self.reaped = False
+
+    def _quiet_s(self, now: float) -> float:
+        return now - (self.last_tick if self.last_tick is not None else self.start)
+
+    def wait_s(self, now: float) -> float:
+        """Seconds until this child is due to be judged, with no news from it."""
+        remaining = self.start + self.timeout_s - now
+        if self.last_tick is None:
+            return remaining
+        return min(remaining, self.quiet_limit_s - self._quiet_s(now))
+
+    def overdue(self, now: float) -> bool:
+        """Kill the child if its deadline passed, or its reactor stopped ticking; whether it did."""
+        quiet_s = self._quiet_s(now)
+        if now >= self.start + self.timeout_s:
+            self.exit.timed_out = True
+            self.exit.blocked = quiet_s > self.quiet_limit_s
+        elif self.last_tick is not None and quiet_s > self.quiet_limit_s:
+            self.exit.blocked = True  # caught at the tick it missed, not at the deadline
+        else:
+            return False
+        self.child.kill()
+        return True
+
+    def read(self, fd: int) -> Iterator[ChildEvent]:
+        """Read what `fd` holds: stderr into the tail kept, events as crawls' starts and ends."""
+        data = os.read(fd, READ_BYTES)
+        if not data:
+            self.open_fds.discard(fd)
+        elif fd == self.stderr_fd:
+            self.tail.append(data)
+            self.tail_bytes += len(data)
+            while self.tail_bytes - len(self.tail[0]) >= STDERR_TAIL_BYTES:
+                self.tail_bytes -= len(self.tail.popleft())
+        else:
+            *lines, self.pending = (self.pending + data).split(b"\n")
+            for line in lines:
+                event = json.loads(line)
+                kind, platform = event["event"], event.get("platform")
+                if kind == "tick":
+                    self.last_tick = time.monotonic()
+                elif kind == "crawling":
+                    yield ChildEvent(platform, "started")
                 else:
-                    *lines, pending = (pending + data).split(b"\n")
-                    for line in lines:
-                        event = json.loads(line)
-                        kind, platform = event["event"], event.get("platform")
-                        if kind == "tick":
-                            last_tick = time.monotonic()
-                        elif kind == "crawling":
-                            yield ChildEvent(platform, "started")
-                        else:
-                            result.ended.add(platform)
-                            error = event.get("error")
-                            yield ChildEvent(
-                                platform, "ended", Ended(error and f"crawl ended without a report: {error}")
-                            )
-    result.stderr_tail = b"".join(tail)[-STDERR_TAIL_BYTES:]
+                    self.exit.ended.add(platform)
+                    error = event.get("error")
+                    yield ChildEvent(
+                        platform, "ended", Ended(error and f"crawl ended without a report: {error}")
+                    )
+
+    def end(self) -> ChildExit:
+        """Kill the child if it still runs, reap it, close its pipes; how it ended."""
+        if not self.reaped:
+            self.reaped = True
+            os.close(self.events_fd)
+            if self.child.poll() is None:
+                self.child.kill()
+            self.child.wait()
+            assert self.child.stdin is not None and self.child.stderr is not None
+            self.child.stdin.close()
+            self.child.stderr.close()
+            self.exit.returncode = self.child.returncode
+            self.exit.stderr_tail = b"".join(self.tail)[-STDERR_TAIL_BYTES:]
+        return self.exit
 
 
 def last_line(text: str) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from crawl_processes import crawl_children
 
 from config.settings import Settings
 from reliability.run_holders import (
@@ -226,16 +227,7 @@ class _SilentProxy:
 
 
 def _crawl_child_of(pid: int) -> int | None:
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"scrapers.crawl.child" in command:
-                return int(entry.name)
-    return None
+    return next(iter(crawl_children(pid)), None)
 
 
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGKILL])

@@ -4,7 +4,8 @@ Each test runs several real crawls in one crawl child (`scrapers.crawl.runner.cr
 platform broken: an exception as its crawl starts, a bad answer, a server that never answers, a
 parser that blocks the shared reactor, a crash of the whole process. The others must end "ok"
 with exactly their snapshot's items, and be reported as they end (`on_progress`), not when the
-broken one gives up.
+broken one gives up. Crawls rerun alone after a block run side by side, each in its own child, and
+closing the steps mid-rerun ends every one of those children.
 """
 
 from __future__ import annotations
@@ -13,16 +14,20 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, loopback_settings, read_jsonl
+from crawl_processes import crawl_children
 from faulty_parts import CRASH_EXIT
 from loopback_server import Fault, serving
 
-from scrapers.crawl.runner import CrawlJob, crawl
+from scrapers.crawl.runner import CrawlJob, crawl, iter_crawls
+from scrapers.crawl.runner import Progress as Step
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.registry import fixture_dir
 
@@ -31,6 +36,10 @@ pytestmark = pytest.mark.faults
 HERE = Path(__file__).parent
 GUILTY = "vastai"
 INNOCENT_OFFLINE = ("datacrunch", "runpod")
+INNOCENT_LIVE = ("lambda", "datacrunch")  # one request each: a rerun's time is its answer's stall
+# Each answer of INNOCENT_LIVE's servers waits this long: longer than the start-up of a crawl child
+# on a loaded machine, so two reruns side by side are both crawling before either has its answer.
+RERUN_ANSWER_S = 6.0
 
 
 @dataclass
@@ -72,6 +81,10 @@ def _assert_untouched(summaries: dict[str, CrawlSummary], platforms: tuple[str, 
         assert canonical(read_jsonl(Path(summary.feed))) == canonical(expected_items(platform)), platform
 
 
+def _assert_guilty_failed(summaries: dict[str, CrawlSummary], error: str) -> None:
+    assert (summaries[GUILTY].status, summaries[GUILTY].error) == ("failed", error)
+
+
 def _by_platform(summaries: list[CrawlSummary]) -> dict[str, CrawlSummary]:
     return {summary.platform: summary for summary in summaries}
 
@@ -80,9 +93,8 @@ def test_an_exception_in_one_crawl_leaves_the_others(tmp_path: Path) -> None:
     progress = Progress()
     jobs = [CrawlJob(GUILTY, settings=_broken_by("RaiseAtOpen")), *map(CrawlJob, INNOCENT_OFFLINE)]
     summaries = _by_platform(crawl(jobs, tmp_path, offline=True, env=_env(), on_progress=progress))
-    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
-        "failed",
-        f"crawl ended without a report: RuntimeError: injected: {GUILTY} cannot start",
+    _assert_guilty_failed(
+        summaries, f"crawl ended without a report: RuntimeError: injected: {GUILTY} cannot start"
     )
     _assert_untouched(summaries, INNOCENT_OFFLINE)
     for platform in INNOCENT_OFFLINE:
@@ -115,10 +127,7 @@ def test_a_server_that_never_answers_times_out_alone(tmp_path: Path) -> None:
         summaries = _by_platform(
             crawl(jobs, tmp_path, offline=True, env=_env(), timeout_s=12, on_progress=progress)
         )
-    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
-        "failed",
-        "crawl did not finish within 12 s and was killed",
-    )
+    _assert_guilty_failed(summaries, "crawl did not finish within 12 s and was killed")
     _assert_untouched(summaries, INNOCENT_OFFLINE)
     (guilty_done,) = progress.at(GUILTY, "done")
     for platform in INNOCENT_OFFLINE:
@@ -143,10 +152,7 @@ def test_a_parser_blocking_the_shared_process_fails_alone(tmp_path: Path) -> Non
         summaries = _by_platform(
             crawl(jobs, tmp_path, offline=True, env=_env(), timeout_s=12, on_progress=progress)
         )
-    assert (summaries[GUILTY].status, summaries[GUILTY].error) == (
-        "failed",
-        "crawl blocked its process (no sign of life for 3 s) and was killed",
-    )
+    _assert_guilty_failed(summaries, "crawl blocked its process (no sign of life for 3 s) and was killed")
     _assert_untouched(summaries, [innocent])
     _first, again = progress.at(innocent, "crawling")  # rerun alone after the shared reactor blocked
     assert again < 12, "the blocked process was killed at its missed ticks, before the 12 s deadline"
@@ -163,3 +169,56 @@ def test_a_crash_of_the_shared_process_fails_only_the_crashing_platform(tmp_path
     assert summaries[GUILTY].status == "failed"
     assert summaries[GUILTY].error.startswith(f"crawl process exited with code {CRASH_EXIT} without a report")
     _assert_untouched(summaries, [innocent])
+
+
+def _blocked_beside_slow_answers(stack: ExitStack) -> list[CrawlJob]:
+    """GUILTY blocking the shared reactor beside INNOCENT_LIVE, each through a server that takes
+    RERUN_ANSWER_S to answer (so they are unfinished when the block starts, and again in their rerun)."""
+    jobs = [CrawlJob(GUILTY, settings=_broken_by("BlockOnItem"))]
+    for platform in INNOCENT_LIVE:
+        server = stack.enter_context(serving(snapshot_of(platform), always=Fault(stall_s=RERUN_ANSWER_S)))
+        settings = loopback_settings(server.url, DOWNLOAD_TIMEOUT="15", HTTPCACHE_ENABLED="False")
+        jobs.append(CrawlJob(platform, settings=settings))
+    return jobs
+
+
+def test_crawls_rerun_after_a_block_run_side_by_side(tmp_path: Path) -> None:
+    """Each unfinished crawl reruns alone, in a child of its own, all at once. Before: one after the
+    other, so k unfinished crawls beside a blocking one cost up to k times a crawl's time."""
+    progress = Progress()
+    with ExitStack() as stack:
+        jobs = _blocked_beside_slow_answers(stack)
+        summaries = _by_platform(
+            crawl(jobs, tmp_path, offline=True, env=_env(), timeout_s=20, on_progress=progress)
+        )
+    _assert_guilty_failed(summaries, "crawl blocked its process (no sign of life for 5 s) and was killed")
+    _assert_untouched(summaries, INNOCENT_LIVE)
+    assert len(progress.at(GUILTY, "crawling")) == 2, "the culprit was rerun alone too"
+    reruns_started = [progress.at(platform, "crawling")[1] for platform in INNOCENT_LIVE]
+    first_done = min(progress.at(platform, "done")[0] for platform in INNOCENT_LIVE)
+    # an order of steps, not a speed: both reruns were crawling before either had ended
+    assert max(reruns_started) < first_done, progress.events
+
+
+def test_closing_the_steps_mid_rerun_ends_every_rerun_child(tmp_path: Path) -> None:
+    """An interrupt while the reruns run (the consumer closes the steps) kills each of their children."""
+    with ExitStack() as stack:
+        jobs = _blocked_beside_slow_answers(stack)
+        # 40 s: the culprit's rerun is caught blocking only after 10 s without a tick, so it is still alive
+        steps = iter_crawls(jobs, tmp_path, offline=True, env=_env(), timeout_s=40)
+        _until_both_rerun(steps)
+        running = crawl_children(os.getpid())
+        assert len(running) == 3, "each crawl reruns in a child of its own, all three at once"
+        steps.close()
+        assert crawl_children(os.getpid()) == []
+        assert not any(Path(f"/proc/{pid}").exists() for pid in running), "every rerun child was reaped"
+
+
+def _until_both_rerun(steps: Iterable[Step]) -> None:
+    crawling: dict[str, int] = {}
+    for step in steps:
+        if step.state == "crawling":
+            crawling[step.platform] = crawling.get(step.platform, 0) + 1
+        if all(crawling.get(name) == 2 for name in INNOCENT_LIVE):
+            return
+    pytest.fail(f"the steps ended before both {INNOCENT_LIVE} were rerun side by side: {crawling}")
