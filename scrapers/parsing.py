@@ -160,6 +160,16 @@ def stock_from_slot(rentable: bool | None, gpu_count: int) -> int | None:
     return gpu_count if rentable else 0
 
 
+def gpu_ids(value: Any) -> list[int] | None:
+    """A platform's ids of the GPUs an offer rents (Vast `gpu_ids`), or None (unknown) when the answer
+    gives no list of whole ids >= 0: the warehouse counts a machine's free GPUs by them."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(one, int) and not isinstance(one, bool) and one >= 0 for one in value):
+        return None
+    return list(value)
+
+
 def stock_from_count(value: Any) -> int | None:
     """An explicit count of free GPUs (AutoDL `idle_gpu_num`, matpool `max_available_units`)."""
     count = number(value)

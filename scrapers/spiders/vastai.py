@@ -16,17 +16,12 @@ Per offer (`num_gpus` GPUs, prices per offer in USD/hour):
 Stock: each offer is one rentable slot, so its GPUs are available when it is rentable and not
 rented. `gpu_ram` (MB per GPU) tells the 48 GB RTX 4090 from the 24 GB one.
 
-One machine is listed several times, as overlapping slices: its whole 4 GPUs, 2 of them, 1 of them,
-each an offer of its own (real answers: issue 27, 2026-08; ADR-020 of
-username-gigo-is-not-available/ai-compute-arbitrage-monitor, a census of the whole market in
-2026-10: "1, 2 and 5 GPUs of the same 5-GPU machine", the per-GPU price alike on every slice).
-Every offer says which: `machine_id` and `gpu_ids` (Vast's ids of the GPUs it rents, unique across
-the market: `[82267]` in a recorded `vastai search offers --raw`), passed on as the items'
-`machine_id` and `gpu_ids`, so the warehouse counts a machine's free GPUs once; the offers stay
-offers, as a plan can rent any slice. Vast's own `gpu_frac` is the offer's share of the machine's
-GPUs ("Ratio of GPUs in the offer to gpus in the system", vast-ai/vast-cli `vast.py`; `num_gpus /
-gpu_frac` is the machine's size), not a share of one card: every Vast offer rents whole cards, so
-the items' `gpu_frac` is None and Vast's value is kept in `extra` as `gpu_frac_of_machine`.
+One machine is listed several times, as overlapping slices (its 4 GPUs, 2 of them, 1 of them; real
+answers: issue 27, 2026-08; ADR-020 of username-gigo-is-not-available/ai-compute-arbitrage-monitor).
+Each offer says which: `machine_id` and `gpu_ids` (Vast's GPU ids, unique across the market), passed
+on so the warehouse counts a machine's free GPUs once (README, "How stock is counted"). Vast's
+`gpu_frac` is the offer's share of the machine's GPUs (vast-ai/vast-cli `vast.py`), not of one card:
+every offer rents whole cards, so the items' `gpu_frac` is None and Vast's is `gpu_frac_of_machine`.
 """
 
 from __future__ import annotations
@@ -46,6 +41,11 @@ OFFER_LIMIT = 10_000  # SkyPilot asks for 10000, gpuhunt 3000; the whole verifie
 ALLOCATED_STORAGE_GIB = 5.0  # the vast CLI's default disk; it is part of `dph_total`
 HOURS_PER_DISK_MONTH = 30 * 24  # gpuhunt's conversion of Vast's $/GB/month storage_cost
 MB_PER_GB = 1024  # Vast's "MB" are MiB: an 80 GB card reports ~81559
+# The vast CLI's `search offers` defaults (verified hosts, not external, rentable, not rented), and a `limit`.
+QUERY = {
+    "verified": {"eq": True}, "external": {"eq": False}, "rentable": {"eq": True}, "rented": {"eq": False},
+    "type": "on-demand", "allocated_storage": ALLOCATED_STORAGE_GIB, "order": [["score", "desc"]],
+}  # fmt: skip
 
 
 class VastaiSpider(PlatformSpider):
@@ -61,17 +61,7 @@ class VastaiSpider(PlatformSpider):
     offer_fields = {"price_currency": "USD", "price_per": "instance", "billing_period": "hour"}
 
     def first_requests(self) -> Iterable[Request]:
-        query = {
-            "verified": {"eq": True},
-            "external": {"eq": False},
-            "rentable": {"eq": True},
-            "rented": {"eq": False},
-            "type": "on-demand",
-            "allocated_storage": ALLOCATED_STORAGE_GIB,
-            "order": [["score", "desc"]],
-            "limit": OFFER_LIMIT,
-        }
-        yield self.request(BUNDLES_URL, self.parse_rows, json_body=query)
+        yield self.request(BUNDLES_URL, self.parse_rows, json_body={**QUERY, "limit": OFFER_LIMIT})
 
     def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem]:
         gpu_count = int(parsing.number(row["num_gpus"]) or 0)
@@ -92,7 +82,7 @@ class VastaiSpider(PlatformSpider):
             region=str(row.get("geolocation") or "").strip(", ") or None,
             available_gpus=parsing.stock_from_slot(slot_free, gpu_count),
             machine_id=None if row.get("machine_id") is None else str(row["machine_id"]),
-            gpu_ids=gpu_ids(row.get("gpu_ids")),
+            gpu_ids=parsing.gpu_ids(row.get("gpu_ids")),
             # Whole cards: Vast's gpu_frac is the share of the machine (module docstring).
             extra=kept({"gpu_frac_of_machine": parsing.number(row.get("gpu_frac"))}),
         )
@@ -112,12 +102,3 @@ def disk_per_hour(row: Mapping[str, Any]) -> float | None:
     if storage_cost is not None and storage_cost >= 0:
         return ALLOCATED_STORAGE_GIB * storage_cost / HOURS_PER_DISK_MONTH
     return None
-
-
-def gpu_ids(value: Any) -> list[int] | None:
-    """Vast's ids of the GPUs an offer rents, or None (unknown) when the answer gives no list of them."""
-    if not isinstance(value, list) or not value:
-        return None
-    if not all(isinstance(one, int) and not isinstance(one, bool) and one >= 0 for one in value):
-        return None
-    return list(value)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from crawl_harness import drive, json_of, snapshot_of, with_exchange
 
+from scrapers import parsing
 from scrapers.spiders import vastai
 
 
@@ -150,7 +151,7 @@ def test_an_answer_without_the_slice_fields_leaves_them_unknown() -> None:
     ],
 )
 def test_gpu_ids_are_vasts_whole_numbers_or_unknown(value: Any, ids: list[int] | None) -> None:
-    assert vastai.gpu_ids(value) == ids
+    assert parsing.gpu_ids(value) == ids
     outcome = drive("vastai", _with_offers(_first_offer(gpu_ids=value, machine_id=22990)))
     assert {(o.machine_id, str(o.gpu_ids)) for o in outcome.offers if o.offer_id == "28941031"} == {
         ("22990", str(ids))
