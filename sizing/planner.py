@@ -23,7 +23,7 @@ from sizing.activations import ActivationPlan, Activations, LayerCosts
 from sizing.catalog import GpuSpec, find_gpu, load_gpus
 from sizing.memory import Breakdown
 from sizing.models import resolve
-from sizing.parallel import DATA_PARALLEL, Layout, candidate_layouts, check_layout, scaled_states, stage_share
+from sizing.parallel import DATA_PARALLEL, Layout, Shard, candidate_layouts, check_layout, stage_shards
 from sizing.results import SECONDS_PER_DAY, Estimate, Ladder, Option, Requirement
 from sizing.setup import TrainingSetup, check_method
 from sizing.shapes import ModelSpec
@@ -49,7 +49,10 @@ class Sizing:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _costs: dict[int, LayerCosts] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _microbatches: dict[tuple[str, Layout], float] = field(
+    _shard_parts: dict[Layout, tuple[Shard, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _timings: dict[tuple[str, Layout], throughput.LayoutTiming] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -101,11 +104,12 @@ class Sizing:
         return memory.peak(states, acts, self.spec, self.setup, stage, n, offload)
 
     def _layer_costs(self, tp: int) -> LayerCosts:
-        if tp not in self._costs:
-            self._costs[tp] = activations.layer_costs(
+        costs = self._costs.get(tp)
+        if costs is None:
+            costs = self._costs[tp] = activations.layer_costs(
                 self.spec, self.activation_plan, tp, self.setup.uses_sequence_parallel
             )
-        return self._costs[tp]
+        return costs
 
     def per_gpu(self, stage: int, gpu_count: int, layout: Layout = DATA_PARALLEL) -> Breakdown:
         """Memory on the fullest GPU: with a pipeline, the first stage (most micro-batches in
@@ -113,24 +117,19 @@ class Sizing:
         offload = self.setup.offload
         if layout.model_parallel == 1:
             return self._breakdown(self.states, self.activations, stage, gpu_count, offload)
-        dp, lps = layout.dp(gpu_count), layout.layers_per_stage(self.spec)
-        costs = self._layer_costs(layout.tp)
-        # Interleaving holds (1 + (p - 1)/(p v)) times the 1F1B first stage's micro-batches
-        # (Korthikanti §4.2.3).
-        p, v = layout.pp, self.setup.virtual_stages_for(self.spec.layers, layout.pp)
-        in_flight = min(p, self.setup.grad_accum) * (1 + (p - 1) / (p * v) if v > 1 else 1)
-        stages = []
-        for first in (True, False) if layout.pp > 1 else (True,):
-            acts = activations.stage_activations(
-                costs,
-                self.activation_plan,
-                lps,
-                in_flight=in_flight if first else 1,
-                has_loss=not first or layout.pp == 1,
-            )
-            states = scaled_states(self.states, stage_share(self.spec, layout, first))
-            stages.append(self._breakdown(states, acts, stage, dp, offload))
+        dp = layout.dp(gpu_count)
+        stages = [self._breakdown(states, acts, stage, dp, offload) for states, acts in self._shards(layout)]
         return max(stages, key=lambda breakdown: breakdown.total)
+
+    def _shards(self, layout: Layout) -> tuple[Shard, ...]:
+        shards = self._shard_parts.get(layout)
+        if shards is None:
+            virtual = self.setup.virtual_stages_for(self.spec.layers, layout.pp)
+            costs, grad_accum = self._layer_costs(layout.tp), self.setup.grad_accum
+            shards = self._shard_parts[layout] = stage_shards(
+                self.states, costs, self.activation_plan, self.spec, layout, grad_accum, virtual
+            )
+        return shards
 
     def stages(self, gpu_count: int, layout: Layout = DATA_PARALLEL) -> tuple[int, ...]:
         """Stages to try, smallest first: the fixed one, or every stage the framework and the
@@ -151,12 +150,13 @@ class Sizing:
     def options(self, gpu_count: int, layout: Layout = DATA_PARALLEL) -> tuple[Option, ...]:
         """Memory of each stage at this count and layout, smallest stage first (cached)."""
         key = (gpu_count, layout)
-        if key not in self._options:
-            self._options[key] = tuple(
+        options = self._options.get(key)
+        if options is None:
+            options = self._options[key] = tuple(
                 Option(stage, layout, self.per_gpu(stage, gpu_count, layout))
                 for stage in self.stages(gpu_count, layout)
             )
-        return self._options[key]
+        return options
 
     def totals(self, gpu_count: int) -> list[tuple[int, float]]:
         """(stage, per-GPU GB) of the data-parallel options, smallest stage first."""
@@ -192,12 +192,13 @@ class Sizing:
         if self.states.total / gpu_count / memory.GB > usable:
             return None
         key = (gpu_count, gpu.gpus_per_node)
-        if key not in self._ladders:
+        ladder = self._ladders.get(key)
+        if ladder is None:
             layouts = candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node)
-            self._ladders[key] = Ladder.of(
+            ladder = self._ladders[key] = Ladder.of(
                 tuple(option for layout in layouts for option in self.options(gpu_count, layout))
             )
-        return self._ladders[key].first_fitting(usable)
+        return ladder.first_fitting(usable)
 
     def choose(self, gpu: GpuSpec, gpu_count: int) -> tuple[Option | None, bool]:
         """The option this GPU runs at this count, and whether it fits: the smallest fitting
@@ -229,7 +230,7 @@ class Sizing:
                 option.stage,
                 self.setup,
                 option.layout,
-                self._microbatch_seconds(gpu, option.layout),
+                self._timing(gpu, option.layout),
             )
         else:
             fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
@@ -257,16 +258,14 @@ class Sizing:
             pp=option.layout.pp,
         )
 
-    def _microbatch_seconds(self, gpu: GpuSpec, layout: Layout) -> float:
-        """One micro-batch on this GPU and layout, whatever the count (cached)."""
+    def _timing(self, gpu: GpuSpec, layout: Layout) -> throughput.LayoutTiming:
+        """One micro-batch and what else a step takes from this GPU and layout, whatever the
+        count (cached)."""
         key = (gpu.gpu_model, layout)
-        if key not in self._microbatches:
-            s = self.setup
-            virtual = s.virtual_stages_for(self.spec.layers, layout.pp)
-            self._microbatches[key] = throughput.microbatch_seconds(
-                self.work, gpu, s.efficiency, s.internode_gb_per_s, layout, virtual
-            )
-        return self._microbatches[key]
+        timing = self._timings.get(key)
+        if timing is None:
+            timing = self._timings[key] = throughput.layout_timing(self.work, gpu, self.setup, layout)
+        return timing
 
     def cpu_memory_gb(self) -> float:
         s = self.setup

@@ -244,6 +244,30 @@ def microbatch_seconds(
     return compute + _model_parallel_seconds(w, gpu, layout, internode_gb_per_s, gemm, virtual)
 
 
+@dataclass(frozen=True)
+class LayoutTiming:
+    """What a step's time takes from one GPU model and layout whatever the count and stage: one
+    micro-batch's seconds, the virtual pipeline stages per GPU and the share of the model's states
+    one GPU of the first stage holds (1 without model parallelism)."""
+
+    microbatch: float
+    virtual: int
+    share: float
+
+
+def layout_timing(
+    w: Work, gpu: GpuSpec, setup: TrainingSetup, layout: Layout = DATA_PARALLEL
+) -> LayoutTiming:
+    """The count-independent part of `step_seconds` on this GPU and layout under a setup."""
+    virtual = setup.virtual_stages_for(w.spec.layers, layout.pp)
+    microbatch = microbatch_seconds(w, gpu, setup.efficiency, setup.internode_gb_per_s, layout, virtual)
+    return LayoutTiming(microbatch, virtual, _first_stage_share(w, layout))
+
+
+def _first_stage_share(w: Work, layout: Layout) -> float:
+    return 1.0 if layout.model_parallel == 1 else stage_share(w.spec, layout, True)
+
+
 def step_seconds(
     w: Work,
     gpu: GpuSpec,
@@ -254,16 +278,27 @@ def step_seconds(
     internode_gb_per_s: float,
     layout: Layout = DATA_PARALLEL,
     virtual: int = 1,
-    microbatch: float | None = None,
 ) -> float:
     """Seconds for one optimizer step (grad_accum micro-batches) on each of `gpu_count` GPUs;
-    `virtual` pipeline stages per GPU (1: plain 1F1B); `microbatch` the micro-batch's seconds when
-    the caller has them (they depend on the GPU and the layout only)."""
-    if microbatch is None:
-        microbatch = microbatch_seconds(w, gpu, stack_efficiency, internode_gb_per_s, layout, virtual)
+    `virtual` pipeline stages per GPU (1: plain 1F1B)."""
+    microbatch = microbatch_seconds(w, gpu, stack_efficiency, internode_gb_per_s, layout, virtual)
+    timing = LayoutTiming(microbatch, virtual, _first_stage_share(w, layout))
+    return _step_seconds(w, gpu, gpu_count, stage, offload, internode_gb_per_s, layout, timing)
+
+
+def _step_seconds(
+    w: Work,
+    gpu: GpuSpec,
+    gpu_count: int,
+    stage: int,
+    offload: str,
+    internode_gb_per_s: float,
+    layout: Layout,
+    timing: LayoutTiming,
+) -> float:
+    microbatch, virtual, share = timing.microbatch, timing.virtual, timing.share
     memory_bytes_per_s = gpu.memory_bandwidth_gb_per_s * 1e9
     states = w.states
-    share = 1.0 if layout.model_parallel == 1 else stage_share(w.spec, layout, True)
     dp = layout.dp(gpu_count)
     per_microbatch, per_step = collectives.comm_bytes(states, stage, dp, w.accounting, share)
     bandwidth = collectives.collective_gb_per_s(gpu, gpu_count, internode_gb_per_s) * 1e9
@@ -300,25 +335,16 @@ def tokens_per_second(
     stage: int,
     setup: TrainingSetup,
     layout: Layout = DATA_PARALLEL,
-    microbatch: float | None = None,
+    timing: LayoutTiming | None = None,
 ) -> tuple[float, float]:
     """(tokens per second over all GPUs, MFU). With `setup.mfu` given, that MFU is taken as
-    is and the time model is skipped. `microbatch`: the micro-batch's seconds, if known."""
+    is and the time model is skipped. `timing`: `layout_timing` of this GPU and layout, if known
+    (the planner keeps one per GPU model and layout)."""
     peak_all = gpu.bf16_dense_tflops * 1e12 * gpu_count
     if setup.mfu is not None:
         return peak_all * setup.mfu / w.model_flops_per_token, setup.mfu
-    virtual = setup.virtual_stages_for(w.spec.layers, layout.pp)
-    seconds = step_seconds(
-        w,
-        gpu,
-        gpu_count,
-        stage,
-        setup.offload,
-        setup.efficiency,
-        setup.internode_gb_per_s,
-        layout,
-        virtual,
-        microbatch,
-    )
+    if timing is None:
+        timing = layout_timing(w, gpu, setup, layout)
+    seconds = _step_seconds(w, gpu, gpu_count, stage, setup.offload, setup.internode_gb_per_s, layout, timing)
     tokens = layout.dp(gpu_count) * w.grad_accum * w.tokens_per_microbatch / seconds
     return tokens, tokens * w.model_flops_per_token / peak_all
