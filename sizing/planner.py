@@ -237,7 +237,7 @@ class Sizing:
             layout = fixed if fixed.fits_count(gpu_count) else DATA_PARALLEL
             option, tokens, mfu = self.options(gpu_count, layout)[0], 0.0, 0.0
         nodes = -(-gpu_count // gpu.gpus_per_node)
-        return Requirement(
+        return Requirement.row(
             model=self.model,
             model_preset=self.spec.preset,
             params=self.spec.params,
