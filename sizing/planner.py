@@ -52,9 +52,6 @@ class Sizing:
     _shard_parts: dict[Layout, tuple[Shard, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    _timings: dict[tuple[str, Layout], throughput.LayoutTiming] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     def for_method(self, method: str) -> Sizing:
         """The same model and setup with another method (the shape is not resolved again)."""
@@ -92,6 +89,10 @@ class Sizing:
         return throughput.work(
             self.spec, self.method, self.setup, self.states, self.backward_layers, adapters
         )
+
+    @cached_property
+    def clock(self) -> throughput.StepClock:
+        return throughput.StepClock(self.work, self.setup)
 
     @cached_property
     def replica(self) -> Breakdown:
@@ -223,15 +224,7 @@ class Sizing:
         its node) gives its memory, fits=False and no throughput."""
         option, fits = self.choose(gpu, gpu_count)
         if option is not None:
-            tokens, mfu = throughput.tokens_per_second(
-                self.work,
-                gpu,
-                gpu_count,
-                option.stage,
-                self.setup,
-                option.layout,
-                self._timing(gpu, option.layout),
-            )
+            tokens, mfu = self.clock.tokens_per_second(gpu, gpu_count, option.stage, option.layout)
         else:
             fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
             layout = fixed if fixed.fits_count(gpu_count) else DATA_PARALLEL
@@ -257,15 +250,6 @@ class Sizing:
             tp=option.layout.tp,
             pp=option.layout.pp,
         )
-
-    def _timing(self, gpu: GpuSpec, layout: Layout) -> throughput.LayoutTiming:
-        """One micro-batch and what else a step takes from this GPU and layout, whatever the
-        count (cached)."""
-        key = (gpu.gpu_model, layout)
-        timing = self._timings.get(key)
-        if timing is None:
-            timing = self._timings[key] = throughput.layout_timing(self.work, gpu, self.setup, layout)
-        return timing
 
     def cpu_memory_gb(self) -> float:
         s = self.setup
