@@ -49,6 +49,9 @@ class Sizing:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _costs: dict[int, LayerCosts] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _choices: dict[tuple[int, float, int], tuple[Option | None, bool]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _shard_parts: dict[Layout, tuple[Shard, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -163,12 +166,12 @@ class Sizing:
         """(stage, per-GPU GB) of the data-parallel options, smallest stage first."""
         return [(option.stage, option.total) for option in self.options(gpu_count)]
 
-    def _layouts(self, gpu: GpuSpec, gpu_count: int) -> list[Layout]:
+    def _layouts(self, gpus_per_node: int, gpu_count: int) -> list[Layout]:
         s = self.setup
         if s.fixed_layout:
             layout = Layout(s.tp or 1, s.pp or 1)
             try:
-                check_layout(layout, self.spec, gpu_count, gpu.gpus_per_node)
+                check_layout(layout, self.spec, gpu_count, gpus_per_node)
             except ValueError:
                 return []
             return [layout]
@@ -185,17 +188,17 @@ class Sizing:
             and self.method != "qlora"  # bitsandbytes' 4-bit layers are not tensor/pipeline parallel
         )
 
-    def _model_parallel_option(self, gpu: GpuSpec, gpu_count: int, usable: float) -> Option | None:
+    def _model_parallel_option(self, gpus_per_node: int, gpu_count: int, usable: float) -> Option | None:
         """The first model-parallel option that fits, or None."""
         if not self._may_split_model or gpu_count == 1:
             return None
         # A layout runs ZeRO-1 at most, so its states are at least ZeRO-3's over all GPUs.
         if self.states.total / gpu_count / memory.GB > usable:
             return None
-        key = (gpu_count, gpu.gpus_per_node)
+        key = (gpu_count, gpus_per_node)
         ladder = self._ladders.get(key)
         if ladder is None:
-            layouts = candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node)
+            layouts = candidate_layouts(self.spec, gpu_count, gpus_per_node)
             ladder = self._ladders[key] = Ladder.of(
                 tuple(option for layout in layouts for option in self.options(gpu_count, layout))
             )
@@ -205,16 +208,23 @@ class Sizing:
         """The option this GPU runs at this count, and whether it fits: the smallest fitting
         stage of data parallelism (or the fixed layout), else the first fitting model-parallel
         layout, else the data-parallel option with the least memory (None: the fixed layout
-        cannot run on this GPU)."""
-        usable = gpu.usable_memory_gb
+        cannot run on this GPU). GPUs of the same usable memory and node size choose alike
+        (cached)."""
+        key = (gpu_count, gpu.usable_memory_gb, gpu.gpus_per_node)
+        choice = self._choices.get(key)
+        if choice is None:
+            choice = self._choices[key] = self._choose(*key)
+        return choice
+
+    def _choose(self, gpu_count: int, usable: float, gpus_per_node: int) -> tuple[Option | None, bool]:
         fallback = None
-        for layout in self._layouts(gpu, gpu_count):
+        for layout in self._layouts(gpus_per_node, gpu_count):
             for option in self.options(gpu_count, layout):
                 if option.total <= usable:
                     return option, True
                 if fallback is None or option.total < fallback.total:
                     fallback = option
-        split = self._model_parallel_option(gpu, gpu_count, usable)
+        split = self._model_parallel_option(gpus_per_node, gpu_count, usable)
         if split is not None:
             return split, True
         return fallback, False
