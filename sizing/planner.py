@@ -139,16 +139,21 @@ class Sizing:
         """Stages to try, smallest first: the fixed one, or every stage the framework and the
         offload allow (on one GPU, or one data-parallel replica, only the smallest). With model
         parallelism only 0 and 1 (Megatron's distributed optimizer, DeepSpeed's ZeRO-1 with PP)."""
-        s = self.setup
-        if s.zero_stage is not None:
-            return (s.zero_stage,)
-        allowed = tuple(stage for stage in s.profile.stages if stage >= s.min_zero_stage)
-        if self.method == "qlora" and not s.profile.shards_quantized_base:
-            allowed = tuple(stage for stage in allowed if stage < 3) or allowed
+        if self.setup.zero_stage is not None:
+            return (self.setup.zero_stage,)
+        allowed = self._allowed_stages
         if layout.model_parallel > 1:
             allowed = tuple(stage for stage in allowed if stage <= 1) or (0,)
         if layout.dp(gpu_count) == 1:
             return allowed[:1]
+        return allowed
+
+    @cached_property
+    def _allowed_stages(self) -> tuple[int, ...]:
+        s = self.setup
+        allowed = tuple(stage for stage in s.profile.stages if stage >= s.min_zero_stage)
+        if self.method == "qlora" and not s.profile.shards_quantized_base:
+            allowed = tuple(stage for stage in allowed if stage < 3) or allowed
         return allowed
 
     def options(self, gpu_count: int, layout: Layout = DATA_PARALLEL) -> tuple[Option, ...]:
