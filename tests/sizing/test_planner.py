@@ -32,7 +32,6 @@ def test_frozen_and_flat_for_a_dataframe():
     assert all(isinstance(v, (str, int, float, bool)) for v in dataclasses.asdict(row).values())
 
 
-
 def test_rows_hold_every_field_as_the_dataclass_builds_them():
     # The planner builds rows with Requirement.row, which sets the fields without __init__: each
     # must still hold every field, and equal (and hash as) the row __init__ builds from them.
@@ -42,6 +41,7 @@ def test_rows_hold_every_field_as_the_dataclass_builds_them():
         assert vars(row).keys() == names
         built = Requirement(**vars(row))
         assert built == row and hash(built) == hash(row)
+
 
 @pytest.mark.parametrize(
     ("model", "method", "gpu", "count", "fits", "stage"),
