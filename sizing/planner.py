@@ -4,8 +4,9 @@
 the pipeline turns into a DataFrame (one row per catalog GPU and GPU count), `plan()` keeps the
 smallest count that fits per GPU type and `estimate()` sizes one configuration for the CLI. The
 module-level functions of the same names prepare and call them. Work that does not depend on the
-GPU (model states, activations, FLOPs, memory per count and layout) is done once per Sizing, so
-a whole catalog is cheap.
+GPU (model states, activations, FLOPs, memory per count and layout) is done once per Sizing, and
+the choice of stage and layout once per count, usable memory and node size, so a whole catalog is
+cheap.
 
 Per GPU count the planner takes the smallest ZeRO/FSDP stage that fits; when data parallelism
 alone fits at no stage and the framework runs tensor/pipeline parallelism, the first layout that

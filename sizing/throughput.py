@@ -11,6 +11,9 @@ also hides the once-per-step ones. A pipeline adds (p - 1)/v micro-batch slots (
 interleaved schedule with v virtual stages). The optimizer update and CPU offload traffic add on
 top. MFU is reported on model FLOPs: the method's 6N-style count with causal attention at half the
 s x s square (Megatron-Core's counter), without recompute, so recompute lowers MFU.
+
+A catalog's rows ask the same layouts and GPUs at many counts: `StepClock` keeps each layout's
+share of a micro-batch (`LayoutWork`) and each GPU's time for it; only the step is per count.
 """
 
 from __future__ import annotations
@@ -208,12 +211,8 @@ class LayoutWork:
 
 def layout_work(w: Work, layout: Layout = DATA_PARALLEL, virtual: int = 1) -> LayoutWork:
     """What a micro-batch costs one GPU of this layout, whatever the GPU and the count."""
-    spec, tp, tokens, stage_layers = (
-        w.spec,
-        layout.tp,
-        w.tokens_per_microbatch,
-        layout.layers_per_stage(w.spec),
-    )
+    spec, tp, tokens = w.spec, layout.tp, w.tokens_per_microbatch
+    stage_layers = layout.layers_per_stage(spec)
     split = layout.model_parallel > 1
     layer_share = stage_layers / spec.layers / tp
     per_layer = w.tp_collectives_per_layer * 2 * (tp - 1) / tp * w.message_bytes
@@ -244,6 +243,8 @@ class GpuRates:
 
 
 def gpu_rates(gpu: GpuSpec, stack_efficiency: float, attention_kernel: str) -> GpuRates:
+    """The GPU's dense peak x its measured matmul ceiling, at the stack's GEMM efficiency and
+    at the attention kernel's; its bandwidth at the sustained fraction."""
     peak = gpu.bf16_dense_tflops * 1e12
     ceiling = MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
     return GpuRates(
