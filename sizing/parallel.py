@@ -14,11 +14,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from sizing.activations import ActivationPlan, Activations, LayerCosts, stage_activations
 from sizing.methods import StateBytes
 from sizing.shapes import ModelSpec
 
 # Degrees the planner tries: powers of two, as in every published Megatron/NeMo configuration.
 _DEGREES = (1, 2, 4, 8, 16, 32, 64)
+# What one GPU of a pipeline stage holds: its share of the model states and its activations.
+Shard = tuple[StateBytes, Activations]
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,31 @@ def scaled_states(states: StateBytes, share: float) -> StateBytes:
         fp32_gradient_bytes=states.fp32_gradient_bytes * share,
         replicated_weights=states.replicated_weights * share,
         trainable_params=round(states.trainable_params * share),
+    )
+
+
+def stage_shards(
+    states: StateBytes,
+    costs: LayerCosts,
+    plan: ActivationPlan,
+    spec: ModelSpec,
+    layout: Layout,
+    grad_accum: int,
+    virtual: int,
+) -> tuple[Shard, ...]:
+    """The shard of one GPU of the first pipeline stage, then of the last (only the first without
+    a pipeline), with `virtual` chunks per GPU: what its memory adds up, whatever the number of
+    data-parallel replicas. `costs` are one layer's activations under the layout's TP."""
+    p, layers = layout.pp, layout.layers_per_stage(spec)
+    # Interleaving holds (1 + (p - 1)/(p v)) times the 1F1B first stage's micro-batches
+    # (Korthikanti §4.2.3).
+    in_flight = min(p, grad_accum) * (1 + (p - 1) / (p * virtual) if virtual > 1 else 1)
+    return tuple(
+        (
+            scaled_states(states, stage_share(spec, layout, first)),
+            stage_activations(costs, plan, layers, in_flight if first else 1, has_loss=not first or p == 1),
+        )
+        for first in ((True, False) if p > 1 else (True,))
     )
 
 

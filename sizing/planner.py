@@ -4,8 +4,9 @@
 the pipeline turns into a DataFrame (one row per catalog GPU and GPU count), `plan()` keeps the
 smallest count that fits per GPU type and `estimate()` sizes one configuration for the CLI. The
 module-level functions of the same names prepare and call them. Work that does not depend on the
-GPU (model states, activations, FLOPs, memory per count and layout) is done once per Sizing, so
-a whole catalog is cheap.
+GPU (model states, activations, FLOPs, memory per count and layout) is done once per Sizing, and
+the choice of stage and layout once per count, usable memory and node size, so a whole catalog is
+cheap.
 
 Per GPU count the planner takes the smallest ZeRO/FSDP stage that fits; when data parallelism
 alone fits at no stage and the framework runs tensor/pipeline parallelism, the first layout that
@@ -23,7 +24,7 @@ from sizing.activations import ActivationPlan, Activations, LayerCosts
 from sizing.catalog import GpuSpec, find_gpu, load_gpus
 from sizing.memory import Breakdown
 from sizing.models import resolve
-from sizing.parallel import DATA_PARALLEL, Layout, candidate_layouts, check_layout, scaled_states, stage_share
+from sizing.parallel import DATA_PARALLEL, Layout, Shard, candidate_layouts, check_layout, stage_shards
 from sizing.results import SECONDS_PER_DAY, Estimate, Ladder, Option, Requirement
 from sizing.setup import TrainingSetup, check_method
 from sizing.shapes import ModelSpec
@@ -49,7 +50,10 @@ class Sizing:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _costs: dict[int, LayerCosts] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _microbatches: dict[tuple[str, Layout], float] = field(
+    _choices: dict[tuple[int, float, int], tuple[Option | None, bool]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _shard_parts: dict[Layout, tuple[Shard, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -91,6 +95,10 @@ class Sizing:
         )
 
     @cached_property
+    def clock(self) -> throughput.StepClock:
+        return throughput.StepClock(self.work, self.setup)
+
+    @cached_property
     def replica(self) -> Breakdown:
         """One unsharded replica on one GPU (stage 0, no offload)."""
         return self._breakdown(self.states, self.activations, 0, 1, "none")
@@ -101,11 +109,12 @@ class Sizing:
         return memory.peak(states, acts, self.spec, self.setup, stage, n, offload)
 
     def _layer_costs(self, tp: int) -> LayerCosts:
-        if tp not in self._costs:
-            self._costs[tp] = activations.layer_costs(
+        costs = self._costs.get(tp)
+        if costs is None:
+            costs = self._costs[tp] = activations.layer_costs(
                 self.spec, self.activation_plan, tp, self.setup.uses_sequence_parallel
             )
-        return self._costs[tp]
+        return costs
 
     def per_gpu(self, stage: int, gpu_count: int, layout: Layout = DATA_PARALLEL) -> Breakdown:
         """Memory on the fullest GPU: with a pipeline, the first stage (most micro-batches in
@@ -113,61 +122,62 @@ class Sizing:
         offload = self.setup.offload
         if layout.model_parallel == 1:
             return self._breakdown(self.states, self.activations, stage, gpu_count, offload)
-        dp, lps = layout.dp(gpu_count), layout.layers_per_stage(self.spec)
-        costs = self._layer_costs(layout.tp)
-        # Interleaving holds (1 + (p - 1)/(p v)) times the 1F1B first stage's micro-batches
-        # (Korthikanti §4.2.3).
-        p, v = layout.pp, self.setup.virtual_stages_for(self.spec.layers, layout.pp)
-        in_flight = min(p, self.setup.grad_accum) * (1 + (p - 1) / (p * v) if v > 1 else 1)
-        stages = []
-        for first in (True, False) if layout.pp > 1 else (True,):
-            acts = activations.stage_activations(
-                costs,
-                self.activation_plan,
-                lps,
-                in_flight=in_flight if first else 1,
-                has_loss=not first or layout.pp == 1,
-            )
-            states = scaled_states(self.states, stage_share(self.spec, layout, first))
-            stages.append(self._breakdown(states, acts, stage, dp, offload))
+        dp = layout.dp(gpu_count)
+        stages = [self._breakdown(states, acts, stage, dp, offload) for states, acts in self._shards(layout)]
         return max(stages, key=lambda breakdown: breakdown.total)
+
+    def _shards(self, layout: Layout) -> tuple[Shard, ...]:
+        shards = self._shard_parts.get(layout)
+        if shards is None:
+            virtual = self.setup.virtual_stages_for(self.spec.layers, layout.pp)
+            costs, grad_accum = self._layer_costs(layout.tp), self.setup.grad_accum
+            shards = self._shard_parts[layout] = stage_shards(
+                self.states, costs, self.activation_plan, self.spec, layout, grad_accum, virtual
+            )
+        return shards
 
     def stages(self, gpu_count: int, layout: Layout = DATA_PARALLEL) -> tuple[int, ...]:
         """Stages to try, smallest first: the fixed one, or every stage the framework and the
         offload allow (on one GPU, or one data-parallel replica, only the smallest). With model
         parallelism only 0 and 1 (Megatron's distributed optimizer, DeepSpeed's ZeRO-1 with PP)."""
-        s = self.setup
-        if s.zero_stage is not None:
-            return (s.zero_stage,)
-        allowed = tuple(stage for stage in s.profile.stages if stage >= s.min_zero_stage)
-        if self.method == "qlora" and not s.profile.shards_quantized_base:
-            allowed = tuple(stage for stage in allowed if stage < 3) or allowed
+        if self.setup.zero_stage is not None:
+            return (self.setup.zero_stage,)
+        allowed = self._allowed_stages
         if layout.model_parallel > 1:
             allowed = tuple(stage for stage in allowed if stage <= 1) or (0,)
         if layout.dp(gpu_count) == 1:
             return allowed[:1]
         return allowed
 
+    @cached_property
+    def _allowed_stages(self) -> tuple[int, ...]:
+        s = self.setup
+        allowed = tuple(stage for stage in s.profile.stages if stage >= s.min_zero_stage)
+        if self.method == "qlora" and not s.profile.shards_quantized_base:
+            allowed = tuple(stage for stage in allowed if stage < 3) or allowed
+        return allowed
+
     def options(self, gpu_count: int, layout: Layout = DATA_PARALLEL) -> tuple[Option, ...]:
         """Memory of each stage at this count and layout, smallest stage first (cached)."""
         key = (gpu_count, layout)
-        if key not in self._options:
-            self._options[key] = tuple(
+        options = self._options.get(key)
+        if options is None:
+            options = self._options[key] = tuple(
                 Option(stage, layout, self.per_gpu(stage, gpu_count, layout))
                 for stage in self.stages(gpu_count, layout)
             )
-        return self._options[key]
+        return options
 
     def totals(self, gpu_count: int) -> list[tuple[int, float]]:
         """(stage, per-GPU GB) of the data-parallel options, smallest stage first."""
         return [(option.stage, option.total) for option in self.options(gpu_count)]
 
-    def _layouts(self, gpu: GpuSpec, gpu_count: int) -> list[Layout]:
+    def _layouts(self, gpus_per_node: int, gpu_count: int) -> list[Layout]:
         s = self.setup
         if s.fixed_layout:
             layout = Layout(s.tp or 1, s.pp or 1)
             try:
-                check_layout(layout, self.spec, gpu_count, gpu.gpus_per_node)
+                check_layout(layout, self.spec, gpu_count, gpus_per_node)
             except ValueError:
                 return []
             return [layout]
@@ -184,35 +194,43 @@ class Sizing:
             and self.method != "qlora"  # bitsandbytes' 4-bit layers are not tensor/pipeline parallel
         )
 
-    def _model_parallel_option(self, gpu: GpuSpec, gpu_count: int, usable: float) -> Option | None:
+    def _model_parallel_option(self, gpus_per_node: int, gpu_count: int, usable: float) -> Option | None:
         """The first model-parallel option that fits, or None."""
         if not self._may_split_model or gpu_count == 1:
             return None
         # A layout runs ZeRO-1 at most, so its states are at least ZeRO-3's over all GPUs.
         if self.states.total / gpu_count / memory.GB > usable:
             return None
-        key = (gpu_count, gpu.gpus_per_node)
-        if key not in self._ladders:
-            layouts = candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node)
-            self._ladders[key] = Ladder.of(
+        key = (gpu_count, gpus_per_node)
+        ladder = self._ladders.get(key)
+        if ladder is None:
+            layouts = candidate_layouts(self.spec, gpu_count, gpus_per_node)
+            ladder = self._ladders[key] = Ladder.of(
                 tuple(option for layout in layouts for option in self.options(gpu_count, layout))
             )
-        return self._ladders[key].first_fitting(usable)
+        return ladder.first_fitting(usable)
 
     def choose(self, gpu: GpuSpec, gpu_count: int) -> tuple[Option | None, bool]:
         """The option this GPU runs at this count, and whether it fits: the smallest fitting
         stage of data parallelism (or the fixed layout), else the first fitting model-parallel
         layout, else the data-parallel option with the least memory (None: the fixed layout
-        cannot run on this GPU)."""
-        usable = gpu.usable_memory_gb
+        cannot run on this GPU). GPUs of the same usable memory and node size choose alike
+        (cached)."""
+        key = (gpu_count, gpu.usable_memory_gb, gpu.gpus_per_node)
+        choice = self._choices.get(key)
+        if choice is None:
+            choice = self._choices[key] = self._choose(*key)
+        return choice
+
+    def _choose(self, gpu_count: int, usable: float, gpus_per_node: int) -> tuple[Option | None, bool]:
         fallback = None
-        for layout in self._layouts(gpu, gpu_count):
+        for layout in self._layouts(gpus_per_node, gpu_count):
             for option in self.options(gpu_count, layout):
                 if option.total <= usable:
                     return option, True
                 if fallback is None or option.total < fallback.total:
                     fallback = option
-        split = self._model_parallel_option(gpu, gpu_count, usable)
+        split = self._model_parallel_option(gpus_per_node, gpu_count, usable)
         if split is not None:
             return split, True
         return fallback, False
@@ -222,21 +240,13 @@ class Sizing:
         its node) gives its memory, fits=False and no throughput."""
         option, fits = self.choose(gpu, gpu_count)
         if option is not None:
-            tokens, mfu = throughput.tokens_per_second(
-                self.work,
-                gpu,
-                gpu_count,
-                option.stage,
-                self.setup,
-                option.layout,
-                self._microbatch_seconds(gpu, option.layout),
-            )
+            tokens, mfu = self.clock.tokens_per_second(gpu, gpu_count, option.stage, option.layout)
         else:
             fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
             layout = fixed if fixed.fits_count(gpu_count) else DATA_PARALLEL
             option, tokens, mfu = self.options(gpu_count, layout)[0], 0.0, 0.0
         nodes = -(-gpu_count // gpu.gpus_per_node)
-        return Requirement(
+        return Requirement.row(
             model=self.model,
             model_preset=self.spec.preset,
             params=self.spec.params,
@@ -256,17 +266,6 @@ class Sizing:
             tp=option.layout.tp,
             pp=option.layout.pp,
         )
-
-    def _microbatch_seconds(self, gpu: GpuSpec, layout: Layout) -> float:
-        """One micro-batch on this GPU and layout, whatever the count (cached)."""
-        key = (gpu.gpu_model, layout)
-        if key not in self._microbatches:
-            s = self.setup
-            virtual = s.virtual_stages_for(self.spec.layers, layout.pp)
-            self._microbatches[key] = throughput.microbatch_seconds(
-                self.work, gpu, s.efficiency, s.internode_gb_per_s, layout, virtual
-            )
-        return self._microbatches[key]
 
     def cpu_memory_gb(self) -> float:
         s = self.setup

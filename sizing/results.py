@@ -49,6 +49,16 @@ class Requirement:
     def tokens_per_day(self) -> float:
         return self.tokens_per_second * SECONDS_PER_DAY
 
+    @classmethod
+    def row(cls, **fields: object) -> Requirement:
+        """The Requirement of these fields, every one given by name: the frozen dataclass's
+        __init__ sets each through object.__setattr__, 4-5 us for these 18, a fifth of the time
+        of a catalog's rows (bench/bench_sizing.py); this sets them at once. As frozen, equal
+        and hashable as one __init__ builds."""
+        row = object.__new__(cls)
+        row.__dict__.update(fields)
+        return row
+
 
 @dataclass(frozen=True)
 class Option:

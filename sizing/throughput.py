@@ -11,6 +11,9 @@ also hides the once-per-step ones. A pipeline adds (p - 1)/v micro-batch slots (
 interleaved schedule with v virtual stages). The optimizer update and CPU offload traffic add on
 top. MFU is reported on model FLOPs: the method's 6N-style count with causal attention at half the
 s x s square (Megatron-Core's counter), without recompute, so recompute lowers MFU.
+
+A catalog's rows ask the same layouts and GPUs at many counts: `StepClock` keeps each layout's
+share of a micro-batch (`LayoutWork`) and each GPU's time for it; only the step is per count.
 """
 
 from __future__ import annotations
@@ -188,60 +191,89 @@ def work(
     )
 
 
-def _model_parallel_seconds(
-    w: Work, gpu: GpuSpec, layout: Layout, internode_gb_per_s: float, gemm_seconds: float, virtual: int
-) -> float:
-    """Exposed seconds per micro-batch of TP collectives and pipeline hand-offs. Overlapped TP
-    collectives (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap) hide behind the
-    layer's GEMMs; what does not fit behind them stays exposed."""
-    seconds = 0.0
-    tp = layout.tp
-    if tp > 1:
-        per_layer = w.tp_collectives_per_layer * 2 * (tp - 1) / tp * w.message_bytes
-        bandwidth = collectives.collective_gb_per_s(gpu, tp, internode_gb_per_s) * 1e9
-        comm = layout.layers_per_stage(w.spec) * per_layer / bandwidth
-        seconds += max(0.0, comm - gemm_seconds) if w.tp_comm_overlap else comm
-    if layout.pp > 1:
-        # One activation forward and one gradient backward per boundary, sequence-split with SP;
-        # across nodes once TP x PP outgrows one; each virtual stage is a boundary of its own.
-        message = w.message_bytes / (tp if w.sequence_parallel else 1)
-        spans_nodes = layout.model_parallel > gpu.gpus_per_node
-        link = internode_gb_per_s if spans_nodes else gpu.interconnect_gb_per_s / 2
-        seconds += 2 * virtual * message / (link * COLLECTIVE_EFFICIENCY * 1e9)
-    return seconds
+@dataclass(frozen=True)
+class LayoutWork:
+    """A micro-batch on the busiest GPU of a layout (the last pipeline stage, one TP shard) before
+    any GPU's rates: its GEMM and attention FLOPs, memory-bound bytes, host seconds, the bytes of
+    its TP collectives and pipeline hand-offs; and what else a step takes from the layout, its
+    `virtual` pipeline stages per GPU and the first stage's `share` of the model states."""
+
+    layout: Layout
+    gemm_flops: float
+    attention_flops: float
+    memory_bytes: float
+    host_seconds: float
+    tp_bytes: float
+    handoff_bytes: float
+    virtual: int
+    share: float
+
+
+def layout_work(w: Work, layout: Layout = DATA_PARALLEL, virtual: int = 1) -> LayoutWork:
+    """What a micro-batch costs one GPU of this layout, whatever the GPU and the count."""
+    spec, tp, tokens = w.spec, layout.tp, w.tokens_per_microbatch
+    stage_layers = layout.layers_per_stage(spec)
+    split = layout.model_parallel > 1
+    layer_share = stage_layers / spec.layers / tp
+    per_layer = w.tp_collectives_per_layer * 2 * (tp - 1) / tp * w.message_bytes
+    # One activation forward and one gradient backward per boundary, sequence-split with SP; each
+    # virtual stage is a boundary of its own.
+    message = w.message_bytes / (tp if w.sequence_parallel else 1)
+    return LayoutWork(
+        layout=layout,
+        gemm_flops=tokens * w.gemm_flops_per_token * (compute_share(spec, layout) if split else 1.0),
+        attention_flops=tokens * w.attention_flops_per_token * layer_share,
+        memory_bytes=w.memory_bytes_per_microbatch * layer_share,
+        host_seconds=w.host_ops_per_microbatch * kernels.HOST_SECONDS_PER_OP * stage_layers / spec.layers,
+        tp_bytes=stage_layers * per_layer if tp > 1 else 0.0,
+        handoff_bytes=2 * virtual * message if layout.pp > 1 else 0.0,
+        virtual=virtual,
+        share=stage_share(spec, layout, True) if split else 1.0,
+    )
+
+
+@dataclass(frozen=True)
+class GpuRates:
+    """What one GPU model sustains under a stack: GEMM and flash-attention FLOP/s, memory-bound
+    bytes/s."""
+
+    gemm_flops_per_s: float
+    attention_flops_per_s: float
+    bytes_per_s: float
+
+
+def gpu_rates(gpu: GpuSpec, stack_efficiency: float, attention_kernel: str) -> GpuRates:
+    """The GPU's dense peak x its measured matmul ceiling, at the stack's GEMM efficiency and
+    at the attention kernel's; its bandwidth at the sustained fraction."""
+    peak = gpu.bf16_dense_tflops * 1e12
+    ceiling = MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
+    return GpuRates(
+        gemm_flops_per_s=peak * ceiling * stack_efficiency,
+        attention_flops_per_s=peak * ceiling * kernels.attention_efficiency(gpu, attention_kernel),
+        bytes_per_s=gpu.memory_bandwidth_gb_per_s * 1e9 * kernels.BANDWIDTH_EFFICIENCY,
+    )
 
 
 def microbatch_seconds(
-    w: Work,
-    gpu: GpuSpec,
-    stack_efficiency: float,
-    internode_gb_per_s: float,
-    layout: Layout = DATA_PARALLEL,
-    virtual: int = 1,
+    w: Work, gpu: GpuSpec, rates: GpuRates, lw: LayoutWork, internode_gb_per_s: float
 ) -> float:
-    """Seconds of one micro-batch on the busiest GPU (the last pipeline stage, one TP shard)."""
-    peak = gpu.bf16_dense_tflops * 1e12
-    ceiling = MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
-    matmul_share = 1.0 if layout.model_parallel == 1 else compute_share(w.spec, layout)
-    layer_share = layout.layers_per_stage(w.spec) / w.spec.layers / layout.tp
-    tokens = w.tokens_per_microbatch
-    gemm = tokens * w.gemm_flops_per_token * matmul_share / (peak * ceiling * stack_efficiency)
-    attention_rate = peak * ceiling * kernels.attention_efficiency(gpu, w.attention_kernel)
-    attention = tokens * w.attention_flops_per_token * layer_share / attention_rate
-    memory = (
-        w.memory_bytes_per_microbatch
-        * layer_share
-        / (gpu.memory_bandwidth_gb_per_s * 1e9 * kernels.BANDWIDTH_EFFICIENCY)
-    )
-    device = gemm + attention + memory
-    host = (
-        w.host_ops_per_microbatch
-        * kernels.HOST_SECONDS_PER_OP
-        * layout.layers_per_stage(w.spec)
-        / w.spec.layers
-    )
-    compute = device + host if w.host_syncs else max(device, host)
-    return compute + _model_parallel_seconds(w, gpu, layout, internode_gb_per_s, gemm, virtual)
+    """Seconds of one micro-batch of `lw` on `gpu` at its `rates`. Overlapped TP collectives
+    (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap) hide behind the layer's
+    GEMMs; what does not fit behind them stays exposed. Hand-offs cross nodes once TP x PP
+    outgrows one."""
+    layout = lw.layout
+    gemm = lw.gemm_flops / rates.gemm_flops_per_s
+    device = gemm + lw.attention_flops / rates.attention_flops_per_s + lw.memory_bytes / rates.bytes_per_s
+    compute = device + lw.host_seconds if w.host_syncs else max(device, lw.host_seconds)
+    exposed = 0.0
+    if layout.tp > 1:
+        comm = lw.tp_bytes / (collectives.collective_gb_per_s(gpu, layout.tp, internode_gb_per_s) * 1e9)
+        exposed += max(0.0, comm - gemm) if w.tp_comm_overlap else comm
+    if layout.pp > 1:
+        spans_nodes = layout.model_parallel > gpu.gpus_per_node
+        link = internode_gb_per_s if spans_nodes else gpu.interconnect_gb_per_s / 2
+        exposed += lw.handoff_bytes / (link * COLLECTIVE_EFFICIENCY * 1e9)
+    return compute + exposed
 
 
 def step_seconds(
@@ -254,16 +286,27 @@ def step_seconds(
     internode_gb_per_s: float,
     layout: Layout = DATA_PARALLEL,
     virtual: int = 1,
-    microbatch: float | None = None,
 ) -> float:
     """Seconds for one optimizer step (grad_accum micro-batches) on each of `gpu_count` GPUs;
-    `virtual` pipeline stages per GPU (1: plain 1F1B); `microbatch` the micro-batch's seconds when
-    the caller has them (they depend on the GPU and the layout only)."""
-    if microbatch is None:
-        microbatch = microbatch_seconds(w, gpu, stack_efficiency, internode_gb_per_s, layout, virtual)
+    `virtual` pipeline stages per GPU (1: plain 1F1B)."""
+    lw, rates = layout_work(w, layout, virtual), gpu_rates(gpu, stack_efficiency, w.attention_kernel)
+    microbatch = microbatch_seconds(w, gpu, rates, lw, internode_gb_per_s)
+    return _step_seconds(w, gpu, gpu_count, stage, offload, internode_gb_per_s, microbatch, lw)
+
+
+def _step_seconds(
+    w: Work,
+    gpu: GpuSpec,
+    gpu_count: int,
+    stage: int,
+    offload: str,
+    internode_gb_per_s: float,
+    microbatch: float,
+    lw: LayoutWork,
+) -> float:
+    layout, virtual, share = lw.layout, lw.virtual, lw.share
     memory_bytes_per_s = gpu.memory_bandwidth_gb_per_s * 1e9
     states = w.states
-    share = 1.0 if layout.model_parallel == 1 else stage_share(w.spec, layout, True)
     dp = layout.dp(gpu_count)
     per_microbatch, per_step = collectives.comm_bytes(states, stage, dp, w.accounting, share)
     bandwidth = collectives.collective_gb_per_s(gpu, gpu_count, internode_gb_per_s) * 1e9
@@ -293,6 +336,48 @@ def step_seconds(
     return step
 
 
+class StepClock:
+    """The time model of one Work under one setup, keeping what the GPU count does not change
+    (the planner asks for every catalog GPU at every count): each layout's LayoutWork and each
+    (GPU model, layout)'s micro-batch."""
+
+    def __init__(self, w: Work, setup: TrainingSetup) -> None:
+        self.work, self.setup = w, setup
+        self._layouts: dict[Layout, LayoutWork] = {}
+        self._microbatches: dict[tuple[str, Layout], tuple[float, LayoutWork]] = {}
+
+    def tokens_per_second(
+        self, gpu: GpuSpec, gpu_count: int, stage: int, layout: Layout = DATA_PARALLEL
+    ) -> tuple[float, float]:
+        """(tokens per second over all GPUs, MFU). With `setup.mfu` given, that MFU is taken as
+        is and the time model is skipped."""
+        w, setup = self.work, self.setup
+        peak_all = gpu.bf16_dense_tflops * 1e12 * gpu_count
+        if setup.mfu is not None:
+            return peak_all * setup.mfu / w.model_flops_per_token, setup.mfu
+        microbatch, lw = self._microbatch(gpu, layout)
+        seconds = _step_seconds(
+            w, gpu, gpu_count, stage, setup.offload, setup.internode_gb_per_s, microbatch, lw
+        )
+        tokens = layout.dp(gpu_count) * w.grad_accum * w.tokens_per_microbatch / seconds
+        return tokens, tokens * w.model_flops_per_token / peak_all
+
+    def _microbatch(self, gpu: GpuSpec, layout: Layout) -> tuple[float, LayoutWork]:
+        key = (gpu.gpu_model, layout)
+        known = self._microbatches.get(key)
+        if known is None:
+            w, setup = self.work, self.setup
+            lw = self._layouts.get(layout)
+            if lw is None:
+                lw = self._layouts[layout] = layout_work(
+                    w, layout, setup.virtual_stages_for(w.spec.layers, layout.pp)
+                )
+            rates = gpu_rates(gpu, setup.efficiency, w.attention_kernel)
+            microbatch = microbatch_seconds(w, gpu, rates, lw, setup.internode_gb_per_s)
+            known = self._microbatches[key] = (microbatch, lw)
+        return known
+
+
 def tokens_per_second(
     w: Work,
     gpu: GpuSpec,
@@ -300,25 +385,6 @@ def tokens_per_second(
     stage: int,
     setup: TrainingSetup,
     layout: Layout = DATA_PARALLEL,
-    microbatch: float | None = None,
 ) -> tuple[float, float]:
-    """(tokens per second over all GPUs, MFU). With `setup.mfu` given, that MFU is taken as
-    is and the time model is skipped. `microbatch`: the micro-batch's seconds, if known."""
-    peak_all = gpu.bf16_dense_tflops * 1e12 * gpu_count
-    if setup.mfu is not None:
-        return peak_all * setup.mfu / w.model_flops_per_token, setup.mfu
-    virtual = setup.virtual_stages_for(w.spec.layers, layout.pp)
-    seconds = step_seconds(
-        w,
-        gpu,
-        gpu_count,
-        stage,
-        setup.offload,
-        setup.efficiency,
-        setup.internode_gb_per_s,
-        layout,
-        virtual,
-        microbatch,
-    )
-    tokens = layout.dp(gpu_count) * w.grad_accum * w.tokens_per_microbatch / seconds
-    return tokens, tokens * w.model_flops_per_token / peak_all
+    """(tokens per second over all GPUs, MFU) of one configuration (`StepClock` for many)."""
+    return StepClock(w, setup).tokens_per_second(gpu, gpu_count, stage, layout)

@@ -32,6 +32,17 @@ def test_frozen_and_flat_for_a_dataframe():
     assert all(isinstance(v, (str, int, float, bool)) for v in dataclasses.asdict(row).values())
 
 
+def test_rows_hold_every_field_as_the_dataclass_builds_them():
+    # The planner builds rows with Requirement.row, which sets the fields without __init__: each
+    # must still hold every field, and equal (and hash as) the row __init__ builds from them.
+    names = {field.name for field in dataclasses.fields(Requirement)}
+    setups = (TrainingSetup(framework="megatron"), TrainingSetup(framework="megatron", tp=8))
+    for row in [row for setup in setups for row in requirements("70B", "full", setup=setup)]:
+        assert vars(row).keys() == names
+        built = Requirement(**vars(row))
+        assert built == row and hash(built) == hash(row)
+
+
 @pytest.mark.parametrize(
     ("model", "method", "gpu", "count", "fits", "stage"),
     [
