@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
+from warehouse_template import migrated
 
 from config.settings import Settings
 from warehouse import blocks, connect, integrity
@@ -84,7 +85,7 @@ def _process(script: str, settings: Settings, tmp_path: Path) -> Iterator[subpro
 def _load(settings: Settings, write_crawl: WriteCrawl, name: str, count: int, day: str) -> None:
     offers = [synthetic_offer(n, observed_at=f"{day}T06:00:00Z") for n in range(count)]
     summary = write_crawl(offers, name=name, started_at=f"{day}T06:00:00Z", finished_at=f"{day}T06:05:00Z")
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         load_crawl(con, summary)
 
 
@@ -128,21 +129,23 @@ def test_a_load_in_another_process_while_this_one_reads(settings: Settings, writ
 def test_a_second_writer_waits_then_fails_clearly(settings: Settings, tmp_path: Path) -> None:
     with _process(WRITER, settings, tmp_path) as holder:
         busy = pytest.raises(connect.WriterBusyError, match=rf"pid {holder.pid} .*gave up after 0.3 s")
-        with busy, connect.writer(settings.warehouse, lock_timeout_s=0.3):
+        with busy, connect.writer(migrated(settings.warehouse), lock_timeout_s=0.3):
             pass
-    with connect.writer(settings.warehouse, lock_timeout_s=5) as con:  # free again once the holder is gone
+    # free again once the holder is gone
+    with connect.writer(migrated(settings.warehouse), lock_timeout_s=5) as con:
         assert con.execute("SELECT 1").fetchall() == [(1,)]
 
 
 def test_two_writers_in_one_process_exclude_each_other(settings: Settings) -> None:
     busy = pytest.raises(connect.WriterBusyError)
-    with connect.writer(settings.warehouse), busy, connect.writer(settings.warehouse, lock_timeout_s=0.1):
+    warehouse = migrated(settings.warehouse)
+    with connect.writer(warehouse), busy, connect.writer(warehouse, lock_timeout_s=0.1):
         pass
 
 
 @pytest.mark.slow  # a second process
 def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> None:
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass
     holder = subprocess.Popen(
         [
@@ -159,7 +162,7 @@ def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> 
         assert holder.stdout and holder.stdout.readline().startswith("ready")
         # waited for like the lock (a writer whose lock file was deleted holds it the same way)
         busy = pytest.raises(connect.WriterBusyError, match=r"gave up after 0\.5 s\. Only gpuplan.s writer")
-        with busy, connect.writer(settings.warehouse, lock_timeout_s=0.5):
+        with busy, connect.writer(migrated(settings.warehouse), lock_timeout_s=0.5):
             pass
     finally:
         holder.communicate("", timeout=30)
@@ -168,7 +171,8 @@ def test_the_writer_file_open_elsewhere_is_a_clear_error(settings: Settings) -> 
 def test_nothing_is_published_when_the_block_fails(settings: Settings, write_crawl: WriteCrawl) -> None:
     _load(settings, write_crawl, "day1", 3, "2026-10-01")
     before = settings.warehouse.read_bytes()
-    with pytest.raises(RuntimeError, match="synthetic failure"), connect.writer(settings.warehouse) as con:
+    failure = pytest.raises(RuntimeError, match="synthetic failure")
+    with failure, connect.writer(migrated(settings.warehouse)) as con:
         con.execute("BEGIN TRANSACTION")
         con.execute("DELETE FROM offers")
         raise RuntimeError("synthetic failure")
@@ -180,7 +184,7 @@ def test_nothing_is_published_when_the_block_fails(settings: Settings, write_cra
 
 
 def test_readers_cannot_write(settings: Settings) -> None:
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass
     with connect.reader(settings.warehouse) as con, pytest.raises(duckdb.Error, match="read-only"):
         con.execute("DELETE FROM offers")
@@ -196,7 +200,7 @@ def test_a_lost_writer_file_starts_again_from_the_published_one(
 ) -> None:
     _load(settings, write_crawl, "day1", 3, "2026-10-01")
     connect.writer_path(settings.warehouse).unlink()
-    with connect.writer(settings.warehouse) as con:
+    with connect.writer(migrated(settings.warehouse)) as con:
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(3,)]
 
 
@@ -204,7 +208,7 @@ def test_publishing_clears_temp_files_a_dead_publisher_left(settings: Settings) 
     settings.warehouse.parent.mkdir(parents=True, exist_ok=True)
     stale = settings.warehouse.with_name(f".{settings.warehouse.name}.publish-99999.tmp")
     stale.write_bytes(b"half a database")
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass
     assert not stale.exists() and settings.warehouse.exists()
     assert list(settings.warehouse.parent.glob("*.tmp")) == []
@@ -217,7 +221,7 @@ def test_in_memory_is_migrated_with_fx_rates() -> None:
 
 
 def test_a_reader_on_a_snapshot_from_an_older_gpuplan_says_what_to_do(settings: Settings) -> None:
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass
     with duckdb.connect(str(settings.warehouse)) as con:  # as if published before the newest migration
         con.execute(
@@ -253,7 +257,7 @@ def test_sessions_count_in_the_stamp_and_only_publishing_ones_publish(settings: 
 
 
 def test_a_writer_of_this_code_skips_migrations_and_fx(settings: Settings, monkeypatch) -> None:
-    with connect.writer(settings.warehouse):
+    with connect.writer(migrated(settings.warehouse)):
         pass
     from warehouse import fx
 
@@ -262,7 +266,7 @@ def test_a_writer_of_this_code_skips_migrations_and_fx(settings: Settings, monke
 
     monkeypatch.setattr(connect, "migrate", refuse)
     monkeypatch.setattr(fx, "ensure_rates", refuse)
-    with connect.writer(settings.warehouse) as con:  # prepared for this code already: no work
+    with connect.writer(migrated(settings.warehouse)) as con:  # prepared for this code already: no work
         assert con.execute("SELECT count(*) FROM fx_rates").fetchall()[0][0] > 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 import pytest
+import warehouse_template
 from synthetic_offers import DAY1, DAY2
 from synthetic_offers import crawl as _crawl
 from synthetic_offers import offer as _offer
@@ -22,7 +23,6 @@ from digest.render import render
 from gpuplan.plan_tables import stale_note
 from sizing.jobs import Job
 from warehouse import job_plans, plans, queries
-from warehouse.connect import in_memory
 
 DAY3 = DAY2 + timedelta(days=1)
 DAY4 = DAY2 + timedelta(days=2)
@@ -31,7 +31,7 @@ ASKS = {("7B", "full"): 70}
 
 @pytest.fixture
 def con():
-    connection = in_memory()
+    connection = warehouse_template.scratch()
     yield connection
     connection.close()
 
