@@ -67,6 +67,17 @@ def default_token(platform: str) -> str | None:
     return "test-token" if spec is not None and spec.required else None
 
 
+def every_token_env() -> dict[str, str]:
+    """`crawl_env` with the dummy token of every spider that cannot run without one
+    (`default_token`): for one crawl of every platform, as `gpuplan refresh` crawls them together."""
+    env = crawl_env()
+    for platform in platforms():
+        token = default_token(platform)
+        if token is not None:
+            env.update(crawl_env(platform, token))
+    return env
+
+
 def loopback_settings(server_url: str, **extra: Any) -> dict[str, Any]:
     """Crawl settings for a loopback server: no politeness delays, quick backoff, short timeout."""
     return {

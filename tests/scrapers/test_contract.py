@@ -20,11 +20,20 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from crawl_harness import Outcome, RowTrace, drive, rejections, snapshot_of, with_exchange
-from crawl_helpers import canonical, crawl_env, default_token, expected_items, loopback_settings, read_jsonl
+from crawl_helpers import (
+    canonical,
+    crawl_env,
+    default_token,
+    every_token_env,
+    expected_items,
+    loopback_settings,
+    read_jsonl,
+)
 from loopback_server import Fault, serving
 from row_mutations import (
     INJECTED,
@@ -41,7 +50,8 @@ from row_mutations import (
     with_rows,
 )
 
-from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.runner import CrawlJob, crawl
+from scrapers.crawl.summary import CrawlSummary
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.items import CURRENCIES
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING, PlatformSpider
@@ -317,26 +327,55 @@ def test_an_html_page_where_data_belongs_fails_the_crawl(subject: Subject) -> No
 # --- the real download stack, in child processes --------------------------------------
 
 
+def _over_http(platform: str) -> bool:
+    return any(e.url.startswith(("http://", "https://")) for e in snapshot_of(platform).exchanges)
+
+
 def _served_over_http(platform: str) -> None:
-    if not any(e.url.startswith(("http://", "https://")) for e in snapshot_of(platform).exchanges):
+    if not _over_http(platform):
         pytest.skip(f"{platform} reads a local file: no transport to fail")
+
+
+@pytest.fixture(scope="module")
+def retried(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[CrawlSummary, list[int | None]]]:
+    """Every platform read over HTTP, crawled together in one crawl child as `gpuplan refresh` crawls
+    them, each against its own server whose first-asked path answers 500, then 429 (Retry-After: 0),
+    then too late (a timeout) before its recorded answer. platform -> (summary, that path's statuses)."""
+    names = [platform for platform in platforms() if _over_http(platform)]
+    with ExitStack() as stack:
+        servers = {}
+        for platform in names:
+            # Retry-After: 0 keeps this quick; a longer one waited for is tested once, in test_runner.py.
+            script = [Fault(status=500), Fault(status=429, headers={"Retry-After": "0"}), Fault(stall_s=0.8)]
+            servers[platform] = stack.enter_context(serving(snapshot_of(platform), script))
+        # Spare retries: on a busy machine a healthy answer may also miss the short timeout.
+        jobs = [
+            CrawlJob(
+                platform, loopback_settings(servers[platform].url, DOWNLOAD_TIMEOUT="0.5", RETRY_TIMES="6")
+            )
+            for platform in names
+        ]
+        summaries = crawl(jobs, tmp_path_factory.mktemp("retried"), env=every_token_env())
+        return {
+            summary.platform: (
+                summary,
+                [
+                    hit.status
+                    for hit in servers[summary.platform].hits
+                    if hit.path == servers[summary.platform].fault_path
+                ],
+            )
+            for summary in summaries
+        }
 
 
 @pytest.mark.faults
 @pytest.mark.parametrize("platform", platforms())
-def test_500_429_and_a_timeout_are_retried_until_the_answer_comes(platform: str, tmp_path: Path) -> None:
+def test_500_429_and_a_timeout_are_retried_until_the_answer_comes(
+    retried: dict[str, tuple[CrawlSummary, list[int | None]]], platform: str
+) -> None:
     _served_over_http(platform)
-    # Retry-After: 0 keeps this quick; that a longer one is waited for is tested once, in test_runner.py.
-    script = [Fault(status=500), Fault(status=429, headers={"Retry-After": "0"}), Fault(stall_s=0.8)]
-    with serving(snapshot_of(platform), script) as server:
-        summary = run_crawl(
-            platform,
-            tmp_path,
-            env=crawl_env(platform, default_token(platform)),
-            # Spare retries: on a busy machine a healthy answer may also miss the short timeout.
-            settings=loopback_settings(server.url, DOWNLOAD_TIMEOUT="0.5", RETRY_TIMES="6"),
-        )
-        statuses = [hit.status for hit in server.hits if hit.path == server.fault_path]
+    summary, statuses = retried[platform]
     assert (summary.status, summary.error) == ("ok", None)
     assert canonical(read_jsonl(Path(summary.feed))) == canonical(expected_items(platform))
     assert statuses[:3] == [500, 429, 200]  # the third answer came too late: a timeout

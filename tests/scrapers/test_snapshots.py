@@ -8,11 +8,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from crawl_helpers import canonical, crawl_env, default_token, expected_items, read_jsonl
+from crawl_helpers import canonical, crawl_env, every_token_env, expected_items, read_jsonl
 from scrapy.utils.misc import walk_modules_iter
 from scrapy.utils.spider import iter_spider_classes
 
-from scrapers.crawl.runner import run_crawl
+from scrapers.crawl.runner import CrawlJob, crawl, run_crawl
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.parsing import http_date
 from scrapers.platform import PlatformSpider
@@ -97,22 +97,36 @@ def test_the_day_before_is_a_complete_snapshot_a_day_earlier(platform: str) -> N
     )
 
 
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[CrawlSummary, Path]]:
+    """Every bundled day replayed as `gpuplan refresh --offline` crawls them: the latest days
+    together in one crawl child, the days before together in another (`scrapers.crawl.runner.crawl`),
+    with a dummy token for each spider that needs one. (platform, day) -> (summary, its folder)."""
+    env = every_token_env()
+    latest = tmp_path_factory.mktemp("latest")
+    days_before = tmp_path_factory.mktemp("previous")
+    before = [p for p, day in DAYS if day]
+    summaries = crawl([CrawlJob(platform) for platform in platforms()], latest, offline=True, env=env)
+    replays = {(summary.platform, ""): (summary, latest) for summary in summaries}
+    jobs = [CrawlJob(platform, replay_dir=fixture_dir(platform) / PREVIOUS) for platform in before]
+    for summary in crawl(jobs, days_before, env=env):
+        replays[summary.platform, PREVIOUS] = (summary, days_before)
+    return replays
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("platform", "day"), DAYS, ids=[f"{p}{'-' + d if d else ''}" for p, d in DAYS])
-def test_offline_replay_writes_the_expected_items(platform: str, day: str, tmp_path: Path) -> None:
-    folder = fixture_dir(platform) / day
-    env = crawl_env(platform, default_token(platform))
-    if day:
-        summary = run_crawl(platform, tmp_path, replay_dir=folder, env=env)
-    else:
-        summary = run_crawl(platform, tmp_path, offline=True, env=env)
+def test_offline_replay_writes_the_expected_items(
+    replayed: dict[tuple[str, str], tuple[CrawlSummary, Path]], platform: str, day: str
+) -> None:
+    summary, folder = replayed[platform, day]
     assert (summary.status, summary.error) == ("ok", None)
     assert summary.offline and summary.source == "crawl"
     written = read_jsonl(Path(summary.feed))
     assert canonical(written) == canonical(expected_items(platform, day=day))
     assert summary.items_yielded == len(written)
-    on_disk = json.loads((tmp_path / f"{platform}.summary.json").read_text("utf-8"))
-    assert CrawlSummary.read(tmp_path / f"{platform}.summary.json") == summary
+    on_disk = json.loads((folder / f"{platform}.summary.json").read_text("utf-8"))
+    assert CrawlSummary.read(folder / f"{platform}.summary.json") == summary
     assert set(on_disk) == {
         "platform",
         "status",
