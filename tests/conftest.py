@@ -91,6 +91,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("faults") or "probe_gpuplan" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+    # Modules of only slow tests first: `--dist loadfile` hands modules out in this order, so the
+    # long ones (refreshes, daemon runs, the fault days) start early and do not end the run alone.
+    quick_modules = {item.path for item in items if item.get_closest_marker("slow") is None}
+    items.sort(key=lambda item: item.path in quick_modules)
 
 
 @pytest.fixture(scope="session", autouse=True)
