@@ -204,7 +204,8 @@ class PlatformHostsMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.origin = crawler.settings.get(ORIGIN_OVERRIDE_SETTING) or ""
+        origin = crawler.settings.get(ORIGIN_OVERRIDE_SETTING)
+        self.origin = _origin(origin) if origin else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PlatformHostsMiddleware:
@@ -222,12 +223,13 @@ class PlatformHostsMiddleware:
             return response
         target = urljoin(request.url, location.decode("latin-1").strip())
         source = request.meta.get("source_url", request.url)
-        if self.origin and _origin(target) == _origin(self.origin):
+        if self.origin is not None and _origin(target) == self.origin:
             return response
-        if site_of(urlsplit(target).hostname or "") != site_of(urlsplit(source).hostname or ""):
+        site = site_of(urlsplit(source).hostname or "")
+        if site_of(urlsplit(target).hostname or "") != site:
             raise OffPlatformRedirect(
                 f"HTTP {response.status} from {source} redirects off {spider.name}'s site "
-                f"({site_of(urlsplit(source).hostname or '')}), to {urlsplit(target).hostname}: not followed"
+                f"({site}), to {urlsplit(target).hostname}: not followed"
             )
         routed = spider.routed(target)
         if routed == target:

@@ -206,9 +206,9 @@ class Snapshot:
         for number, entry in enumerate(meta["exchanges"], start=1):
             try:
                 exchanges.append(_exchange(folder, entry))
+            except SnapshotError as error:
+                raise SnapshotError(f"snapshot {path}: exchange {number}: {error}") from None
             except (KeyError, TypeError, ValueError, AttributeError) as error:
-                if isinstance(error, SnapshotError):
-                    raise SnapshotError(f"snapshot {path}: exchange {number}: {error}") from None
                 raise SnapshotError(
                     f"snapshot {path} is broken: exchange {number} is not a request and a response "
                     f"({type(error).__name__}: {error})"

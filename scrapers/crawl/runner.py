@@ -177,7 +177,7 @@ def _crawl_together(
     by_platform = {item.platform: item for item in together}
     events = run_child([item.child_job() for item in together], out_dir, child_env, timeout_s)
     exit_ = yield from _progress(events, by_platform, timeout_s)
-    left = [item for item in together if item.platform not in exit_.ended]
+    left = [by_platform[platform] for platform in exit_.unfinished]
     if len(together) > 1 and exit_.isolate:
         # Blocked or died with these crawls unfinished: rerun each alone, so only the culprit fails,
         # side by side (each in its own child: one blocking again holds only its own reactor).
