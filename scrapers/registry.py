@@ -7,6 +7,7 @@ No list of platforms is kept by hand anywhere: a platform is a spider file in `s
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 from scrapy.settings import Settings as ScrapySettings
@@ -25,6 +26,7 @@ class UnknownPlatform(LookupError):
     """A platform name the spider loader does not know (a usage error, not a crawl failure)."""
 
 
+@cache  # the spider files do not change under a running process; the loader imports every one
 def _loader() -> SpiderLoader:
     settings = ScrapySettings()
     settings.setmodule(SETTINGS_MODULE, priority="project")

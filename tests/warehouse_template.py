@@ -10,6 +10,9 @@ first time a test asks for a fresh warehouse (under pytest-xdist, once per worke
         that has one (writer file, published snapshot or `.prev`) is left as it is.
         `with connect.writer(migrated(settings.warehouse)) as con:`. With `source`, a copy of that
         writer file instead: data a session fixture loaded once (tests/cli/conftest.py).
+    published_copy(warehouse, source) -> warehouse
+        A copy of `source`, a warehouse a session fixture published once (snapshot and writer file):
+        for tests that read a published warehouse (tests/cli/conftest.py).
     scratch() -> connection
         What `connect.in_memory()` gives (a migrated warehouse of one's own, with the session
         settings `connect` sets), as a connection on a copy of the template file: the copy is the
@@ -69,6 +72,19 @@ def migrated(warehouse: Path, source: Path | None = None) -> Path:
     if not any(path.exists() for path in existing):
         warehouse.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source or template(), connect.writer_path(warehouse))
+    return warehouse
+
+
+def published_copy(warehouse: Path, source: Path) -> Path:
+    """`warehouse` as a copy of `source`, a warehouse a session fixture published once (its snapshot
+    and its writer file), if its folder held no warehouse yet: what a writer session that publishes
+    gives, without one per test. The record of what was published names the snapshot's inode, so it
+    stays behind; a writer then reads the copy's stamp instead."""
+    existing = (warehouse, connect.writer_path(warehouse), connect.previous_path(warehouse))
+    if not any(path.exists() for path in existing):
+        warehouse.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, warehouse)
+        shutil.copyfile(connect.writer_path(source), connect.writer_path(warehouse))
     return warehouse
 
 

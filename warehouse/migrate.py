@@ -34,11 +34,14 @@ newer gpuplan) keeps its definitions.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 import duckdb
 
@@ -115,9 +118,37 @@ def _package_folder(name: str) -> Traversable:
     return resources.files("warehouse").joinpath(name)
 
 
+def _listing(folder: Traversable) -> tuple[str, tuple[tuple[str, int, int], ...]] | None:
+    """A folder on disk and each entry's (name, size, mtime): what `available` and `current` read
+    is the same while this is. None for a folder that is not a plain directory (a zip import)."""
+    if not isinstance(folder, Path):
+        return None
+    with os.scandir(folder) as entries:
+        stats = [(entry.name, entry.stat()) for entry in entries]
+    return str(folder), tuple(sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats))
+
+
+# Every writer open compares the warehouse with `fingerprint()`, which read and checked the ~100
+# files again each time (~4 ms). Keyed by the listing, so an edited, added or removed file is read
+# anew; a folder that fails its checks is never kept (the error is raised each time).
+@functools.lru_cache(maxsize=8)
+def _migrations_in(listing: tuple[str, tuple[tuple[str, int, int], ...]]) -> tuple[Migration, ...]:
+    return tuple(_read_migrations(Path(listing[0])))
+
+
+@functools.lru_cache(maxsize=8)
+def _definitions_in(listing: tuple[str, tuple[tuple[str, int, int], ...]]) -> tuple[Definition, ...]:
+    return tuple(_read_definitions(Path(listing[0])))
+
+
 def available(folder: Traversable | None = None) -> list[Migration]:
     """The migrations in `folder` (default: the package's), in version order."""
     folder = folder or _package_folder("migrations")
+    listing = _listing(folder)
+    return list(_migrations_in(listing)) if listing is not None else _read_migrations(folder)
+
+
+def _read_migrations(folder: Traversable) -> list[Migration]:
     found: dict[int, Migration] = {}
     for entry in folder.iterdir():
         if not entry.name.endswith(".sql"):
@@ -146,6 +177,11 @@ def current(folder: Traversable | None = None) -> list[Definition]:
     Each file holds only CREATE OR REPLACE VIEW / MACRO statements: no table, no data.
     """
     folder = folder or _package_folder("definitions")
+    listing = _listing(folder)
+    return list(_definitions_in(listing)) if listing is not None else _read_definitions(folder)
+
+
+def _read_definitions(folder: Traversable) -> list[Definition]:
     found: list[Definition] = []
     for entry in sorted(folder.iterdir(), key=lambda entry: entry.name):
         if not entry.name.endswith(".sql"):

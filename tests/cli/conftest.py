@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from warehouse_template import migrated
+from warehouse_template import migrated, published_copy
 
 from config.settings import Settings
 from scrapers.crawl.summary import CrawlSummary, digest_feed
@@ -40,11 +40,19 @@ def recorded_writer_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return connect.writer_path(warehouse)
 
 
+@pytest.fixture(scope="session")
+def recorded_published(tmp_path_factory: pytest.TempPathFactory, recorded_writer_file: Path) -> Path:
+    """`recorded_writer_file` published by a writer session, once per session (read it, never write it)."""
+    warehouse = tmp_path_factory.mktemp("recorded_published") / "warehouse.duckdb"
+    with connect.writer(migrated(warehouse, source=recorded_writer_file)):
+        pass
+    return warehouse
+
+
 @pytest.fixture
-def recorded(settings: Settings, recorded_writer_file: Path) -> Settings:
+def recorded(settings: Settings, recorded_published: Path) -> Settings:
     """A published warehouse holding, for every platform, the items its recorded snapshot yields
     (`scrapers/fixtures/<slug>/expected.jsonl`, checked against the recording by the spider tests),
-    loaded as that platform's offline crawl: a copy of the session's, published by a writer session."""
-    with connect.writer(migrated(settings.warehouse, source=recorded_writer_file)):
-        pass
+    loaded as that platform's offline crawl: a copy of the session's published one."""
+    published_copy(settings.warehouse, recorded_published)
     return settings

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 from synthetic_warehouse import SyntheticWarehouse
 from typer.testing import CliRunner
-from warehouse_template import migrated
+from warehouse_template import migrated, published_copy
 
 from gpuplan.cli import app
 from warehouse import connect
@@ -16,12 +16,21 @@ from warehouse import connect
 DAY = date(2026, 12, 1)
 
 
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory):
+    """A published warehouse holding the day's plans, made once for the module."""
+    warehouse = tmp_path_factory.mktemp("planned") / "warehouse.duckdb"
+    with connect.writer(migrated(warehouse)) as con:
+        synthetic = SyntheticWarehouse(con)
+        synthetic.plans(DAY, [synthetic.plan("7B", "lora", "矩池云", "A100 80GB", 1, 800.0)])
+    return warehouse
+
+
 @pytest.fixture
-def env(settings, smtp_server):
-    """The environment `gpuplan` builds its Settings from, with a published warehouse holding plans."""
-    with connect.writer(migrated(settings.warehouse)) as con:
-        warehouse = SyntheticWarehouse(con)
-        warehouse.plans(DAY, [warehouse.plan("7B", "lora", "矩池云", "A100 80GB", 1, 800.0)])
+def env(settings, smtp_server, planned):
+    """The environment `gpuplan` builds its Settings from, with a published warehouse holding plans
+    (a copy of the module's, of the test's own)."""
+    published_copy(settings.warehouse, planned)
     return {
         "GPUPLAN_WAREHOUSE": str(settings.warehouse),
         "GPUPLAN_SMTP_HOST": "127.0.0.1",

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
 import pytest
-from synthetic_crawls import WriteCrawl, synthetic_offer
+import warehouse_template
+from synthetic_crawls import WriteCrawl, crawl_writer, synthetic_offer
 
-from warehouse import drift, plans
+from config.settings import Settings
+from warehouse import connect, drift, plans
 from warehouse.loading import load_crawl
 
 DAY = date(2026, 11, 30)
@@ -37,12 +41,24 @@ def _offers(count: int, price: float = 2.0, unknown: int = 0) -> list[dict[str, 
     return known + odd
 
 
+@pytest.fixture(scope="module")
+def week_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A writer file with a week of good crawls of 20 offers before DAY, one unknown name each, at
+    2 USD/GPU-h: loaded once for the module (the loads are most of each test's time), copied for each."""
+    folder = tmp_path_factory.mktemp("week")
+    warehouse = warehouse_template.migrated(folder / "warehouse.duckdb")
+    with connect.writer(warehouse, publish=False) as con:
+        for back in range(1, 8):
+            _crawl(con, crawl_writer(folder / "crawls"), DAY - timedelta(days=back), _offers(20, unknown=1))
+    return connect.writer_path(warehouse)
+
+
 @pytest.fixture
-def week(writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> duckdb.DuckDBPyConnection:
-    """A week of good crawls of 20 offers before DAY, one unknown name each, at 2 USD/GPU-h."""
-    for back in range(1, 8):
-        _crawl(writer_con, write_crawl, DAY - timedelta(days=back), _offers(20, unknown=1))
-    return writer_con
+def week(settings: Settings, week_file: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The writer on a copy of the week's warehouse."""
+    warehouse = warehouse_template.migrated(settings.warehouse, source=week_file)
+    with connect.writer(warehouse, publish=False) as con:
+        yield con
 
 
 def test_a_day_like_the_others_has_no_drift(week: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> None:

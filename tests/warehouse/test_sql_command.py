@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from synthetic_crawls import WriteCrawl, synthetic_offer
+from synthetic_crawls import crawl_writer, synthetic_offer
 from typer.testing import CliRunner, Result
-from warehouse_template import migrated
+from warehouse_template import migrated, published_copy
 
 from config.settings import Settings
 from gpuplan.cli import app
@@ -19,13 +19,22 @@ from warehouse import connect
 from warehouse.loading import load_crawl
 
 
-@pytest.fixture
-def published(settings: Settings, write_crawl: WriteCrawl) -> Settings:
-    """A published warehouse with two SYNTHETIC offers."""
-    with connect.writer(migrated(settings.warehouse)) as con:
+@pytest.fixture(scope="module")
+def published_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A published warehouse with two SYNTHETIC offers, made once for the module."""
+    folder = tmp_path_factory.mktemp("published")
+    write_crawl = crawl_writer(folder / "crawls")
+    with connect.writer(migrated(folder / "warehouse.duckdb")) as con:
         load_crawl(
             con, write_crawl([synthetic_offer(1, price_amount=2.5), synthetic_offer(2, region="[U] ok")])
         )
+    return folder / "warehouse.duckdb"
+
+
+@pytest.fixture
+def published(settings: Settings, published_once: Path) -> Settings:
+    """A copy of the module's published warehouse, of the test's own."""
+    published_copy(settings.warehouse, published_once)
     return settings
 
 
