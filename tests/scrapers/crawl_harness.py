@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import tempfile
 from collections import deque
@@ -72,8 +73,24 @@ class Outcome:
         return [offer for offer in built if id(offer) in passed]
 
 
-def snapshot_of(platform: str) -> Snapshot:
+@functools.cache
+def _bundled(platform: str) -> Snapshot:
     return Snapshot.load(fixture_dir(platform))
+
+
+def snapshot_of(platform: str) -> Snapshot:
+    """The platform's bundled snapshot: read once per process (the suite never writes the checkout),
+    a copy each time, so that a test changing its own leaves the others' as recorded."""
+    bundled = _bundled(platform)
+    return Snapshot(bundled.folder, dict(bundled.meta), list(bundled.exchanges))
+
+
+@functools.cache
+def _download_timeout() -> float:
+    """The project's DOWNLOAD_TIMEOUT, which drive gives every crawler."""
+    project = ScrapySettings()
+    project.setmodule("scrapers.settings")
+    return project.getfloat("DOWNLOAD_TIMEOUT")
 
 
 def with_exchange(snapshot: Snapshot, index: int, **changes: Any) -> Snapshot:
@@ -101,9 +118,7 @@ def drive(platform: str | type[PlatformSpider], snapshot: Snapshot | None = None
     else:
         assert snapshot is not None, "a spider of the test's own replays the snapshot it gives"
         spidercls = platform
-    project = ScrapySettings()
-    project.setmodule("scrapers.settings")
-    crawler = get_crawler(spidercls, {"DOWNLOAD_TIMEOUT": project.getfloat("DOWNLOAD_TIMEOUT")})
+    crawler = get_crawler(spidercls, {"DOWNLOAD_TIMEOUT": _download_timeout()})
     spider = spidercls.from_crawler(crawler)
     crawler.spider = spider
     storage = SnapshotStorage(ScrapySettings({"HTTPCACHE_DIR": str(Path(snapshot.folder))}))
