@@ -9,7 +9,6 @@ from datetime import date, datetime
 from typing import Any
 
 import duckdb
-import pandas as pd
 
 NOW = datetime(2026, 11, 30, 22, 0, 0)  # synthetic crawl time (UTC)
 CNY_PER_USD = 7.2  # a synthetic, round exchange rate
@@ -167,11 +166,11 @@ class SyntheticWarehouse:
         )
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        frame = pd.DataFrame.from_records(rows)
-        self.con.register("synthetic_rows", frame)
-        try:
-            self.con.execute(
-                f"INSERT INTO {table} BY NAME SELECT * FROM synthetic_rows"
-            )  # table: a literal above
-        finally:
-            self.con.unregister("synthetic_rows")
+        """`rows` into `table` (a literal of this module) by column name; a key a row lacks is NULL.
+        Bound values, one statement: a DataFrame registered per insert cost ~4 ms each."""
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        values = ", ".join("(" + ", ".join("?" * len(columns)) + ")" for _ in rows)
+        self.con.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values}",
+            [row.get(column) for row in rows for column in columns],
+        )
