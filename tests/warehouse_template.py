@@ -19,6 +19,8 @@ first time a test asks for a fresh warehouse (under pytest-xdist, once per worke
         file `connect.writer` made, byte for byte. Copies go when the session ends.
     template() -> Path
         The template writer file itself (read it, never write it).
+    insert_rows(con, table, rows)
+        SYNTHETIC rows (dicts) into a table by column name, in one bound INSERT.
 
 Tests of what a first writer does on an empty folder (migrating, seeding, publishing the first
 snapshot) and of `connect.in_memory()` itself must not use these. `tests/conftest.py` gives this
@@ -31,6 +33,7 @@ from __future__ import annotations
 import itertools
 import shutil
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -104,3 +107,16 @@ def scratch() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(copy), config={"threads": 1})
     con.execute(SESSION)
     return con
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]]) -> None:
+    """SYNTHETIC `rows` into `table` (a name the test writes) by column name; a key a row lacks is
+    NULL. Bound values in one statement: a DataFrame registered per insert cost ~4 ms each."""
+    if not rows:
+        return
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    values = ", ".join("(" + ", ".join("?" * len(columns)) + ")" for _ in rows)
+    con.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values}",
+        [row.get(column) for row in rows for column in columns],
+    )

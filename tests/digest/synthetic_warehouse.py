@@ -9,6 +9,7 @@ from datetime import date, datetime
 from typing import Any
 
 import duckdb
+from warehouse_template import insert_rows
 
 NOW = datetime(2026, 11, 30, 22, 0, 0)  # synthetic crawl time (UTC)
 CNY_PER_USD = 7.2  # a synthetic, round exchange rate
@@ -166,11 +167,4 @@ class SyntheticWarehouse:
         )
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        """`rows` into `table` (a literal of this module) by column name; a key a row lacks is NULL.
-        Bound values, one statement: a DataFrame registered per insert cost ~4 ms each."""
-        columns = list(dict.fromkeys(key for row in rows for key in row))
-        values = ", ".join("(" + ", ".join("?" * len(columns)) + ")" for _ in rows)
-        self.con.execute(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values}",
-            [row.get(column) for row in rows for column in columns],
-        )
+        insert_rows(self.con, table, rows)  # table: a literal of this module

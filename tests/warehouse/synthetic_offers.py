@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 
 import pandas as pd
+from warehouse_template import insert_rows
 
 from warehouse import plans
 
@@ -76,21 +77,18 @@ def crawl(
     """Load synthetic offers as one crawl of `platform` feeding `day` (loaded at its midnight; a
     failed crawl carries the platform's last good one within `stale_hours`)."""
     crawl_id = f"synthetic-{platform}-{day}"
-    frame = pd.DataFrame(list(offers))
     observed_at = datetime.combine(day, datetime.min.time())
+    # as the loaders set them; run_day: the run's day (loaded_at here)
+    rows = [
+        {**offer, "crawl_id": crawl_id, "observed_at": observed_at, "observed_date": day, "run_day": day}
+        for offer in offers
+    ]
     con.execute(
         "INSERT INTO crawl_runs (crawl_id, platform, status, items_yielded, offers_loaded, loaded_at) "
         "VALUES ($id, $platform, $status, $n, $n, $at)",
-        {"id": crawl_id, "platform": platform, "status": status, "n": len(frame), "at": observed_at},
+        {"id": crawl_id, "platform": platform, "status": status, "n": len(rows), "at": observed_at},
     )
-    if not frame.empty:
-        frame["crawl_id"] = crawl_id
-        frame["observed_at"] = observed_at
-        frame["observed_date"] = day
-        frame["run_day"] = day  # as the loaders set it: the run's day (loaded_at here)
-        con.register("synthetic_offers", frame)
-        con.execute("INSERT INTO offers BY NAME SELECT * FROM synthetic_offers")
-        con.unregister("synthetic_offers")
+    insert_rows(con, "offers", rows)
     plans.record_plan_crawls(
         con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}]), stale_hours
     )
