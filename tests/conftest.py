@@ -1,4 +1,5 @@
-"""Fixtures every test folder may use: settings on a temporary folder and a real writer connection.
+"""Fixtures every test folder may use: settings on a temporary folder and a connection on a migrated
+warehouse file (`writer_con`).
 
 Folders add their own fixtures in their own conftest.py (and may override these). A fresh migrated
 warehouse is a copy of one template per session (`warehouse_template.py`): `writer_con`, or
@@ -24,7 +25,7 @@ import pytest
 import warehouse_template
 
 from config.settings import Settings
-from warehouse import connect
+from warehouse import connect, integrity
 
 # Runs `gpuplan ARGS` as the console script does and says, at exit, which packages it imported.
 IMPORT_PROBE = """
@@ -109,10 +110,18 @@ def _warehouse_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
 
 @pytest.fixture
 def writer_con(settings: Settings) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The single writer on a real, migrated DuckDB file (a copy of the session's template). It does
-    not publish at teardown: no test could read that snapshot, and publishing verifies every block."""
-    with connect.writer(warehouse_template.migrated(settings.warehouse), publish=False) as con:
+    """A read-write connection on a real, migrated DuckDB file (a copy of the session's template,
+    where the writer keeps its file), opened as the writer opens it (`integrity.SAFE_CONFIG`, DuckDB's
+    threads, UTC), for the warehouse's rules. Not a writer session: no lock, stamp, checkpoint or
+    publish (~45 ms a test); the tests of the session itself use `connect.writer`."""
+    path = connect.writer_path(warehouse_template.migrated(settings.warehouse))
+    con = duckdb.connect(str(path), config=integrity.SAFE_CONFIG)
+    con.execute(warehouse_template.SESSION)
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # the copy is thrown away
+    try:
         yield con
+    finally:
+        con.close()
 
 
 class Probed(NamedTuple):
