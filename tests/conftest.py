@@ -25,7 +25,6 @@ import pytest
 import warehouse_template
 
 from config.settings import Settings
-from warehouse import connect, integrity
 
 # Runs `gpuplan ARGS` as the console script does and says, at exit, which packages it imported.
 IMPORT_PROBE = """
@@ -114,10 +113,7 @@ def writer_con(settings: Settings) -> Iterator[duckdb.DuckDBPyConnection]:
     where the writer keeps its file), opened as the writer opens it (`integrity.SAFE_CONFIG`, DuckDB's
     threads, UTC), for the warehouse's rules. Not a writer session: no lock, stamp, checkpoint or
     publish (~45 ms a test); the tests of the session itself use `connect.writer`."""
-    path = connect.writer_path(warehouse_template.migrated(settings.warehouse))
-    con = duckdb.connect(str(path), config=integrity.SAFE_CONFIG)
-    con.execute(warehouse_template.SESSION)
-    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # the copy is thrown away
+    con = warehouse_template.opened(warehouse_template.migrated(settings.warehouse))
     try:
         yield con
     finally:

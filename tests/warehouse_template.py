@@ -19,6 +19,9 @@ first time a test asks for a fresh warehouse (under pytest-xdist, once per worke
         file `connect.writer` made, byte for byte. Copies go when the session ends.
     template() -> Path
         The template writer file itself (read it, never write it).
+    opened(warehouse) -> connection
+        A connection on `warehouse`'s writer file as the writer opens it, without a writer session
+        (`writer_con`: `opened(migrated(settings.warehouse))`).
     insert_rows(con, table, rows)
         SYNTHETIC rows (dicts) into a table by column name, in one bound INSERT.
 
@@ -37,7 +40,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import connect
+from warehouse import connect, integrity
 
 # The session setting connect._prepare gives every connection: timestamps are UTC, and naive
 # ISO strings are read as UTC. (The test of this module fails if connect sets another one.)
@@ -89,6 +92,16 @@ def published_copy(warehouse: Path, source: Path) -> Path:
         shutil.copyfile(source, warehouse)
         shutil.copyfile(connect.writer_path(source), connect.writer_path(warehouse))
     return warehouse
+
+
+def opened(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """A read-write connection on `warehouse`'s writer file, opened as the writer opens it
+    (`integrity.SAFE_CONFIG`, DuckDB's threads, UTC) but without a writer session (lock, stamp,
+    checkpoint, publish): for the tests of the warehouse's rules on a copy they throw away."""
+    con = duckdb.connect(str(connect.writer_path(warehouse)), config=integrity.SAFE_CONFIG)
+    con.execute(SESSION)
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # the copy is thrown away
+    return con
 
 
 def scratch_folder() -> Path:

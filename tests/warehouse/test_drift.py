@@ -55,10 +55,12 @@ def week_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def week(settings: Settings, week_file: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The writer on a copy of the week's warehouse."""
-    warehouse = warehouse_template.migrated(settings.warehouse, source=week_file)
-    with connect.writer(warehouse, publish=False) as con:
+    """A connection on a copy of the week's warehouse, as `writer_con` opens one."""
+    con = warehouse_template.opened(warehouse_template.migrated(settings.warehouse, source=week_file))
+    try:
         yield con
+    finally:
+        con.close()
 
 
 def test_a_day_like_the_others_has_no_drift(week: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> None:
