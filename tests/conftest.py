@@ -113,11 +113,8 @@ def writer_con(settings: Settings) -> Iterator[duckdb.DuckDBPyConnection]:
     where the writer keeps its file), opened as the writer opens it (`integrity.SAFE_CONFIG`, DuckDB's
     threads, UTC), for the warehouse's rules. Not a writer session: no lock, stamp, checkpoint or
     publish (~45 ms a test); the tests of the session itself use `connect.writer`."""
-    con = warehouse_template.opened(warehouse_template.migrated(settings.warehouse))
-    try:
+    with warehouse_template.opened(warehouse_template.migrated(settings.warehouse)) as con:
         yield con
-    finally:
-        con.close()
 
 
 class Probed(NamedTuple):

@@ -74,11 +74,18 @@ def template() -> Path:
 def migrated(warehouse: Path, source: Path | None = None) -> Path:
     """`warehouse`, whose writer file is a copy of the template (or of `source`, a writer file a
     session fixture filled from the template) if its folder held no warehouse yet."""
-    existing = (warehouse, connect.writer_path(warehouse), connect.previous_path(warehouse))
-    if not any(path.exists() for path in existing):
-        warehouse.parent.mkdir(parents=True, exist_ok=True)
+    if _holds_none(warehouse):
         shutil.copyfile(source or template(), connect.writer_path(warehouse))
     return warehouse
+
+
+def _holds_none(warehouse: Path) -> bool:
+    """No writer file, published snapshot or `.prev` of `warehouse` yet (its folder is then made)."""
+    existing = (warehouse, connect.writer_path(warehouse), connect.previous_path(warehouse))
+    if any(path.exists() for path in existing):
+        return False
+    warehouse.parent.mkdir(parents=True, exist_ok=True)
+    return True
 
 
 def published_copy(warehouse: Path, source: Path) -> Path:
@@ -86,9 +93,7 @@ def published_copy(warehouse: Path, source: Path) -> Path:
     and its writer file), if its folder held no warehouse yet: what a writer session that publishes
     gives, without one per test. The record of what was published names the snapshot's inode, so it
     stays behind; a writer then reads the copy's stamp instead."""
-    existing = (warehouse, connect.writer_path(warehouse), connect.previous_path(warehouse))
-    if not any(path.exists() for path in existing):
-        warehouse.parent.mkdir(parents=True, exist_ok=True)
+    if _holds_none(warehouse):
         shutil.copyfile(source, warehouse)
         shutil.copyfile(connect.writer_path(source), connect.writer_path(warehouse))
     return warehouse
@@ -98,9 +103,15 @@ def opened(warehouse: Path) -> duckdb.DuckDBPyConnection:
     """A read-write connection on `warehouse`'s writer file, opened as the writer opens it
     (`integrity.SAFE_CONFIG`, DuckDB's threads, UTC) but without a writer session (lock, stamp,
     checkpoint, publish): for the tests of the warehouse's rules on a copy they throw away."""
-    con = duckdb.connect(str(connect.writer_path(warehouse)), config=integrity.SAFE_CONFIG)
+    return _thrown_away(connect.writer_path(warehouse), integrity.SAFE_CONFIG)
+
+
+def _thrown_away(path: Path, config: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+    """A connection on a copy no one keeps, with connect's session setting: closing it need not
+    write its log into the file (~10-25 ms a test)."""
+    con = duckdb.connect(str(path), config=config)
     con.execute(SESSION)
-    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # the copy is thrown away
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")
     return con
 
 
@@ -117,11 +128,7 @@ def scratch() -> duckdb.DuckDBPyConnection:
     copy = scratch_folder() / f"{next(_copies)}.duckdb"
     copy.parent.mkdir(exist_ok=True)
     shutil.copyfile(source, copy)
-    con = duckdb.connect(str(copy), config={"threads": 1})
-    con.execute(SESSION)
-    # A throwaway copy: closing it need not write its log into the file (~10-25 ms a test)
-    con.execute("PRAGMA disable_checkpoint_on_shutdown")
-    return con
+    return _thrown_away(copy, {"threads": 1})
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]]) -> None:

@@ -47,20 +47,18 @@ def week_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     2 USD/GPU-h: loaded once for the module (the loads are most of each test's time), copied for each."""
     folder = tmp_path_factory.mktemp("week")
     warehouse = warehouse_template.migrated(folder / "warehouse.duckdb")
+    write_crawl = crawl_writer(folder / "crawls")
     with connect.writer(warehouse, publish=False) as con:
         for back in range(1, 8):
-            _crawl(con, crawl_writer(folder / "crawls"), DAY - timedelta(days=back), _offers(20, unknown=1))
+            _crawl(con, write_crawl, DAY - timedelta(days=back), _offers(20, unknown=1))
     return connect.writer_path(warehouse)
 
 
 @pytest.fixture
 def week(settings: Settings, week_file: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection on a copy of the week's warehouse, as `writer_con` opens one."""
-    con = warehouse_template.opened(warehouse_template.migrated(settings.warehouse, source=week_file))
-    try:
+    with warehouse_template.opened(warehouse_template.migrated(settings.warehouse, source=week_file)) as con:
         yield con
-    finally:
-        con.close()
 
 
 def test_a_day_like_the_others_has_no_drift(week: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> None:
