@@ -3,6 +3,7 @@
 Public API:
     sandbox(warehouse, *, memory_limit=None, spill_root=None) -> context manager -> Sandbox
     Sandbox.rows(query, *, timeout_s, max_rows=None) -> Answer (columns, and an iterator of row batches)
+    writes_files(con, statement) -> why a statement writes files (itself or what it runs), or None
     default_memory_limit() -> str;  SqlRefused, SqlTimeout, SqlOutOfMemory (SqlError, one-line messages)
 
 What a query cannot do (issue 14), set before it runs and locked (`lock_configuration`):
@@ -16,9 +17,17 @@ What a query cannot do (issue 14), set before it runs and locked (`lock_configur
   the process, capped at `SPILL_SHARE_OF_FREE_DISK` of the free space there, and removed on exit;
   one left by a killed process is removed by the next sandbox. DuckDB exempts its temp folder from
   the external-access switch, and its cap counts only its own spill: a `COPY ... TO` or `EXPORT`
-  into the folder wrote without bound (issue 29: 32 MB past a 10 MiB cap). So a statement that
-  writes files (COPY, EXPORT) is refused before it runs, wherever it writes: only DuckDB's spill
-  fills the folder, within the cap.
+  into the folder wrote without bound (32 MB past a 10 MiB cap). So a statement that writes
+  files (COPY, EXPORT) is refused before it runs, wherever it writes, and so
+  is one that runs such a statement: `PREPARE p AS COPY ...` (refused at PREPARE, and a prepared
+  statement is judged again by what it runs at EXECUTE) and `EXPLAIN ANALYZE COPY ...` (which
+  runs the COPY). The statements of a query run one at a time, each judged just before it runs,
+  so an EXECUTE is judged against the statements prepared before it. The other ways DuckDB lets a
+  statement run another take no COPY: `query()` takes one SELECT, table macros are SELECTs,
+  `query_table()` reads tables, and the table functions that write (`enable_logging`'s file
+  storage, `checkpoint`) are stopped by the locked configuration and the read-only file;
+  `COPY FROM DATABASE` copies between databases, and none but the temporary one can be attached.
+  Only DuckDB's spill fills the folder, within the cap.
 - fetch what is not shown: `max_rows` stops fetching there.
 """
 
@@ -57,6 +66,12 @@ _REFUSALS = (
 )
 # Statements that write files: DuckDB lets them write into its temp folder (the spill) unbounded.
 _WRITES_FILES = frozenset({duckdb.StatementType.COPY, duckdb.StatementType.EXPORT})
+# Statements that run another statement, judged by the one they run.
+_RUNS_ANOTHER = frozenset(
+    {duckdb.StatementType.PREPARE, duckdb.StatementType.EXECUTE, duckdb.StatementType.EXPLAIN}
+)
+# DuckDB prepares neither PREPARE nor EXPLAIN: one wrapper in another is as deep as it goes.
+_MAX_NESTING = 3
 _SPILL_PREFIX = "gpuplan-sql-"
 _SPILL_NAME = re.compile(rf"^{_SPILL_PREFIX}(\d+)-")
 
@@ -119,24 +134,29 @@ class Sandbox:
         except BaseException:
             timer.cancel()
             raise
-        columns = [column[0] for column in result.description or []]
+        columns = [column[0] for column in result.description or []] if result is not None else []
         cut = [False]
-        if not columns:  # a statement without rows: nothing left to time
+        if result is None or not columns:  # no statement, or one without rows: nothing left to time
             timer.cancel()
             return Answer(columns, iter(()), cut)
         return Answer(columns, self._batches(result, timer, timeout_s, max_rows, cut), cut)
 
-    def _execute(self, query: str, timeout_s: float) -> duckdb.DuckDBPyConnection:
+    def _execute(self, query: str, timeout_s: float) -> duckdb.DuckDBPyConnection | None:
+        """Run the statements of `query` one at a time, each judged just before it runs (an
+        EXECUTE against what was prepared before it); the last one's result, None for no statement."""
+        result = None
         try:
-            writing = [s for s in self.con.extract_statements(query) if s.type in _WRITES_FILES]
-            if writing:
-                raise SqlRefused(
-                    f"gpuplan sql is read-only: {writing[0].type.name} writes files, refused in read-only "
-                    "mode (into the spill folder too); to keep an answer, use --format csv > FILE"
-                )
-            return self.con.execute(query)
+            for statement in self.con.extract_statements(query):
+                refusal = writes_files(self.con, statement)
+                if refusal is not None:
+                    raise SqlRefused(
+                        f"gpuplan sql is read-only: {refusal}, refused in read-only mode (into the spill "
+                        "folder too); to keep an answer, use --format csv > FILE"
+                    )
+                result = self.con.execute(statement)
         except (duckdb.Error, MemoryError) as error:
             raise self._error(error, timeout_s) from None
+        return result
 
     def _batches(
         self,
@@ -179,6 +199,83 @@ class Sandbox:
         if any(refusal in first for refusal in _REFUSALS):
             return SqlRefused(f"gpuplan sql is read-only: {first}")
         return SqlError(first)
+
+
+def writes_files(con: duckdb.DuckDBPyConnection, statement: duckdb.Statement, depth: int = 0) -> str | None:
+    """Why `statement` writes files ("COPY writes files", "COPY writes files (in EXECUTE)"),
+    or None when it writes none. A statement that runs another (PREPARE, EXECUTE, EXPLAIN) is
+    judged by the one it runs; one whose inner statement cannot be told writes, to be safe."""
+    kind = statement.type
+    if kind in _WRITES_FILES:
+        return f"{kind.name} writes files"
+    if kind not in _RUNS_ANOTHER:
+        return None
+    if depth >= _MAX_NESTING:
+        return f"{kind.name} nested {depth} deep cannot be checked, and writes files to be safe"
+    if kind is duckdb.StatementType.EXECUTE:
+        inner = _prepared_text(con, statement.query)
+        if inner is None:  # no such prepared statement: DuckDB says so when it runs
+            return None
+    else:
+        inner = _wrapped_text(statement.query, kind)
+    try:
+        statements = con.extract_statements(inner) if inner is not None else None
+    except duckdb.Error:
+        statements = None
+    if not statements:
+        return f"what this {kind.name} runs cannot be checked, so it is taken to write files"
+    for each in statements:
+        why = writes_files(con, each, depth + 1)
+        if why is not None:
+            return why if why.endswith(")") else f"{why} (in {kind.name})"
+    return None
+
+
+def _words(query: str) -> list[tuple[int, str]]:
+    """The tokens of `query` as (position, text), comments left out (DuckDB's own tokenizer)."""
+    tokens = [(position, kind) for position, kind in duckdb.tokenize(query)]
+    ends = [position for position, _ in tokens[1:]] + [len(query)]
+    return [
+        (position, query[position:end].strip())
+        for (position, kind), end in zip(tokens, ends, strict=True)
+        if kind != duckdb.token_type.comment
+    ]
+
+
+def _wrapped_text(query: str, kind: duckdb.StatementType) -> str | None:
+    """The statement a PREPARE (`PREPARE name [(types)] AS statement`) or an EXPLAIN
+    (`EXPLAIN [ANALYZE] [(options)] statement`) wraps, as text; None if it cannot be found."""
+    words = _words(query)
+    depth, bracket = 0, None
+    for index, (position, text) in enumerate(words[1:], start=1):
+        upper = text.upper()
+        if upper[:1] in ("(", ")"):  # DuckDB's tokenizer may join brackets into one operator
+            bracket = position if bracket is None and not depth else bracket
+            depth += upper.count("(") - upper.count(")")
+        elif depth:
+            continue
+        elif kind is duckdb.StatementType.PREPARE and upper == "AS" and index >= 2:
+            return query[position + len(text) :]
+        elif kind is duckdb.StatementType.EXPLAIN and upper not in ("ANALYZE", "ANALYSE"):
+            return query[position:]
+    # `EXPLAIN ANALYZE (SELECT ...)`: the bracket held the statement, not options
+    return query[bracket:] if kind is duckdb.StatementType.EXPLAIN and bracket is not None else None
+
+
+def _prepared_text(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
+    """The statement an `EXECUTE name [(values)]` runs, as DuckDB keeps it; None when there is none.
+    DuckDB matches prepared names without regard to case, quoted or not."""
+    words = _words(query)
+    if len(words) < 2:
+        return None
+    name = words[1][1]
+    if name.startswith('"') and name.endswith('"') and len(name) >= 2:
+        name = name[1:-1].replace('""', '"')
+    found = con.execute(
+        "SELECT statement FROM duckdb_prepared_statements() WHERE lower(name) = lower($name)",
+        {"name": name},
+    ).fetchall()
+    return "; ".join(text for (text,) in found) if found else None
 
 
 @contextmanager

@@ -11,6 +11,7 @@ folder from the external-access switch, and its cap counts only its own spill).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import select
@@ -125,3 +126,67 @@ def test_sql_copy_into_the_spill_folder_is_refused(published: Settings) -> None:
         assert list(Path(spill).iterdir()) == [], "a statement wrote into the spill folder"
         answer = box.rows("SELECT count(*) FROM offers", timeout_s=10)
         assert next(answer.batches) == [(5,)]  # the sandbox still answers
+
+
+# Every way DuckDB 2.0 lets one statement run another, aimed at the spill folder. `{spill}` is the
+# sandbox's temp folder, the one place its external-access switch lets a COPY write.
+BIG = "(SELECT repeat('x', 100) AS x FROM range(300000))"
+RUNS_A_WRITE = {
+    "prepare then execute": f"PREPARE p AS COPY {BIG} TO '{{spill}}/big.csv'; EXECUTE p",
+    "prepare, quoted and commented": f"PREPARE /* AS */ \"p AS\" AS COPY {BIG} TO '{{spill}}/big.csv'",
+    "explain analyze": f"EXPLAIN ANALYZE COPY {BIG} TO '{{spill}}/big.csv'",
+    "explain analyze with options": f"EXPLAIN (ANALYZE, FORMAT json) COPY {BIG} TO '{{spill}}/big.csv'",
+}
+# Ways that take no COPY at all: DuckDB refuses them itself, or they only read.
+CANNOT_WRITE = {
+    "query()": f"SELECT * FROM query('COPY {BIG.replace(chr(39), chr(39) * 2)} TO ''{{spill}}/big.csv''')",
+    "table macro": f"CREATE TEMP MACRO m() AS TABLE COPY {BIG} TO '{{spill}}/big.csv'",
+    "logging to a file": "CALL enable_logging(storage = 'file', storage_path = '{spill}/logs')",
+    "profiling to a file": "PRAGMA profiling_output = '{spill}/profile.json'",
+    "checkpoint": "CALL force_checkpoint()",
+    "copy from database": "COPY FROM DATABASE warehouse TO temp",
+}
+
+
+@pytest.mark.parametrize("statement", RUNS_A_WRITE.values(), ids=RUNS_A_WRITE.keys())
+def test_sql_refuses_a_statement_that_runs_a_copy(published: Settings, statement: str) -> None:
+    with sandbox.sandbox(published.warehouse, memory_limit="40MB") as box:
+        ((spill,),) = next(box.rows("SELECT current_setting('temp_directory')", timeout_s=10).batches)
+        with pytest.raises(sandbox.SqlRefused, match=r"gpuplan sql is read-only: COPY writes files"):
+            box.rows(statement.format(spill=spill), timeout_s=60)
+        assert list(Path(spill).iterdir()) == [], "a statement wrote into the spill folder"
+        assert next(box.rows("SELECT count(*) FROM offers", timeout_s=10).batches) == [(5,)]
+
+
+@pytest.mark.parametrize("statement", CANNOT_WRITE.values(), ids=CANNOT_WRITE.keys())
+def test_sql_ways_that_take_no_copy_write_nothing(published: Settings, statement: str) -> None:
+    with sandbox.sandbox(published.warehouse, memory_limit="40MB") as box:
+        ((spill,),) = next(box.rows("SELECT current_setting('temp_directory')", timeout_s=10).batches)
+        with contextlib.suppress(sandbox.SqlError):  # DuckDB refuses most; a checkpoint is a no-op
+            list(box.rows(statement.format(spill=spill), timeout_s=60).batches)
+        assert list(Path(spill).iterdir()) == [], "a statement wrote into the spill folder"
+
+
+def test_sql_judges_a_prepared_statement_by_what_it_runs_at_execute(published: Settings) -> None:
+    with sandbox.sandbox(published.warehouse, memory_limit="40MB") as box:
+        ((spill,),) = next(box.rows("SELECT current_setting('temp_directory')", timeout_s=10).batches)
+        # prepared behind the sandbox's back: EXECUTE must not trust that PREPARE was judged
+        box.con.execute(f"PREPARE w AS COPY {BIG} TO '{spill}/big.csv'")
+        for execute in ("EXECUTE w", 'EXECUTE "W"', "EXPLAIN ANALYZE EXECUTE w"):
+            with pytest.raises(sandbox.SqlRefused, match=r"COPY writes files \(in EXECUTE\)"):
+                box.rows(execute, timeout_s=60)
+        assert list(Path(spill).iterdir()) == []
+        # a prepared SELECT still runs, in one query with its PREPARE, and EXPLAIN ANALYZE of one too
+        answer = box.rows("PREPARE n AS SELECT count(*) FROM offers; EXECUTE n", timeout_s=10)
+        assert next(answer.batches) == [(5,)]
+        assert list(box.rows("EXPLAIN ANALYZE EXECUTE n", timeout_s=10).batches)
+
+
+def test_gpuplan_sql_refuses_prepare_copy_in_one_line(published: Settings) -> None:
+    statement = "PREPARE p AS COPY (SELECT 1) TO 'stolen.csv'; EXECUTE p"
+    result = CliRunner().invoke(app, ["--warehouse", str(published.warehouse), "sql", statement])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "error: gpuplan sql is read-only: COPY writes files (in PREPARE), refused in read-only mode "
+        "(into the spill folder too); to keep an answer, use --format csv > FILE\n"
+    )
