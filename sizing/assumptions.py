@@ -117,7 +117,8 @@ def describe(sizing: Sizing, layout: Layout = DATA_PARALLEL, gpu: catalog.GpuSpe
             + f"; collectives at {throughput.COLLECTIVE_EFFICIENCY:.0%} of link bandwidth, overlapped "
             "with compute (pipeline hand-offs are not; tensor-parallel ones "
             + ("hidden behind the GEMMs where they fit" if s.overlaps_tp_comm else "are not")
-            + f"); {s.internode_gb_per_s:.0f} GB/s per GPU between nodes"
+            + f"); {s.internode_gb_per_s * 8:g} Gb/s ({s.internode_gb_per_s:g} GB/s) per GPU between nodes, "
+            "one direction (the fabric's; 400 when none is named, docs/sizing.md)"
         )
         lines.append(
             "MFU counts model FLOPs: 6N-style per token plus the attention products at half the s x s "
@@ -142,6 +143,7 @@ def _layout_line(sizing: Sizing, layout: Layout) -> str:
     if s.profile.model_parallel:
         return (
             "layout: data parallel; where no ZeRO stage fits, the planner tries TP inside a node, then PP "
-            "across nodes (the first layout that fits, least model parallelism first)"
+            "across nodes (the first layout that fits, least model parallelism first); across nodes, the "
+            "fastest layout that fits at the fabric's bandwidth"
         )
     return f"layout: data parallel ({s.profile.name} runs no tensor or pipeline parallelism)"

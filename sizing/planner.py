@@ -15,11 +15,11 @@ fits, least model parallelism first, TP inside a node before PP across nodes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from sizing import activations, memory, methods, throughput
+from sizing import activations, fabric, memory, methods, throughput
 from sizing.activations import ActivationPlan, Activations, LayerCosts
 from sizing.catalog import GpuSpec, find_gpu, load_gpus
 from sizing.memory import Breakdown
@@ -239,6 +239,8 @@ class Sizing:
         """The row for `gpu` at `gpu_count`. A fixed layout this GPU cannot run (TP wider than
         its node) gives its memory, fits=False and no throughput."""
         option, fits = self.choose(gpu, gpu_count)
+        if fits and option is not None and gpu_count > gpu.gpus_per_node:
+            option = fabric.fastest_option(self._fitting_options(gpu, gpu_count), self._rate(gpu, gpu_count))
         if option is not None:
             tokens, mfu = self.clock.tokens_per_second(gpu, gpu_count, option.stage, option.layout)
         else:
@@ -266,6 +268,20 @@ class Sizing:
             tp=option.layout.tp,
             pp=option.layout.pp,
         )
+
+    def _fitting_options(self, gpu: GpuSpec, gpu_count: int) -> list[Option]:
+        """Every option that fits this GPU at this count: the data-parallel stages (or the fixed
+        layout) and, where the model may be split, each model-parallel layout's stages."""
+        usable = gpu.usable_memory_gb
+        layouts = self._layouts(gpu.gpus_per_node, gpu_count)
+        options = [option for layout in layouts for option in self.options(gpu_count, layout)]
+        if self._may_split_model and gpu_count > 1:
+            for layout in candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node):
+                options += self.options(gpu_count, layout)
+        return [option for option in options if option.total <= usable]
+
+    def _rate(self, gpu: GpuSpec, gpu_count: int) -> Callable[[Option], float]:
+        return lambda option: self.clock.tokens_per_second(gpu, gpu_count, option.stage, option.layout)[0]
 
     def cpu_memory_gb(self) -> float:
         s = self.setup

@@ -15,6 +15,7 @@ from gpuplan import display
 from sizing import article, assumptions, frameworks, gpu_names, planner
 from sizing import setup as setup_vocabulary
 from sizing.catalog import find_gpu
+from sizing.fabric import DEFAULT_INTERNODE_GBPS_PER_GPU, MAX_INTERNODE_GBPS
 from sizing.parallel import DATA_PARALLEL
 from sizing.planner import Estimate, Requirement
 from sizing.setup import DEFAULT, MAX_COUNT, MAX_SEQ_LEN, TrainingSetup
@@ -109,6 +110,7 @@ def _settings_json(setup: TrainingSetup) -> dict[str, Any]:
         "mfu": setup.mfu,
         "stack_efficiency": setup.efficiency,
         "state_accounting": setup.sharded_accounting,
+        "internode_gbps_per_gpu": setup.internode_gb_per_s * 8,
     }
 
 
@@ -301,6 +303,16 @@ def size(
         Accounting | None,
         typer.Option("--accounting", help="Model-state convention (default: the framework's)."),
     ] = None,
+    internode_gbps: Annotated[
+        float,
+        typer.Option(
+            "--internode-gbps",
+            min=1,
+            max=MAX_INTERNODE_GBPS,
+            help="Gb/s per GPU between nodes, one direction: the fabric's "
+            f"(default {DEFAULT_INTERNODE_GBPS_PER_GPU:g}, NDR InfiniBand or EFA on p5; README 'Clusters').",
+        ),
+    ] = DEFAULT_INTERNODE_GBPS_PER_GPU,
     vs_article: Annotated[
         bool, typer.Option("--vs-article", help="Show the seed article's rule beside this estimate.")
     ] = False,
@@ -330,6 +342,7 @@ def size(
             sequence_parallel=sequence_parallel,
             mfu=mfu,
             state_accounting=_value(accounting),
+            internode_gb_per_s=internode_gbps / 8,
         )
         gpu_note = None
         if gpu is not None:  # names as people write them: "H100", "A100-80GB", "4090", "910B"
