@@ -9,7 +9,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from gpuplan.commands import size
 from sizing import fabric
 from sizing.catalog import find_gpu
 from sizing.planner import prepare
@@ -24,18 +23,6 @@ OPTIMIZER_BYTES = 12 * PARAMS
 H100_MEMORY_BYTES_PER_S = 3_350e9  # H100 SXM HBM3 (sizing/data/gpus.csv)
 NCCL_EFFICIENCY = 0.8  # nccl-tests at about 80% of the link (sizing.collectives)
 GRAD_ACCUM, SEQUENCE = 8, 2048  # LLaMA-Factory's example configs (sizing.setup)
-
-
-@pytest.fixture(scope="module")
-def app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """Only the size command, as gpuplan.cli registers it."""
-
-    size.register(app)
-    return app
 
 
 def sized(app: typer.Typer, *args: str) -> dict:

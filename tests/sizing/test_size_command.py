@@ -8,22 +8,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from gpuplan.commands import size
-
 BREAKDOWN_KEYS = {"weights", "gradients", "optimizer", "sharding_buffers", "activations", "overhead"}
 PLAN_KEYS = {"gpu", "gpu_count", "per_gpu_memory_gb", "tokens_per_second"}
-
-
-@pytest.fixture(scope="module")
-def app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """Only the size command, as gpuplan.cli registers it."""
-
-    size.register(app)
-    return app
 
 
 def run(app: typer.Typer, *args: str) -> typer.testing.Result:
