@@ -276,6 +276,8 @@ class Settings:
     # GPUPLAN_STALE_HOURS: a platform whose crawl failed keeps its last good crawl in the plans while
     # that crawl is at most this many hours older than the failed one (0: never carried)
     stale_hours: float = 48.0
+    # GPUPLAN_OFFLINE: the code location's runs (the schedule's included) replay the bundled snapshots
+    offline: bool = False
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -321,6 +323,7 @@ class Settings:
             default_tokens=read.number("GPUPLAN_DEFAULT_TOKENS", 1e9, 0, 1e15, above_low=True),
             # Two daily runs by default; a month at most: older prices are history, not an offer.
             stale_hours=read.number("GPUPLAN_STALE_HOURS", 48.0, 0, 720),
+            offline=read.flag("GPUPLAN_OFFLINE", False),
         )
         if read.problems:
             raise SettingsError("; ".join(read.problems))

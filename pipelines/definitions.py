@@ -86,4 +86,5 @@ def build_defs(
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build_defs(Settings.from_env())
+    settings = Settings.from_env()
+    return build_defs(settings, offline=settings.offline)

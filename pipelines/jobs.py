@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import dagster as dg
 
+# Every job writes the warehouse, which allows one writing process: the team deployment's run queue
+# (deploy/dagster.yaml, tag_concurrency_limits) starts one run with this tag at a time.
+WRITES_WAREHOUSE = {"gpuplan/writes": "warehouse"}
+
 daily_refresh = dg.define_asset_job(
     name="daily_refresh",
     selection=dg.AssetSelection.all(),
+    tags=WRITES_WAREHOUSE,
     description="Crawl every platform, load the warehouse, and compute the day's plans and changes.",
 )
 
@@ -21,6 +26,7 @@ backfill_plans = dg.define_asset_job(
     name="backfill_plans",
     selection=(dg.AssetSelection.assets("gpus", "offers") | dg.AssetSelection.groups("plans"))
     - dg.AssetSelection.checks(dg.AssetCheckKey(dg.AssetKey("offers"), "fresh")),
+    tags=WRITES_WAREHOUSE,
     description=(
         "Plans and plan changes for past days from what the warehouse holds (crawl folders, imported "
         "history): launch a backfill of a date range from this job's Partitions tab. The range runs as "
