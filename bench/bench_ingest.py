@@ -277,8 +277,8 @@ BASELINE_INSERT = (
     "$gpu_model, NULL, $gpu_memory_gb, $gpu_count, $price_amount, $price_currency, $price_per, "
     "$billing_period, 1, $pricing_type, $hourly, $usd, $cny, $fx_date, 'ECB', $available_gpus, "
     "$source_url, $observed_at, $observed_date, $extra, $observed_date, "
-    # gpu_frac, machine_id, gpu_ids, catalog, catalog_date: the bench feed's items carry none of them
-    "NULL, NULL, NULL, NULL, NULL)"
+    # gpu_frac, machine_id, gpu_ids, catalog, catalog_date, pool_id: the bench feed's items carry none
+    "NULL, NULL, NULL, NULL, NULL, NULL)"
 )
 
 

@@ -45,6 +45,10 @@ class OfferItem:
     stock never counts as cards); `machine_id` the physical machine (offers sharing it share its
     GPUs) and `gpu_ids` which of its GPUs the offer rents (Vast's `machine_id`, `gpu_ids`); the
     warehouse counts each machine's free GPUs once (docs in README, "How stock is counted").
+    `pool_id` names a shared stock count the offer is one listing of: offers that are sizes, tiers
+    or regions drawn off one count the platform reports (RunPod's 1x/2x/4x/8x pods of one GPU type
+    and cloud, each "in stock" meaning at least one pod of its size) share it, and the warehouse
+    counts the pool once, by its largest listing.
     `catalog` names a hosted catalog the offer came from (e.g. "skypilot-catalog/v8"; None for
     the platform's own API or page), `catalog_date` its file's date (YYYY-MM-DD) when known.
     """
@@ -74,3 +78,4 @@ class OfferItem:
     gpu_ids: list[int] | None = None  # which of the machine's GPUs, when the platform says
     catalog: str | None = None  # hosted catalog the offer came from; None = the platform itself
     catalog_date: str | None = None  # ISO date (YYYY-MM-DD) of that catalog file, when known
+    pool_id: str | None = None  # the shared stock count the offer is one listing of, when it is

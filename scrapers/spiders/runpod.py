@@ -20,7 +20,10 @@ slices of an RTX PRO 6000 (real `maxGpuCount` 32, 2026-08). Prices are USD per G
 
 Stock (qualitative; our mapping): "High" / "Medium" / "Low" (REST: HIGH, MEDIUM, LOW) means at
 least one pod of that size can start, so `available_gpus` = the pod size (a lower bound); null
-(REST: NONE) means none now -> 0; a missing field or another word -> unknown (None).
+(REST: NONE) means none now -> 0; a missing field or another word -> unknown (None). The sizes are
+one stock, the GPU type's in that cloud, asked at several sizes: every pod size of a type and cloud
+has one `pool_id` (`<type id>/<cloud>`), and the warehouse counts the pool once, by its largest
+size in stock (8 RTX 4090 free in secure cloud when the 1x, 2x, 4x and 8x pods can all start, not 15).
 
 Spot: RunPod removed spot pods on 2026-05-06 (runpod/docs commit 4c8ada0c "Remove spot pod and
 interruptible pod documentation"). Since then `minimumBidPrice` is null and the `*SpotPrice`
@@ -164,6 +167,7 @@ class RunpodSpider(PlatformSpider):
             on_demand,
             bid,
             offer_id=f"{row['id']}/{cloud}/{gpu_count}x",
+            pool_id=f"{row['id']}/{cloud}",
             gpu_name_raw=raw_name,
             gpu_count=gpu_count,
             available_gpus=_stock(lowest, gpu_count),
@@ -241,6 +245,7 @@ class RunpodSpider(PlatformSpider):
                 [str(entry["id"]), str(entry.get("name") or "")], parsing.number(entry.get("memory"))
             ),
             offer_id=f"{entry['id']}/{cloud}/{gpu_count}x",
+            pool_id=f"{entry['id']}/{cloud}",
             gpu_name_raw=str(entry["id"]),
             gpu_count=gpu_count,
             price_amount=price,

@@ -1,5 +1,5 @@
 """The offer item contract's hardware and catalog fields (scrapers.items.OfferItem: gpu_frac,
-machine_id, gpu_ids, catalog, catalog_date; billing by the year), loaded from SYNTHETIC crawls."""
+machine_id, gpu_ids, catalog, catalog_date, pool_id; billing by the year), loaded from SYNTHETIC crawls."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from warehouse.loading import load_crawl
 
 def _stored(con: duckdb.DuckDBPyConnection) -> dict[str, tuple]:
     rows = con.execute(
-        "SELECT offer_id, gpu_frac, machine_id, gpu_ids, catalog, catalog_date, price_usd_per_gpu_hour "
-        "FROM offers"
+        "SELECT offer_id, gpu_frac, machine_id, gpu_ids, catalog, catalog_date, pool_id, "
+        "price_usd_per_gpu_hour FROM offers"
     ).fetchall()
     return {row[0]: row[1:] for row in rows}
 
@@ -30,15 +30,17 @@ def test_the_hardware_and_catalog_fields_are_stored_as_the_platform_said(
             synthetic_offer(2, gpu_frac=0.25, gpu_name_raw="A100 1/4", price_amount=0.6),
             synthetic_offer(3, catalog="skypilot-catalog/v8", catalog_date="2026-09-30", available_gpus=None),
             synthetic_offer(4),  # says none of them
+            synthetic_offer(5, pool_id="H100/secure", gpu_count=2),
         ]
     )
     result = load_crawl(writer_con, summary)
-    assert (result.status, result.offers_loaded) == ("ok", 4)
+    assert (result.status, result.offers_loaded) == ("ok", 5)
     stored = _stored(writer_con)
     assert stored["synthetic-1"][:5] == (None, "m-41", [0, 1, 2, 3], None, None)
     assert stored["synthetic-2"][:2] == (0.25, None)
     assert stored["synthetic-3"][3:5] == ("skypilot-catalog/v8", dt.date(2026, 9, 30))
-    assert stored["synthetic-4"][:5] == (None, None, None, None, None)
+    assert stored["synthetic-4"][:6] == (None, None, None, None, None, None)
+    assert stored["synthetic-5"][:6] == (None, None, None, None, None, "H100/secure")
 
 
 @pytest.mark.parametrize(
@@ -76,6 +78,6 @@ def test_a_year_is_8760_hours_and_a_reserved_term(
         ]
     )
     assert load_crawl(writer_con, summary).offers_loaded == 1
-    assert _stored(writer_con)["synthetic-1"][5] == pytest.approx(2.0)
+    assert _stored(writer_con)["synthetic-1"][6] == pytest.approx(2.0)
     ((hours,),) = writer_con.execute("SELECT billed_hours(100, 'year', 3)").fetchall()
     assert hours == 3 * 8760

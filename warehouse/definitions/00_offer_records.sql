@@ -21,7 +21,7 @@ SELECT
         item.price_currency, item.price_per, item.billing_period, item.min_term_periods,
         item.pricing_type, item.available_gpus, item.source_url, item.observed_at,
         CAST(item.extra AS VARCHAR), item.gpu_frac, item.machine_id, CAST(item.gpu_ids AS VARCHAR),
-        item.catalog, item.catalog_date
+        item.catalog, item.catalog_date, item.pool_id
     ) IS NULL AS unparsed
 FROM read_json(
     feed,
@@ -35,7 +35,7 @@ FROM read_json(
         'min_term_periods': 'VARCHAR', 'pricing_type': 'VARCHAR', 'available_gpus': 'VARCHAR',
         'source_url': 'VARCHAR', 'observed_at': 'VARCHAR', 'extra': 'JSON',
         'gpu_frac': 'VARCHAR', 'machine_id': 'VARCHAR', 'gpu_ids': 'JSON', 'catalog': 'VARCHAR',
-        'catalog_date': 'VARCHAR'
+        'catalog_date': 'VARCHAR', 'pool_id': 'VARCHAR'
     }
 ) AS item;
 
@@ -81,7 +81,8 @@ WITH typed AS (
         -- a JSON array of whole numbers; anything else stays NULL, for its reason
         CASE WHEN json_type(item.gpu_ids) = 'ARRAY' THEN TRY_CAST(item.gpu_ids AS BIGINT[]) END AS gpu_ids,
         nullif(item.catalog, '') AS catalog,
-        TRY_CAST(item.catalog_date AS DATE) AS catalog_date
+        TRY_CAST(item.catalog_date AS DATE) AS catalog_date,
+        nullif(item.pool_id, '') AS pool_id
     FROM query_table(records)
 ),
 checked AS (
@@ -179,6 +180,7 @@ SELECT
     TRY_CAST(gpu_ids AS INTEGER[]) AS gpu_ids,
     catalog,
     catalog_date,
+    pool_id,
     reason,
     unparsed,
     -- json_merge_patch onto {} drops the fields the record did not have (null)

@@ -1,8 +1,10 @@
 -- For people (`gpuplan sql`): per day (observed_date, UTC) and canonical GPU model, the lowest and
 -- median price per GPU-hour in USD and CNY, how many offers, how many GPUs are free, and on how many
 -- platforms. An offer seen several times in a day (re-runs) counts once, with its last observation
--- of the day. gpus_available counts each machine's free GPUs once (free_gpus, 00_free_gpus.sql: a
--- machine listed whole and in slices, or on demand and at a spot bid, is one machine), over the
+-- of the day (of two at the same instant, the later crawl_id's: the figures never depend on load
+-- order). gpus_available counts each unit of stock once (free_gpus, 00_free_gpus.sql: a machine
+-- listed whole and in slices, or on demand and at a spot bid, is one machine; a platform's pod sizes
+-- of one stock count are one pool), over the
 -- offers that state their stock (unknown is not zero: NULL when no offer that day says);
 -- offers_with_stock says how many offers did.
 -- Offers of every pricing type count (on-demand, spot, plans), placeholders under the price floor
@@ -18,11 +20,12 @@ WITH daily_offers AS (
         platform,
         offer_id,
         pricing_type,
-        arg_max(price_usd_per_gpu_hour, observed_at) AS price_usd_per_gpu_hour,
-        arg_max(price_cny_per_gpu_hour, observed_at) AS price_cny_per_gpu_hour,
-        arg_max_null(available_gpus, observed_at) AS available_gpus,
-        arg_max_null(machine_id, observed_at) AS machine_id,
-        arg_max_null(gpu_ids, observed_at) AS gpu_ids,
+        arg_max(price_usd_per_gpu_hour, (observed_at, crawl_id)) AS price_usd_per_gpu_hour,
+        arg_max(price_cny_per_gpu_hour, (observed_at, crawl_id)) AS price_cny_per_gpu_hour,
+        arg_max_null(available_gpus, (observed_at, crawl_id)) AS available_gpus,
+        arg_max_null(machine_id, (observed_at, crawl_id)) AS machine_id,
+        arg_max_null(pool_id, (observed_at, crawl_id)) AS pool_id,
+        arg_max_null(gpu_ids, (observed_at, crawl_id)) AS gpu_ids,
         CAST(NULL AS DOUBLE) AS gpu_frac
     FROM offers
     WHERE gpu_model IS NOT NULL

@@ -3,11 +3,12 @@
 -- platforms whose run was 'ok' on both days count: a partial crawl says nothing about stock. Offers
 -- under the price floor are left out (a placeholder is no sign of stock). A model the platform
 -- stopped listing counts as 0 GPUs (platforms list what they rent out); a model with any offer
--- lacking a stock figure is unknown, not zero, and left out. GPUs count once per machine
--- (free_gpus: a machine listed whole and in slices, or on demand and at a spot bid, is one machine).
+-- lacking a stock figure is unknown, not zero, and left out. GPUs count once per unit of stock
+-- (free_gpus: a machine listed whole and in slices, or on demand and at a spot bid, is one machine;
+-- pod sizes of one stock count are one pool).
 WITH judged AS (
-    SELECT day, day AS scope, platform, gpu_model, offer_id, machine_id, gpu_ids, gpu_frac, available_gpus,
-           run_status
+    SELECT day, day AS scope, platform, gpu_model, offer_id, machine_id, pool_id, gpu_ids, gpu_frac,
+           available_gpus, run_status
     FROM judged_offers(CAST($previous_day AS DATE), CAST($day AS DATE))
     WHERE NOT below_price_floor AND day IN ($previous_day, $day)
 ),

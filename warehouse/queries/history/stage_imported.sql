@@ -36,7 +36,8 @@ WITH import_text AS (
             machine_id := json_extract_string(o.item_json, '$.machine_id'),
             gpu_ids := json_extract(o.item_json, '$.gpu_ids'),
             catalog := json_extract_string(o.item_json, '$.catalog'),
-            catalog_date := json_extract_string(o.item_json, '$.catalog_date')
+            catalog_date := json_extract_string(o.item_json, '$.catalog_date'),
+            pool_id := json_extract_string(o.item_json, '$.pool_id')
         ) AS item
     FROM import_offers AS o
     JOIN import_runs AS r USING (crawl_id)

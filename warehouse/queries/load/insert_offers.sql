@@ -26,13 +26,13 @@ INSERT INTO offers (
     gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
     min_term_periods, pricing_type, hourly_rentable, price_usd_per_gpu_hour,
     price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
-    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date
+    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date, pool_id
 )
 SELECT
     crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
     gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
     min_term_periods, pricing_type, billing_period = 'hour', price_usd_per_gpu_hour,
     price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
-    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date
+    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date, pool_id
 FROM load_priced
 WHERE reason IS NULL

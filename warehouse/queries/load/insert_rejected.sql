@@ -10,7 +10,7 @@ SELECT
         platform, offer_id, region, gpu_name_raw, gpu_model, gpu_form, gpu_memory_gb, gpu_count,
         price_amount, price_currency, price_per, billing_period, min_term_periods, pricing_type,
         available_gpus, source_url, observed_at, extra, gpu_frac, machine_id, gpu_ids, catalog,
-        catalog_date
+        catalog_date, pool_id
     )))),
     reason,
     $rejected_at

@@ -14,7 +14,7 @@ WITH lines AS (
         "min_term_periods": "VARCHAR", "pricing_type": "VARCHAR", "available_gpus": "VARCHAR",
         "source_url": "VARCHAR", "observed_at": "VARCHAR", "extra": "JSON",
         "gpu_frac": "VARCHAR", "machine_id": "VARCHAR", "gpu_ids": "JSON", "catalog": "VARCHAR",
-        "catalog_date": "VARCHAR"
+        "catalog_date": "VARCHAR", "pool_id": "VARCHAR"
     }')) AS item
     FROM read_csv(
         $feed,
@@ -45,5 +45,5 @@ WHERE item IS NULL
         item.price_currency, item.price_per, item.billing_period, item.min_term_periods,
         item.pricing_type, item.available_gpus, item.source_url, item.observed_at,
         CAST(item.extra AS VARCHAR), item.gpu_frac, item.machine_id, CAST(item.gpu_ids AS VARCHAR),
-        item.catalog, item.catalog_date
+        item.catalog, item.catalog_date, item.pool_id
     ) IS NULL
