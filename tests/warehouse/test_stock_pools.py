@@ -121,3 +121,33 @@ def test_every_figure_is_the_same_whatever_order_the_offers_were_loaded_in(
     _load_day(reversed_con, write_reversed, DAY, _fixture_offers("")[::-1])
     _load_day(reversed_con, write_reversed, BEFORE, _fixture_offers("previous")[::-1])
     assert _figures(reversed_con) == _figures(runpod_days)
+
+
+def test_a_lium_node_offered_at_several_counts_counts_its_free_gpus_once(
+    writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
+) -> None:
+    """Lium's fixture day (scrapers/fixtures/lium: the public nodes feed as gpuhunt records it): the
+    H200 node of 8 with 5 free is offered at 1 to 5 GPUs (one machine_id), beside a 1-GPU H200 node.
+    The B200 node with 3 free and a minimum order of 4 cannot be rented: 0."""
+    offers = [
+        json.loads(line)
+        for line in (fixture_dir("lium") / "expected.jsonl").read_text("utf-8").splitlines()
+        if line.strip()
+    ]
+    h200 = [o["available_gpus"] for o in offers if o["gpu_model"] == "H200 SXM 141GB"]
+    assert sum(h200) == 5 * 5 + 1, "the trap: each of the node's five offers says its 5 free GPUs"
+    summary = write_crawl(
+        offers,
+        name="lium",
+        platform="lium",
+        started_at="2026-11-30T06:00:00Z",
+        finished_at="2026-11-30T06:00:00Z",
+    )
+    assert load_crawl(writer_con, summary).status == "ok"
+    daily = dict(
+        writer_con.execute(
+            "SELECT gpu_model, gpus_available FROM price_history_daily WHERE observed_date = $day",
+            {"day": DAY},
+        ).fetchall()
+    )
+    assert (daily["H200 SXM 141GB"], daily["B200 180GB"]) == (5 + 1, 1 + 8 + 0)
