@@ -13,6 +13,15 @@ per location, none when empty), `gpu_type` ("NVIDIA_A100", "AMD_MI300X": the car
   toolshedlabs-hash/gpu-price-feed `providers/vultr.py` @ aad9b32 reads it), else VRAM over the
   card's memory (gpuhunt: `gpu_vram_gb // memory`, 80 GB for Vultr's A100). A slice is kept with
   `gpu_frac` (the warehouse never plans it as a card), `gpu_count` 1.
+- Dedicated GPU (`type` "vdm", `disk_type` DEDICATEDMETAL: a whole card passed through, ids
+  "vcg-..." as Cloud GPU's) says nothing of its GPUs: no `gpu_type`, `gpu_count` or `gpu_vram_gb`
+  (dstackai/gpuhunt `src/tests/providers/test_vultr.py` @ 3b389574a62dd0036b41169921beaba81f7dd369,
+  `vdm_gpu_plan`: "a GPU plan whose type differs from its ID prefix, and which has none of the
+  gpu_type/gpu_count/gpu_vram_gb fields"). Its card, count and memory come from the plan id, by
+  `VDM_CARDS`, gpuhunt's `VDM_GPU_DETAILS` (`src/gpuhunt/providers/vultr.py` @ the same commit).
+  A vdm plan not in that table is still a GPU plan: offered as an unknown GPU (`gpu_model` None,
+  one unit, the plan id as its raw name, `extra.vdm_plan_unknown`), so the crawl's unknown GPUs
+  name it, never dropped as a CPU plan.
 - Bare metal: `gpu_vram_gb` is the machine's total (640 on 8 x H100), except the GH200 plan's,
   which is its Grace memory (480 = `ram`); the GPU count is the id's ("vbm-112c-2048gb-8-h100-gpu":
   8; none written: 1). `hourly_cost_preemptible` is the spot price; `deploy_ondemand` /
@@ -48,6 +57,23 @@ CARD_MEMORY_GB = {"A100": 80.0}
 # board (SXM5; the API writes only NVIDIA_H100: assumed).
 METAL_CARDS = {"vbm-72c-480gb-gh200-gpu": ("GH200", 96.0), "vbm-112c-2048gb-8-h100-gpu": ("H100 SXM", 80.0)}
 METAL_GPU_COUNT = re.compile(r"-(\d+)-[a-z0-9]+-gpu$")
+# Dedicated GPU ("vdm") plans: plan id -> (GPUs, card, GB per GPU), gpuhunt's VDM_GPU_DETAILS
+# (src/gpuhunt/providers/vultr.py @ 3b389574a62dd0036b41169921beaba81f7dd369) as it writes them; the
+# MI325X's 256 GB is "Vultr's documented 8 x 256 GB MI325X configuration" there (its id says 1536
+# in all: not verified). A100 and H100 stay form-less as gpuhunt writes them (unknown to the catalog).
+VDM_CARDS: dict[str, tuple[int, str, float]] = {
+    "vcg-a16-6c-64g-16vram": (1, "A16", 16.0),
+    "vcg-a16-96c-960g-256vram": (16, "A16", 16.0),
+    "vcg-a16-96c-878g-256vram": (16, "A16", 16.0),
+    "vcg-a40-24c-120g-48vram": (1, "A40", 48.0),
+    "vcg-a40-96c-480g-192vram": (4, "A40", 48.0),
+    "vcg-a100-12c-120g-80vram": (1, "A100", 80.0),
+    "vcg-a100-96c-960g-640vram": (8, "A100", 80.0),
+    "vcg-h100-216c-1914gb-640vram": (8, "H100", 80.0),
+    "vcg-b200-248c-2826g-1536vram": (8, "B200", 192.0),
+    "vcg-mi355x-252c-2872g-2304vram": (8, "MI355X", 288.0),
+    "vcg-mi325x-252c-2872g-1536vram": (8, "MI325X", 256.0),
+}
 
 
 def card_of(gpu_type: str) -> str:
@@ -86,9 +112,16 @@ class VultrSpider(PlatformSpider):
     def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem]:
         gpu_type = str(row.get("gpu_type") or "")
         metal = "/plans-metal" in self.source_url(response)
-        if not gpu_type or (not metal and row.get("type") != "vcg"):
+        extra: dict[str, Any] = {}
+        if not metal and row.get("type") == "vdm":
+            gpu, count, frac = vdm_gpus(str(row["id"]))
+            gpu_type = str(row["id"])  # the plan says nothing of its card: the id is all there is
+            if gpu.gpu_memory_gb is None:
+                extra = {"vdm_plan_unknown": "a dedicated GPU plan not in the plan table (VDM_CARDS)"}
+        elif not gpu_type or (not metal and row.get("type") != "vcg"):
             return  # a CPU plan
-        gpu, count, frac = self.metal_gpus(row, gpu_type) if metal else self.cloud_gpus(row, gpu_type)
+        else:
+            gpu, count, frac = self.metal_gpus(row, gpu_type) if metal else self.cloud_gpus(row, gpu_type)
         on_demand = row.get("deploy_ondemand") is not False
         hourly = parsing.number(row["hourly_cost"])
         spot = None
@@ -98,7 +131,7 @@ class VultrSpider(PlatformSpider):
             )
         for location in row["locations"] if isinstance(row["locations"], list) else ():
             fields: dict[str, Any] = {"offer_id": f"{row['id']}/{location}", "region": str(location)}
-            fields.update(gpu_name_raw=gpu_type, gpu_count=count, gpu_frac=frac)
+            fields.update(gpu_name_raw=gpu_type, gpu_count=count, gpu_frac=frac, extra=dict(extra))
             if on_demand:
                 yield self.offer(response, gpu, price_amount=hourly, billing_period="hour",
                                  pricing_type="on_demand", **fields)  # fmt: skip
@@ -144,3 +177,12 @@ class VultrSpider(PlatformSpider):
                 f"{first}&{urlencode({'cursor': cursor})}", self.parse_rows, meta={"first_page": first}
             )
         ]
+
+
+def vdm_gpus(plan: str) -> tuple[GpuIdentity, int, None]:
+    """A dedicated GPU plan's card and GPU count, from `VDM_CARDS`; a plan not there: unknown, one unit."""
+    known = VDM_CARDS.get(plan)
+    if known is None:
+        return GpuIdentity(None, None, None), 1, None
+    count, card, memory_gb = known
+    return gpu_names.identify(card, memory_gb), count, None

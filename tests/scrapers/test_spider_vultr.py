@@ -78,3 +78,27 @@ def test_a_next_cursor_is_asked_for_the_next_page() -> None:
     outcome = drive("vultr", Snapshot(snapshot.folder, snapshot.meta, [*paged.exchanges, second]))
     assert url in [r.meta["source_url"] for r in outcome.requests]
     assert sorted(o.offer_id for o in outcome.offers) == sorted(o.offer_id for o in drive("vultr").offers)
+
+
+def test_a_dedicated_gpu_plan_is_its_card_from_the_plan_table() -> None:
+    """gpuhunt's recorded `vdm` plan: no gpu_type, gpu_count or gpu_vram_gb; the id says an A40."""
+    assert _offers("vcg-a40-24c-120g-48vram") == {
+        ("blr", "on_demand", "hour", 1.712),
+        ("blr", "monthly_plan", "month", 1250.0),
+    }
+    a40 = [o for o in drive("vultr").offers if o.offer_id == "vcg-a40-24c-120g-48vram/blr"]
+    assert {(o.gpu_model, o.gpu_count, o.gpu_memory_gb, o.gpu_frac, o.price_per) for o in a40} == {
+        ("A40 48GB", 1, 48.0, None, "instance")
+    }
+    assert _offers("vcg-mi325x-252c-2872g-1536vram") == set(), "no location: offered nowhere"
+
+
+def test_a_dedicated_gpu_plan_not_in_the_table_is_an_unknown_gpu_never_dropped() -> None:
+    outcome = drive("vultr")
+    unknown = [o for o in outcome.offers if o.offer_id == "vcg-a40-48c-240g-96vram/blr"]
+    assert {(o.gpu_model, o.gpu_name_raw, o.gpu_count, o.price_amount) for o in unknown} == {
+        (None, "vcg-a40-48c-240g-96vram", 1, 1.712),
+        (None, "vcg-a40-48c-240g-96vram", 1, 1250.0),
+    }
+    assert all("vdm_plan_unknown" in o.extra for o in unknown)
+    assert outcome.rejected == []
