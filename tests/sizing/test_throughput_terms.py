@@ -1,0 +1,232 @@
+"""sizing/throughput.py term by term: each test pins one term of a micro-batch or a step to a case
+computed by hand from its source, exactly (to rounding), so a term doubled, halved, dropped or
+allowed below zero fails. Rates and byte counts are round numbers chosen to give each term its
+own size in seconds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sizing import collectives, throughput
+from sizing.catalog import find_gpu, load_gpus
+from sizing.methods import StateBytes, UnitBytes
+from sizing.parallel import Layout
+from sizing.planner import prepare
+from sizing.setup import TrainingSetup
+
+H100 = find_gpu("H100 SXM 80GB")  # NVLink 4: 900 GB/s both ways, 8 a node, PCIe 5.0 to the host
+LLAMA_7B = prepare("llama-2-7b", "full")  # LLaMA-Factory: full checkpointing, seq 2048, batch 1
+WORK = LLAMA_7B.work
+RATES = throughput.GpuRates(gemm_flops_per_s=1e15, attention_flops_per_s=0.5e15, bytes_per_s=2e12)
+NVLINK_GB_PER_S = 900 / 2 * 0.8  # one direction at nccl-tests' 80%
+INTERNODE = 50.0
+
+
+# MAMF finder (stas00/ml-engineering compute/accelerator/README.md, 744d01e1): the measured BF16
+# matmul TFLOPS and the peak it was measured against.
+MAMF_TFLOPS = {
+    "A100": (271.2, 312),
+    "A800": (271.2, 312),  # A100 silicon
+    "H100": (794.5, 989),
+    "H800": (794.5, 989),  # H100 silicon
+    "H200": (794.5, 989),  # "H200 is the same"
+    "GH200": (828.6, 989),
+    "B200": (1745, 2250),
+    "B300": (1769, 2250),
+    "GB200": (1822, 2500),
+    "MI300X": (668.4, 1300),
+    "MI325X": (784.9, 1300),
+    "MI355X": (1565, 2500),
+    "Gaudi 2": (418.7, 432),
+    "Gaudi 3": (1243, 1677),
+}
+
+
+@pytest.mark.parametrize("family", MAMF_TFLOPS)
+def test_every_measured_cards_matmul_ceiling(family):
+    measured, peak = MAMF_TFLOPS[family]
+    for gpu in (gpu for gpu in load_gpus() if gpu.family == family):
+        rates = throughput.gpu_rates(gpu, 1.0, "flash2")
+        assert rates.gemm_flops_per_s / (gpu.bf16_dense_tflops * 1e12) == pytest.approx(measured / peak)
+
+
+def test_rates_at_the_stack_efficiency_and_sustained_bandwidth():
+    rates = throughput.gpu_rates(H100, 0.5, "flash2")
+    assert rates.gemm_flops_per_s == pytest.approx(794.5e12 * 0.5)
+    # FlashAttention-2 on H100: 0.40 of the ceiling (FlashAttention-3 paper, Fig. 5-6); cuDNN 0.62
+    assert rates.attention_flops_per_s == pytest.approx(794.5e12 * 0.40)
+    assert throughput.gpu_rates(H100, 0.5, "cudnn").attention_flops_per_s == pytest.approx(794.5e12 * 0.62)
+    assert rates.bytes_per_s == pytest.approx(3350e9 * 0.9)
+
+
+def _layout_work(layout: Layout, tp_bytes: float = 0.0, handoff_bytes: float = 0.0) -> throughput.LayoutWork:
+    # 1 s of GEMMs, 1 s of attention, 1 s of memory-bound work and 0.5 s of host launches
+    return throughput.LayoutWork(layout, 1e15, 0.5e15, 2e12, 0.5, tp_bytes, handoff_bytes, 1, 1.0)
+
+
+def test_host_launches_add_when_the_host_waits_and_overlap_otherwise():
+    lw = _layout_work(Layout())
+    assert throughput.microbatch_seconds(WORK, H100, RATES, lw, INTERNODE) == pytest.approx(3.5)
+    free = replace(WORK, host_syncs=False)
+    assert throughput.microbatch_seconds(free, H100, RATES, lw, INTERNODE) == pytest.approx(3.0)
+
+
+def test_tensor_parallel_bytes_at_tp_2():
+    # Megatron's f/g all-reduces: 4 a layer, 6 with full recompute, each ring all-reduce moving
+    # 2 (t - 1)/t of one layer's activation (batch x seq x hidden x 2 bytes) per GPU
+    message = 1 * 2048 * 4096 * 2
+    lw = throughput.layout_work(WORK, Layout(tp=2))
+    assert WORK.tp_collectives_per_layer == 6
+    assert lw.tp_bytes == pytest.approx(32 * 6 * 2 * (1 / 2) * message)
+    assert throughput.layout_work(WORK, Layout()).tp_bytes == 0.0
+
+
+def test_exposed_tensor_parallel_communication():
+    # 720 GB over NVLink's 360 GB/s: 2 s; not overlapped it all adds, overlapped only what the
+    # GEMMs' 1 s does not hide, and never less than nothing
+    lw = _layout_work(Layout(tp=2), tp_bytes=2 * NVLINK_GB_PER_S * 1e9)
+    plain = replace(WORK, tp_comm_overlap=False, host_syncs=False)
+    assert throughput.microbatch_seconds(plain, H100, RATES, lw, INTERNODE) == pytest.approx(3 + 2)
+    overlapped = replace(plain, tp_comm_overlap=True)
+    assert throughput.microbatch_seconds(overlapped, H100, RATES, lw, INTERNODE) == pytest.approx(3 + 1)
+    hidden = _layout_work(Layout(tp=2), tp_bytes=0.5 * NVLINK_GB_PER_S * 1e9)
+    assert throughput.microbatch_seconds(overlapped, H100, RATES, hidden, INTERNODE) == pytest.approx(3)
+
+
+def test_pipeline_handoffs_inside_a_node_and_across_nodes():
+    # One activation forward and one gradient backward a boundary: 2 x message (split over TP
+    # with sequence parallelism), per virtual stage
+    message = 1 * 2048 * 4096 * 2
+    assert throughput.layout_work(WORK, Layout(pp=2), virtual=3).handoff_bytes == 2 * 3 * message
+    sp = replace(WORK, sequence_parallel=True)
+    assert throughput.layout_work(sp, Layout(tp=2, pp=2)).handoff_bytes == 2 * message / 2
+    assert throughput.layout_work(WORK, Layout(tp=2)).handoff_bytes == 0.0
+    free = replace(WORK, host_syncs=False, tp_comm_overlap=True)
+    # inside a node at NVLink's one direction (360 GB/s): 1 s for 360 GB
+    inside = _layout_work(Layout(pp=2), handoff_bytes=NVLINK_GB_PER_S * 1e9)
+    assert throughput.microbatch_seconds(free, H100, RATES, inside, INTERNODE) == pytest.approx(3 + 1)
+    # TP8 x PP2 spans two nodes: the same bytes at the network's 50 GB/s x 0.8 (9 s)
+    across = _layout_work(Layout(tp=8, pp=2), handoff_bytes=NVLINK_GB_PER_S * 1e9)
+    seconds = throughput.microbatch_seconds(free, H100, RATES, across, INTERNODE)
+    assert seconds == pytest.approx(3 + NVLINK_GB_PER_S / (INTERNODE * 0.8))
+
+
+def test_a_split_layouts_share_of_the_micro_batch():
+    # TP2 x PP2 of 32 layers: the last stage's 16 layers and the LM head over 2 GPUs for GEMMs;
+    # its 16 layers over 2 for attention, element-wise bytes; host launches for 16 of 32 layers
+    spec, tokens = LLAMA_7B.spec, 2048
+    head = spec.vocab * spec.hidden
+    layers = spec.active_matmul_params_per_token - head
+    gemm_share = (layers / 2 + head) / spec.active_matmul_params_per_token / 2
+    lw = throughput.layout_work(WORK, Layout(tp=2, pp=2))
+    assert lw.gemm_flops == pytest.approx(tokens * WORK.gemm_flops_per_token * gemm_share)
+    assert lw.attention_flops == pytest.approx(tokens * WORK.attention_flops_per_token / 4)
+    assert lw.memory_bytes == pytest.approx(WORK.memory_bytes_per_microbatch / 4)
+    assert lw.host_seconds == pytest.approx(WORK.host_ops_per_microbatch * 10e-6 / 2)
+
+
+P = 1_000_000_000
+STATES = StateBytes(
+    weights=2 * P,
+    gradients=2 * P,
+    optimizer=12 * P,
+    fp32_gradient_bytes=4 * P,
+    params=P,
+    trainable_params=P,
+    layer=UnitBytes(0, 0),
+    embedding=UnitBytes(0, 0),
+    lm_head=UnitBytes(0, 0),
+    module=UnitBytes(0, 0),
+)
+STEP_WORK = replace(WORK, states=STATES, grad_accum=4, accounting="zero")
+
+
+def _step(gpu_count: int, stage: int, offload: str, microbatch: float) -> float:
+    lw = _layout_work(Layout())
+    return throughput._step_seconds(STEP_WORK, H100, gpu_count, stage, offload, INTERNODE, microbatch, lw)
+
+
+def test_the_optimizer_update_reads_gradients_and_reads_and_writes_the_states():
+    # one GPU: 4 micro-batches of 1 s, then 2 x 12 GB of states and 2 GB of gradients at 3.35 TB/s
+    assert _step(1, 0, "none", 1.0) == pytest.approx(4 + (2 * 12 + 2) / 3350)
+    # ZeRO-1 over 8 on one node: each GPU updates an eighth; the gradients' all-reduce per step
+    # (2 x 7/8 x 2 GB at 360 GB/s) hides behind the last micro-batch
+    assert _step(8, 1, "none", 1.0) == pytest.approx(4 + (2 * 12 + 2) / 8 / 3350)
+
+
+def test_collectives_the_micro_batches_cannot_hide():
+    # ZeRO-3 over 16 GPUs on two nodes: every micro-batch all-gathers the weights twice and
+    # reduce-scatters the gradients, 15/16 x (2 x 2 + 2) GB at the network's 40 GB/s
+    comm = 15 / 16 * 6 / 40
+    update = (2 * 12 + 2) / 16 / 3350
+    assert _step(16, 3, "none", 0.01) == pytest.approx(4 * comm + update)
+    assert _step(16, 3, "none", 1.0) == pytest.approx(4 * 1.0 + update)
+    # ZeRO-2: the reduce-scatter each micro-batch, the updated weights' all-gather (2 bytes a
+    # parameter) once, behind the last one
+    per_micro, per_step = 15 / 16 * 2 / 40, 15 / 16 * 2 / 40
+    assert _step(16, 2, "none", 0.01) == pytest.approx(4 * per_micro + per_step + update)
+
+
+def test_the_pipeline_bubble():
+    # 1F1B over 4 stages: (p - 1) more micro-batch slots; interleaved v = 2 halves them
+    lw = replace(_layout_work(Layout(pp=4)), share=0.25)
+    base = throughput._step_seconds(STEP_WORK, H100, 4, 0, "none", INTERNODE, 1.0, lw)
+    update = (2 * 12 + 2) * 0.25 / 3350
+    assert base == pytest.approx(4 + 3 + update)
+    interleaved = throughput._step_seconds(
+        STEP_WORK, H100, 4, 0, "none", INTERNODE, 1.0, replace(lw, virtual=2)
+    )
+    assert interleaved == pytest.approx(4 + 1.5 + update)
+
+
+def test_offload_timing():
+    # ZeRO-Offload over 16 GPUs on 2 nodes: each GPU sends its gradient shard down and takes its
+    # bf16 weights back over PCIe 5.0 (64 GB/s one way), then each node's CPUs read and write the
+    # optimizer states of its GPUs at 100 GB/s; offloading all also brings each GPU's weight shard
+    # up twice (forward and backward) every micro-batch
+    host = collectives.host_link_gb_per_s(H100)
+    assert host == 64.0
+    link = (2 + 2 * 1) / 16 / host
+    cpu = 2 * 12 / 2 / collectives.CPU_MEMORY_GB_PER_S
+    assert _step(16, 3, "optimizer", 1.0) == pytest.approx(4 + link + cpu)
+    weights = 4 * 2 * 2 / 16 / host
+    assert _step(16, 3, "all", 1.0) == pytest.approx(4 + link + cpu + weights)
+
+
+def test_freeze_flops():
+    # Freeze-tuning 2 of 32 layers: the forward through everything (2N), backward only through the
+    # LM head's input gradient (2 x vocab x hidden) and the 2 trained layers (4 x their weights);
+    # attention backward for those 2 layers
+    seq = 2048
+    sizing = prepare(
+        "llama-2-7b", "freeze", TrainingSetup(seq_len=seq, checkpointing="none", freeze_trainable_layers=2)
+    )
+    spec = sizing.spec
+    head = spec.vocab * spec.hidden
+    layer = (spec.active_matmul_params_per_token - head) / spec.layers
+    attention = 0.5 * 2 * spec.layers * seq * 2 * spec.hidden  # causal: half the square
+    matmul = 2 * spec.active_matmul_params_per_token + 2 * head + 2 * 2 * 2 * layer
+    assert sizing.work.model_flops_per_token == pytest.approx(matmul + attention * (1 + 2 * 2 / 32))
+    assert sizing.work.gemm_flops_per_token == pytest.approx(matmul)
+
+
+def test_lora_flops():
+    # forward 2N, input gradients 2N, no weight gradients of the base; 6 per adapter parameter
+    seq = 2048
+    sizing = prepare("llama-2-7b", "lora", TrainingSetup(seq_len=seq, checkpointing="none"))
+    spec = sizing.spec
+    adapters = 19_988_480
+    attention = 0.5 * 2 * spec.layers * seq * 2 * spec.hidden
+    expected = 4 * spec.active_matmul_params_per_token + 6 * adapters + 3 * attention
+    assert sizing.work.model_flops_per_token == pytest.approx(expected)
+
+
+def test_tokens_per_second_and_mfu_of_a_step():
+    sizing = prepare("llama-2-7b", "lora")
+    w, setup = sizing.work, sizing.setup
+    tokens, mfu = throughput.tokens_per_second(w, H100, 8, 0, setup)
+    seconds = throughput.step_seconds(w, H100, 8, 0, "none", setup.efficiency, setup.internode_gb_per_s)
+    assert tokens == pytest.approx(8 * setup.grad_accum * 2048 / seconds)
+    assert mfu == pytest.approx(tokens * w.model_flops_per_token / (8 * 989e12))
