@@ -101,7 +101,7 @@ class Framework:
     model_parallel: bool
     sources: tuple[str, ...]
     single_gpu_accounting: str | None = None  # states on one GPU without ZeRO, when they differ
-    optimizer_step: str = "foreach"  # torch's foreach AdamW (a moment-sized temporary), or "fused"
+    optimizer_step: str = "fused"  # "foreach": torch's foreach AdamW (a moment-sized temporary)
     fused_kernels: bool = False  # fused norms, RoPE and activations (Triton, Transformer Engine)
     host_syncs: bool = True  # the host waits on the GPU once a layer (HF's flash-attention path)
     attention_kernel: str = "flash2"  # FlashAttention-2 (SDPA's flash backend) or "cudnn" (TE)
@@ -142,10 +142,12 @@ _PROFILES = (
         fragmentation=FRAGMENTATION,
         stack_efficiency=GEMM_EFFICIENCY,
         model_parallel=True,
-        optimizer_step="foreach",
+        optimizer_step="fused",
         sources=(
-            "optimizer step: torch.optim.AdamW with the foreach default (Trainer adamw_torch; the DeepSpeed "
-            "configs name no optimizer, so DeepSpeed wraps it); kernels: Hugging Face's eager modelling code",
+            "optimizer step: torch.optim.AdamW fused (the Trainer's default optim adamw_torch_fused with "
+            "torch >= 2.8, transformers training_args.py default_optim; adamw_torch, foreach, before: "
+            "--optimizer-step foreach); the DeepSpeed configs name no optimizer, so DeepSpeed wraps the "
+            "Trainer's; kernels: Hugging Face's eager modelling code",
             "loss: Trainer + transformers ForCausalLMLoss (enable_liger_kernel and use_unsloth default "
             "False, src/llamafactory/hparams/model_args.py)",
             "checkpointing: disable_gradient_checkpointing default False (model_args.py)",
@@ -179,9 +181,11 @@ _PROFILES = (
         fragmentation=FRAGMENTATION,
         stack_efficiency=GEMM_EFFICIENCY,
         model_parallel=False,
-        optimizer_step="foreach",
+        optimizer_step="fused",
         sources=(
-            "optimizer step: torch.optim.AdamW, foreach on CUDA; kernels: Hugging Face's eager modelling "
+            "optimizer step: the Trainer's default optim adamw_torch_fused with torch >= 2.8 (transformers "
+            "training_args.py default_optim; adamw_torch, foreach, before: --optimizer-step foreach); "
+            "kernels: Hugging Face's eager modelling "
             "code (LlamaRMSNorm, apply_rotary_pos_emb), waiting on the GPU once a layer in its flash path",
             "loss: logits.float() in ForCausalLMLoss (src/transformers/loss/loss_utils.py)",
             "checkpointing: TrainingArguments.gradient_checkpointing default False",

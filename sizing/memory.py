@@ -23,12 +23,12 @@ CUDA_CONTEXT_GB = 1.0
 # (additional_buffer_factor, deepspeed/runtime/zero/stage3.py; sizing.md §1.5).
 CPU_BUFFER_FACTOR = 1.5
 COMM_BYTES = 2  # ZeRO reduces and gathers in the 16-bit dtype
-# DeepSpeed's optimizer step (deepspeed/runtime/zero/stage3.py `_prepare_fp32_grad_for_sub_group`,
-# stage_1_and_2.py `step`) flattens each partition's gradients into a new tensor before casting to
-# fp32: ZeRO-3 a fp32 copy per sub-group of at most `sub_group_size` elements (1e9 by default,
-# deepspeed/runtime/zero/config.py), ZeRO-1/2 a 16-bit copy of the partition.
+# DeepSpeed's ZeRO-3 optimizer step (deepspeed/runtime/zero/stage3.py `step`) runs sub-group by
+# sub-group of at most `sub_group_size` elements (1e9 by default, deepspeed/runtime/zero/config.py):
+# `_prepare_fp32_grad_for_sub_group` makes that sub-group's fp32 gradient from the 16-bit partition
+# and `_release_sub_group` frees it before the next one.
 DEEPSPEED_SUB_GROUP = 1e9
-FLAT_GRAD_BYTES = {3: 4, 2: 2, 1: 2}
+FP32_GRAD_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -151,30 +151,43 @@ def sharding_buffers(
 
 def step_transient(
     states: StateBytes,
-    profile: Framework,
+    optimizer_step: str,
     stage: int,
     gpu_count: int,
     offload: str,
     accounting: str,
     optimizer_in_backward: bool = False,
 ) -> float:
-    """Bytes the optimizer step allocates for a moment on one GPU, beyond the states it keeps:
-    torch's foreach AdamW (the Hugging Face Trainer's adamw_torch) makes a temporary the size of one
-    moment over the group it steps (StateBytes.step_temporary_bytes); DeepSpeed first flattens the
-    partition's gradients (FLAT_GRAD_BYTES), ZeRO-3 one sub-group at a time. Fused optimizers
-    (DeepSpeed's FusedAdam, Apex/Transformer Engine, torch's fused=True), a CPU optimizer and an
-    optimizer fused into backward allocate nothing of the kind."""
+    """Bytes the optimizer step holds on one GPU beyond the states `sharded_states` counts, at the
+    step's own peak, one parameter group (or sub-group) at a time as the optimizers run them.
+
+    torch's foreach AdamW (`_multi_tensor_adamw`) takes `torch._foreach_sqrt` of the second moments
+    of a whole parameter group before dividing: one moment's size (StateBytes.step_temporary_bytes)
+    over the group; the Trainer's two groups (with and without weight decay) are nearly all
+    parameters in the first. torch's fused AdamW, DeepSpeed's FusedAdam, Apex/Transformer Engine,
+    a CPU optimizer and an optimizer fused into backward take nothing of the kind.
+
+    DeepSpeed ZeRO-1/2 (stage_1_and_2.py `step`), per parameter group: the partition's gradients are
+    flattened into a new 16-bit tensor, cast into the fp32 gradient (counted by the "deepspeed"
+    accounting) and the 16-bit ones freed before the optimizer runs; so the step holds the larger
+    of the flat copy and the optimizer's temporary less the freed 16-bit partition. ZeRO-3: one
+    sub-group's fp32 gradient and temporary at a time, beside the 16-bit gradient partition DeepSpeed
+    keeps in its flat buffer; the accounting's whole fp32 gradient partition is not all there at once.
+    """
     if offload != "none" or optimizer_in_backward:
         return 0.0
-    group = states.trainable_params / (gpu_count if stage >= 1 else 1)
-    transient = 0.0
-    if accounting == "deepspeed" and stage >= 1:
-        if stage == 3:
-            group = min(group, DEEPSPEED_SUB_GROUP)
-        transient += FLAT_GRAD_BYTES[stage] * group
-    if profile.optimizer_step == "foreach":
-        transient += states.step_temporary_bytes * group
-    return transient
+    partition = states.trainable_params / (gpu_count if stage >= 1 else 1)
+    temporary = states.step_temporary_bytes if optimizer_step == "foreach" else 0.0
+    if accounting != "deepspeed" or stage == 0:
+        return temporary * partition
+    grad_bytes = states.gradients / max(states.trainable_params, 1)
+    if stage == 3:
+        group = min(partition, DEEPSPEED_SUB_GROUP)
+        held = (FP32_GRAD_BYTES + temporary) * group + grad_bytes * partition
+        return max(0.0, held - states.fp32_gradient_bytes / gpu_count)
+    # a 16-bit gradient becomes a new fp32 one; an fp32 one (adapters) is its own flat copy, kept
+    flat_kept = grad_bytes if not states.fp32_gradient_bytes else 0.0
+    return max(grad_bytes, temporary + flat_kept - grad_bytes) * partition
 
 
 def step_buffers(
@@ -298,7 +311,7 @@ def peak(
         accumulating=setup.grad_accum > 1,
         optimizer_in_backward=setup.optimizer_in_backward,
         transient=step_transient(
-            states, profile, stage, gpu_count, offload, accounting, setup.optimizer_in_backward
+            states, setup.optimizer_step, stage, gpu_count, offload, accounting, setup.optimizer_in_backward
         ),
         step_buffers=step_buffers(states, spec, profile, stage, gpu_count),
     )

@@ -21,6 +21,9 @@ OPTIMIZERS = ("adamw", "adamw-8bit", "sgd")
 # gradient checkpointing, torchtune's enable_activation_offloading).
 CHECKPOINTING = ("none", "selective", "full", "offload")
 OFFLOAD = ("none", "optimizer", "all")
+# How the optimizer step runs on the GPU: torch's foreach AdamW (a moment-sized temporary per
+# parameter group) or a fused kernel (torch fused=True, DeepSpeed FusedAdam, Apex/TE): nothing.
+OPTIMIZER_STEPS = ("foreach", "fused")
 ACCOUNTING = ("zero", "deepspeed", "megatron")
 LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 DEFAULT = "default"  # "the framework's value" for the settings a profile decides
@@ -58,7 +61,8 @@ class TrainingSetup:
     `paged_optimizer` keeps optimizer states in unified memory paged to the host (bitsandbytes
     paged optimizers), so they count as host memory, not GPU memory. `optimizer_in_backward`
     steps each parameter as its gradient is produced and frees the gradient (torchtune's
-    optimizer_in_bwd, which needs grad_accum 1).
+    optimizer_in_bwd, which needs grad_accum 1). `optimizer_step` "foreach" or "fused" says how
+    AdamW runs on the GPU (the framework's default; see docs/sizing.md for the versions assumed).
     """
 
     framework: str = DEFAULT_FRAMEWORK
@@ -86,6 +90,7 @@ class TrainingSetup:
     fused_kernels: bool | None = None
     virtual_stages: int | None = None
     tp_comm_overlap: bool | None = None
+    optimizer_step: str = DEFAULT
 
     def __post_init__(self) -> None:
         profile = framework(self.framework)
@@ -94,6 +99,7 @@ class TrainingSetup:
             ("checkpointing", self.checkpointing, CHECKPOINTING, profile.checkpointing),
             ("optimizer", self.optimizer, OPTIMIZERS, profile.optimizer),
             ("loss", self.loss, LOSSES, profile.loss),
+            ("optimizer_step", self.optimizer_step, OPTIMIZER_STEPS, profile.optimizer_step),
         ):
             if value == DEFAULT:
                 object.__setattr__(self, name, default)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # built at run time from sizing's tuples; to a type checker, 
     Offload: TypeAlias = StrEnum
     Optimizer: TypeAlias = StrEnum
     Loss: TypeAlias = StrEnum
+    OptimizerStep: TypeAlias = StrEnum
     Accounting: TypeAlias = StrEnum
 else:
     Method = _choices("Method", setup_vocabulary.METHODS)
@@ -41,6 +42,7 @@ else:
     Offload = _choices("Offload", setup_vocabulary.OFFLOAD)
     Optimizer = _choices("Optimizer", setup_vocabulary.OPTIMIZERS)
     Loss = _choices("Loss", frameworks.LOSSES)
+    OptimizerStep = _choices("OptimizerStep", setup_vocabulary.OPTIMIZER_STEPS)
     Accounting = _choices("Accounting", setup_vocabulary.ACCOUNTING)
 _DEFAULT_FRAMEWORK = Framework(frameworks.DEFAULT_FRAMEWORK)
 _NO_OFFLOAD = Offload("none")
@@ -261,6 +263,10 @@ def size(
         bool,
         typer.Option("--optimizer-in-backward", help="Step each parameter in backward (needs grad-accum 1)."),
     ] = False,
+    optimizer_step: Annotated[
+        OptimizerStep | None,
+        typer.Option("--optimizer-step", help="AdamW foreach or fused (default: the framework's)."),
+    ] = None,
     loss: Annotated[
         Loss | None, typer.Option("--loss", help="Loss computation (default: the framework's).")
     ] = None,
@@ -331,6 +337,7 @@ def size(
             optimizer=_value(optimizer),
             paged_optimizer=paged_optimizer,
             optimizer_in_backward=optimizer_in_backward,
+            optimizer_step=_value(optimizer_step),
             loss=_value(loss),
             lora_rank=lora_rank,
             lora_targets=lora_targets,

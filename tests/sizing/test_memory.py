@@ -156,8 +156,9 @@ def test_case_5_accelerate_convention():
 
 # Cases 6-9: LLaMA-Factory's table at sequence 1024 (±25%). Our defaults otherwise. The table
 # is a rule for the states ("18x" GB for full AMP, "8x" pure bf16), so it is checked against the
-# backward peak; on one GPU the Trainer's foreach AdamW step then adds a moment-sized temporary
-# over every parameter (4 bytes each in fp32, 2 in bf16), which the rule leaves out.
+# backward peak, which is the peak under the Trainer's fused AdamW; a foreach AdamW step (the
+# Trainer's default before torch 2.8) adds a moment-sized temporary over every parameter (4 bytes
+# each in fp32, 2 in bf16), which the rule leaves out.
 LLAMA_FACTORY_GB = [
     ("full", {"7B": 120, "14B": 240, "30B": 600, "70B": 1200}),
     ("full-bf16", {"7B": 60, "14B": 120, "30B": 300, "70B": 600}),
@@ -177,16 +178,18 @@ def test_cases_6_to_9_llama_factory_table(method, size, published_gb):
         sizing.states, sizing.activations, 0.0, 0, 1, "none", s.accounting(0, 1), s.profile.fragmentation
     )
     assert backward.total == pytest.approx(published_gb, rel=0.25)
+    assert sizing.replica.total == pytest.approx(backward.total)
+    foreach = prepare(size, method, TrainingSetup(seq_len=1024, optimizer_step="foreach"))
     step_temporary = sizing.states.step_temporary_bytes * sizing.states.trainable_params / 1e9
     if method.startswith("full"):  # the optimizer step is the peak: the temporary on top
-        assert sizing.replica.total == pytest.approx(
+        assert foreach.replica.total == pytest.approx(
             backward.total
             - backward.activations * (1 + s.profile.fragmentation)
             + step_temporary * (1 + s.profile.fragmentation),
             rel=1e-9,
         )
     else:  # adapters: a temporary of a few MB, the activations stay the peak
-        assert sizing.replica.total == pytest.approx(backward.total)
+        assert foreach.replica.total == pytest.approx(backward.total)
 
 
 @pytest.mark.parametrize(("model", "gpu"), [("65B", "RTX A6000 48GB"), ("33B", "RTX 4090 24GB")])
@@ -298,22 +301,44 @@ def test_eager_attention_keeps_what_hugging_faces_modelling_code_keeps():
 
 
 @pytest.mark.parametrize(
-    ("framework", "optimizer", "stage", "bytes_per_param"),
+    ("framework", "optimizer", "step", "stage", "bytes_per_param"),
     [
-        ("hf", "adamw", 3, 4),  # torch's foreach AdamW: sqrt of the fp32 second moments
-        ("llamafactory", "adamw", 2, 2 + 4),  # DeepSpeed's 16-bit flatten, then the same temporary
-        ("deepspeed", "adamw", 2, 2),  # DeepSpeed's FusedAdam takes no temporary
-        ("torchtune", "adamw", 3, 0),  # fused=True in its configs
-        ("hf", "adamw-8bit", 3, 0),  # bitsandbytes updates in place
-        ("hf", "sgd", 3, 0),
+        ("hf", "adamw", "foreach", 3, 4),  # torch's foreach AdamW: sqrt of the fp32 second moments
+        ("hf", "adamw", "default", 3, 0),  # the Trainer's adamw_torch_fused (torch >= 2.8)
+        # DeepSpeed ZeRO-2: the 16-bit flat copy (2), or the foreach temporary (4) once the 16-bit
+        # partition (2) is freed: the larger, 2 either way
+        ("llamafactory", "adamw", "foreach", 2, 2),
+        ("deepspeed", "adamw", "default", 2, 2),  # FusedAdam: only the flat copy
+        # ZeRO-3, a partition under one sub-group: its fp32 gradient (4, which the accounting counts
+        # already) and the temporary, beside the 16-bit gradient partition (2)
+        ("llamafactory", "adamw", "foreach", 3, 4 + 2),
+        ("deepspeed", "adamw", "default", 3, 2),
+        ("torchtune", "adamw", "default", 3, 0),  # fused=True in its configs
+        ("hf", "adamw-8bit", "foreach", 3, 0),  # bitsandbytes updates in place
+        ("hf", "sgd", "foreach", 3, 0),
     ],
 )
 def test_the_optimizer_step_allocates_what_its_implementation_does(
-    framework, optimizer, stage, bytes_per_param
+    framework, optimizer, step, stage, bytes_per_param
 ):
-    sizing = prepare("llama-3.1-8b", "full", TrainingSetup(framework=framework, optimizer=optimizer))
+    setup = TrainingSetup(framework=framework, optimizer=optimizer, optimizer_step=step)
+    sizing = prepare("llama-3.1-8b", "full", setup)
     accounting = sizing.setup.sharded_accounting
-    transient = memory.step_transient(sizing.states, sizing.setup.profile, stage, 64, "none", accounting)
+    transient = memory.step_transient(sizing.states, setup.optimizer_step, stage, 64, "none", accounting)
     assert transient == pytest.approx(bytes_per_param * sizing.states.trainable_params / 64)
-    offloaded = memory.step_transient(sizing.states, sizing.setup.profile, stage, 64, "optimizer", accounting)
+    offloaded = memory.step_transient(sizing.states, setup.optimizer_step, stage, 64, "optimizer", accounting)
     assert offloaded == 0  # the step runs on the CPU
+
+
+def test_zero3_steps_one_sub_group_at_a_time():
+    # 13B over 8 GPUs: a partition of 1.6e9 parameters, stepped in sub-groups of 1e9: one fp32
+    # gradient and one foreach temporary of 1e9 elements, beside the 16-bit partition (2 bytes
+    # each), less the fp32 gradient partition the DeepSpeed accounting holds throughout
+    sizing = prepare("llama-2-13b", "full", TrainingSetup(optimizer_step="foreach"))
+    partition = sizing.states.trainable_params / 8
+    assert partition > 1.5e9
+    transient = memory.step_transient(sizing.states, "foreach", 3, 8, "none", "deepspeed")
+    assert transient == pytest.approx((4 + 4) * 1e9 + 2 * partition - 4 * partition)
+    # 70B: what the accounting holds already covers the step (a partition of 8.8e9)
+    big = prepare("llama-3.1-70b", "full", TrainingSetup(optimizer_step="foreach"))
+    assert memory.step_transient(big.states, "foreach", 3, 8, "none", "deepspeed") == 0.0

@@ -85,13 +85,13 @@ def test_fixed_stage_and_offload():
     sizing = prepare("7B", "full")
     # ZeRO-0 on 8 GPUs: the DeepSpeed engine's fp32 gradients and its bucket on top of a replica
     assert sizing.per_gpu(0, 8).total > sizing.replica.total > find_gpu("H100 SXM 80GB").usable_memory_gb
-    row = requirements(
-        "7B", "full", gpu_counts=(8,), gpus=["H100 SXM 80GB"], setup=TrainingSetup(zero_stage=0)
-    )[0]
     # no ZeRO stage 0 replica fits, so the planner splits the layers inside the node: TP2 holds
-    # 18 bytes/param of half the model (61 GB), but the foreach AdamW step's fp32 temporary over
-    # that half (13.5 GB) takes it past the card, so TP4
-    assert (row.fits, row.zero_stage, row.tp, row.pp) == (True, 0, 4, 1)
+    # 18 bytes/param of half the model (61 GB) with the Trainer's fused AdamW; a foreach AdamW
+    # step's fp32 temporary over that half (13.5 GB) takes it past the card, so TP4
+    for step, tp in (("fused", 2), ("foreach", 4)):
+        setup = TrainingSetup(zero_stage=0, optimizer_step=step)
+        row = requirements("7B", "full", gpu_counts=(8,), gpus=["H100 SXM 80GB"], setup=setup)[0]
+        assert (row.fits, row.zero_stage, row.tp, row.pp) == (True, 0, tp, 1), step
     replica = sizing.replica.total
     offloaded = requirements(
         "7B", "full", gpu_counts=(1,), gpus=["RTX 4090 48GB"], setup=TrainingSetup(offload="optimizer")
