@@ -6,34 +6,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from synthetic_states import mixed_adam_states
 
 from sizing import activations, memory, methods
 from sizing.activations import ActivationPlan
 from sizing.catalog import find_gpu
-from sizing.methods import NF4_DQ_BYTES_PER_PARAM, StateBytes, UnitBytes
+from sizing.methods import NF4_DQ_BYTES_PER_PARAM, StateBytes
 from sizing.models import resolve
 from sizing.planner import estimate, prepare
 from sizing.setup import TrainingSetup
 
 GIB = 2**30
-
-
-def mixed_adam_states(params: int, largest_module: int = 0) -> StateBytes:
-    """16 B/param mixed-precision Adam (ZeRO §3.1) for a bare parameter count; the largest
-    module (what ZeRO-3 gathers whole) in bf16 with its bf16 gradient."""
-    module = UnitBytes(2 * largest_module, 2 * largest_module)
-    return StateBytes(
-        weights=2 * params,
-        gradients=2 * params,
-        optimizer=12 * params,
-        fp32_gradient_bytes=4 * params,
-        params=params,
-        trainable_params=params,
-        layer=module,
-        embedding=module,
-        lm_head=module,
-        module=module,
-    )
 
 
 def plan(

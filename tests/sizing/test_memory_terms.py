@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from synthetic_states import mixed_adam_states
 
 from sizing import memory
 from sizing.activations import Activations
 from sizing.frameworks import PROFILES
-from sizing.methods import StateBytes, UnitBytes
+from sizing.methods import UnitBytes
 from sizing.models import resolve
 from sizing.planner import prepare
 from sizing.setup import TrainingSetup
@@ -21,20 +22,8 @@ LAYER = UnitBytes(weights=300e6, gradients=100e6)
 EMBEDDING = UnitBytes(weights=500e6, gradients=40e6)
 LM_HEAD = UnitBytes(weights=700e6, gradients=60e6)
 MODULE = UnitBytes(weights=200e6, gradients=150e6)
-# Mixed-precision AdamW (ZeRO §3.1): 2 + 2 + 12 bytes a parameter; the fp32 gradient DeepSpeed and
-# Megatron keep is 4 bytes a parameter.
-STATES = StateBytes(
-    weights=2 * P,
-    gradients=2 * P,
-    optimizer=12 * P,
-    fp32_gradient_bytes=4 * P,
-    params=P,
-    trainable_params=P,
-    layer=LAYER,
-    embedding=EMBEDDING,
-    lm_head=LM_HEAD,
-    module=MODULE,
-    step_temporary_bytes=4,
+STATES = mixed_adam_states(
+    P, layer=LAYER, embedding=EMBEDDING, lm_head=LM_HEAD, module=MODULE, step_temporary_bytes=4
 )
 HIDDEN = 4096
 SPEC = replace(resolve("llama-2-7b"), hidden=HIDDEN)

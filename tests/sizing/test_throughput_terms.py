@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from synthetic_states import mixed_adam_states
 
 from sizing import collectives, throughput
 from sizing.catalog import find_gpu, load_gpus
-from sizing.methods import StateBytes, UnitBytes
 from sizing.parallel import Layout
 from sizing.planner import prepare
 from sizing.setup import TrainingSetup
@@ -127,19 +127,7 @@ def test_a_split_layouts_share_of_the_micro_batch():
     assert lw.host_seconds == pytest.approx(WORK.host_ops_per_microbatch * 10e-6 / 2)
 
 
-P = 1_000_000_000
-STATES = StateBytes(
-    weights=2 * P,
-    gradients=2 * P,
-    optimizer=12 * P,
-    fp32_gradient_bytes=4 * P,
-    params=P,
-    trainable_params=P,
-    layer=UnitBytes(0, 0),
-    embedding=UnitBytes(0, 0),
-    lm_head=UnitBytes(0, 0),
-    module=UnitBytes(0, 0),
-)
+STATES = mixed_adam_states(1_000_000_000)
 STEP_WORK = replace(WORK, states=STATES, grad_accum=4, accounting="zero")
 
 
