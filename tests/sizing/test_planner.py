@@ -64,8 +64,11 @@ def test_smallest_zero_stage_that_fits(model, method, gpu, count, fits, stage):
 
 def test_memory_falls_and_nodes_grow_with_the_count():
     rows = requirements("70B", "full", gpus=["H800 SXM 80GB"])
-    memory = [r.per_gpu_memory_gb for r in rows]
-    assert memory == sorted(memory, reverse=True)
+    # where nothing fits the planner shows the least memory; where something does, the fastest
+    # layout that fits (across nodes a pipeline may hold more than ZeRO-3 would)
+    unfit = [r.per_gpu_memory_gb for r in rows if not r.fits]
+    assert len(unfit) == 4 and unfit == sorted(unfit, reverse=True)
+    assert all(r.per_gpu_memory_gb <= r.usable_memory_gb < unfit[-1] for r in rows if r.fits)
     assert [r.nodes for r in rows] == [1, 1, 1, 1, 2, 4, 8]
     assert [r.multi_node for r in rows] == [r.gpu_count > 8 for r in rows]
     gh200 = requirements("7B", "lora", gpu_counts=(2,), gpus=["GH200 96GB"])[0]
