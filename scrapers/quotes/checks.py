@@ -65,6 +65,13 @@ class Quote:
         ]
         return "/".join(part for part in parts if part)
 
+    @property
+    def pool_id(self) -> str:
+        """The stock the quote's `stock` speaks of: the seller's GPUs of that kind in that region,
+        whatever unit size or term it is quoted at (one broker quoting 910B by the month and by the
+        week, 64 in stock, has 64, not 128)."""
+        return "/".join(part for part in (self.seller, self.gpu, self.region) if part)
+
 
 class _Fields:
     """Reads one record's fields; every bad one adds a (line, message) problem."""

@@ -20,7 +20,8 @@ Sources (price-sources.md §4.1), envelope `{"code": "Success" | "OK" | <error>,
   recording shows how the market list names their prices (every client asks `charge_type`
   "payg" and reads `payg_price`). A machine row is read for `daily_price`, `weekly_price` and
   `monthly_price` (`PERIOD_PRICES`, guessed after `payg_price`; 厘 per GPU and period assumed
-  likewise) and each one present gives a plan offer (`<machine_id>/day` ...); absent, as in every
+  likewise) and each one present gives a plan offer (`<machine_id>/day` ..., the same `machine_id`:
+  one machine's free GPUs, counted once however many ways it is paid for); absent, as in every
   answer seen so far, nothing is missed and nothing fails. UNVERIFIED until a token-holding
   crawl records a row that has them.
 - region stock `POST https://www.autodl.com/api/v1/machine/region/gpu_type` with
@@ -170,6 +171,7 @@ class AutodlSpider(PlatformSpider):
             response,
             gpu,
             offer_id=str(row["machine_id"]),
+            machine_id=str(row["machine_id"]),
             gpu_name_raw=raw_name,
             gpu_count=1,
             price_amount=parsing.from_minor_units(row["payg_price"], parsing.LI),

@@ -16,6 +16,10 @@ the API may answer a bare JSON string instead, which gpuhunt passes on as the er
   key); `available_nodes_per_dc`: free nodes there (dstack's compute reads `count > 0` as
   available). One node is one instance of the variant, so its free GPUs are free nodes x
   `gpu_count`. A datacenter that `available_nodes_per_dc` does not name is unknown stock, not zero.
+  The variants of one instance type are sizes of one machine type (`rtx59-8c-ny.1`, `.2`): whether
+  their free nodes in a datacenter are the same machines no client says, so they are one pool
+  (`pool_id` `<datacenter>/<instance type>`) and the warehouse counts its largest variant's free
+  GPUs, a lower bound, never the sum of sizes that may share machines.
 A variant placed in no datacenter cannot be rented: no offer (gpuhunt makes none), counted in
 the stats. `gpu_count` 0 is a CPU variant. No spot, no longer terms.
 """
@@ -83,6 +87,7 @@ class CloudriftSpider(PlatformSpider):
                     response,
                     gpu,
                     offer_id=f"{datacenter}/{variant.get('name')}",
+                    pool_id=f"{datacenter}/{row.get('name')}",
                     gpu_name_raw=raw_name,
                     gpu_count=gpu_count,
                     price_amount=parsing.from_minor_units(variant.get("cost_per_hour"), parsing.CENTS),

@@ -36,8 +36,11 @@ are not size tables. The page says nothing about stock.
 With `LAMBDA_API_KEY`: `GET https://cloud.lambda.ai/api/v1/instance-types` (Bearer token):
 `price_cents_per_hour` per instance, and `regions_with_capacity_available`, the stock signal:
 one offer per region with capacity (at least one instance, so `available_gpus` = its GPU count,
-a lower bound), or one offer with `available_gpus` 0 when the list is empty. The GPU's memory is
-read from the description, `8x Tesla V100 (16 GB)` (the regex of dstackai/gpuhunt
+a lower bound), or one offer with `available_gpus` 0 when the list is empty. The sizes of one card
+in one region (`gpu_1x_h100_sxm5`, `gpu_8x_h100_sxm5`) are one stock asked at several sizes, as
+RunPod's pods: they share a `pool_id` (`<card>/<region>`, the card the instance type names after
+its size), and the warehouse counts the pool as its largest size with capacity (at least 8, not 9).
+The GPU's memory is read from the description, `8x Tesla V100 (16 GB)` (the regex of dstackai/gpuhunt
 `providers/lambdalabs.py`), so a card the catalog does not know keeps it.
 """
 
@@ -76,6 +79,8 @@ PRICING_TABLES = "//table[.//tr[@data-plan]][.//*[starts-with(@data-label, $labe
 API_DESCRIPTION = re.compile(r"^\s*(\d+)x\s+(?:Tesla\s+)?(.+?)\s*\((\d+)\s*GB", re.IGNORECASE)
 # Where a script hands islands to HubSpot's runtime: `var newIslands = [...]`, `window.__islands = [...]`.
 ISLANDS = re.compile(r"\b(?:newIslands|__islands)\s*(?:=|\.push\()\s*")
+# The size an instance type's name starts with ("gpu_8x_" of gpu_8x_h100_sxm5): the rest names the card.
+INSTANCE_SIZE = re.compile(r"^gpu_\d+x_")
 
 
 class LambdaSpider(PlatformSpider):
@@ -239,6 +244,7 @@ class LambdaSpider(PlatformSpider):
                 response,
                 gpu,
                 offer_id=f"{row['name']}/{name}",
+                pool_id=f"{INSTANCE_SIZE.sub('', str(row['name']))}/{name}",
                 region=name,
                 available_gpus=gpu_count,
                 extra={

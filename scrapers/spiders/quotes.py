@@ -145,6 +145,7 @@ class QuotesSpider(PlatformSpider):
             response,
             gpu_names.identify(named, quote.gpu_memory_gb),
             offer_id=quote.offer_id,
+            pool_id=quote.pool_id,
             gpu_name_raw=quote.gpu,
             gpu_count=quote.gpu_count,
             price_amount=quote.price,
