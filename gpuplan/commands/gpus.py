@@ -3,8 +3,9 @@
 The names are `sizing.gpu_names.aliases` (derived from the catalog, each resolving back to the
 card); the price is the cheapest plannable offer of each platform's latest crawl
 (`judged_offers(..., latest := TRUE)`, the one rule for "the day's offers"); the GPUs free are
-those crawls' stock, each machine's free GPUs once (`free_gpus`: a machine listed whole and in
-slices, or on demand and at a spot bid, is one machine).
+those crawls' stock, each unit of stock once (`free_gpus`: a machine listed whole and in slices,
+or on demand and at a spot bid, is one machine; a platform's sizes of one stock count, RunPod's pods
+of a GPU type and cloud, are one pool).
 """
 
 from __future__ import annotations
