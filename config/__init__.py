@@ -1,1 +1,1 @@
-"""Settings from the environment, the user's files (one guarded reader), the schedule's day, file locks."""
+"""Settings from the environment, the user's files (one guarded reader), the day, file locks, safe text."""

@@ -3,7 +3,10 @@
 Both bodies come from templates fed the same sentences (`digest.wording`, in the digest's
 language, numbers formatted once), so the text alternative can never say something the HTML does
 not. The templates hold layout only; every word is in the language's catalogue. Platform-provided
-strings are escaped by Jinja2's autoescape in the HTML and left verbatim in the text.
+strings are escaped by Jinja2's autoescape in the HTML and left as they are in the text, but for
+the characters that drive a terminal or turn text around (ESC, a carriage return, U+202E): every
+value either template shows is first made safe by `config.shown_text.visible` (the environment's
+`finalize`), so a platform's text cannot clear the screen of someone reading the mail in a terminal.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Generic, Protocol, TypeVar
 import css_inline
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from config.shown_text import visible
 from digest.catalogue import DEFAULT_LANGUAGE
 from digest.chart import ChartLine, chart_currency, chart_lines_of, price_chart_png
 from digest.content import CHART_DAYS, EXCLUDED_OFFERS_CHECK, Digest
@@ -142,10 +146,19 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_shown,
     )
     env.filters.update(pct=pct, pad=pad, oneline=oneline)
     env.globals.update(gpus=gpus)
     return env
+
+
+def _shown(value: object) -> object:
+    """What a template shows of `value`: text made safe; escaped HTML (Jinja2's Markup) stays
+    marked so, as an escape written in its place adds no HTML."""
+    if not isinstance(value, str):
+        return value
+    return type(value)(visible(value)) if hasattr(value, "__html__") else visible(value)
 
 
 @cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from config.shown_text import one_line
 from config.watches_file import JobWatch, PriceWatch, StockWatch
 from digest.catalogue import PRIMARY_CURRENCY, Words, words
 from digest.changes import ChangedPlan, PlanSide, Reason
@@ -59,8 +60,9 @@ def pad(value: object, width: int) -> str:
 
 
 def oneline(value: str | None) -> str:
-    """Platform text (crawl errors) on one line, so it cannot break the plain-text layout."""
-    return NO_VALUE if value is None else " ".join(value.split())
+    """Platform text (crawl errors) on one line and made safe, so it cannot break the plain-text
+    layout nor drive a terminal (`config.shown_text.one_line`)."""
+    return NO_VALUE if value is None else one_line(value)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import typer.core
 import typer.main
 
 from config.settings import Settings
+from config.shown_text import one_line
 from gpuplan import __version__, commands
 
 
@@ -213,7 +214,9 @@ def run() -> None:
 
     Usage errors (a bad option or argument) say where help is; other errors are the exception's
     message, which names what to do (`warehouse.connect.NoWarehouseError`: the command that makes
-    a warehouse; a refused platform token: the variable to set).
+    a warehouse; a refused platform token: the variable to set). The message is one line whatever
+    the terminal width (cron mail and CI logs must not wrap paths), and made safe: it may quote a
+    platform's answer or a file.
     """
     signal.signal(signal.SIGTERM, _terminate)
     try:
@@ -225,7 +228,7 @@ def run() -> None:
         where = ""
         if context is not None and "`gpuplan" not in message:  # unless it names a command already
             where = f" (`{context.command_path} --help` says more)"
-        typer.echo(f"error: {_one_line(message)}{where}", err=True)
+        typer.echo(f"error: {one_line(message)}{where}", err=True)
         sys.exit(getattr(exc, "exit_code", 2))
     except Terminated:
         typer.echo("terminated", err=True)
@@ -236,11 +239,6 @@ def run() -> None:
     except Exception as exc:
         if os.environ.get("GPUPLAN_DEBUG"):
             raise
-        typer.echo(f"error: {_one_line(str(exc))}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _one_line(message: str) -> str:
-    # One line whatever the terminal width: cron mail and CI logs must not wrap paths.
-    return " ".join(message.split())

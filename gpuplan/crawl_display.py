@@ -23,6 +23,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from config.shown_text import one_line
 from gpuplan import display
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import Token
@@ -60,9 +61,11 @@ def outcome_line(
     # a replay can take no measurable time: "in 0.0 s" would say nothing
     timed = duration_s is not None and duration_s >= 0.05 and status != "skipped"
     took = f" in {duration_s:.1f} s" if timed else ""
-    line = f"{platform}: {status}, {offers} offers{took}"
+    # the reason is the platform's own text: made safe, so an error reading `ESC[2J ... ok, 18
+    # offers` cannot clear the screen and print a status of its own
+    line = f"{one_line(platform)}: {one_line(status)}, {offers} offers{took}"
     if error:
-        line += f": {_one_line(error)}"
+        line += f": {one_line(error)}"
     hint = token_hint(status, error, token)
     return f"{line}; {hint}" if hint else line
 
@@ -91,10 +94,6 @@ def summary_line(summary: CrawlSummary, token: Token | None = None) -> str:
         duration_s=float(measured) if measured is not None else summary.duration_s,
         token=token,
     )
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 class CrawlBoard:

@@ -7,6 +7,10 @@ Two rules, one home:
   was left out. `wide=True` shows every column at full width, however long the lines get.
   Figures in cells read one way everywhere (`number`: thousands separated, blank when missing).
   Machine formats (`--json`, `--format csv`) never come through here.
+- **Crawled text drives nothing.** Every cell, title and legend of a table is made safe by
+  `config.shown_text` (an ESC, a carriage return or a bidi override is shown as `\x1b`, `\r`,
+  `\u202e`), and a line that may carry crawled or imported text is printed with `say`: made safe,
+  on one line, never read as rich markup (`[link=...]` would plant a hyperlink).
 - **Live on a terminal, plain lines otherwise.** On a terminal, progress is a rich live display
   that redraws in place; in logs, CI and pipes it is a few plain lines that read well afterwards
   (`is_live`).
@@ -24,7 +28,9 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
+
+from config.shown_text import is_safe, one_line, visible
 
 T = TypeVar("T")
 
@@ -50,6 +56,25 @@ def number(value: float | None, digits: int = 0) -> str:
     except TypeError:  # pandas' NA
         return ""
     return "" if math.isnan(figure) else f"{figure:,.{digits}f}"
+
+
+def safe(cell: Cell) -> Text:
+    """`cell` as a Text that drives no terminal (`config.shown_text.visible`), its styles kept."""
+    if isinstance(cell, str):
+        return Text(visible(cell))
+    if is_safe(cell.plain):
+        return cell
+    shown = Text(style=cell.style, justify=cell.justify, overflow=cell.overflow, no_wrap=cell.no_wrap)
+    for piece in cell.divide(range(1, len(cell.plain))):  # one character a piece: only when unsafe
+        plain = visible(piece.plain)
+        spans = [Span(0, len(plain), span.style) for span in piece.spans]
+        shown.append_text(Text(plain, spans=spans))
+    return shown
+
+
+def say(out: Console, text: str, *, style: str = "") -> None:
+    """Print `text`, which may carry crawled or imported text, as one safe line (module doc)."""
+    out.print(Text(one_line(text), style=style), highlight=False, soft_wrap=True)
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -98,7 +123,7 @@ def fit_table(
     caption: str | None = None,
 ) -> Fitted:
     """Lay out `rows` under `columns` so each row is one line within `out.width` (see module doc)."""
-    texts = [[cell if isinstance(cell, Text) else Text(cell) for cell in row] for row in rows]
+    texts = [[safe(cell) for cell in row] for row in rows]
     shown = list(range(len(columns)))
     if not wide:
         # A name cut to SHRINK_TO cells is still read; past that, columns go before names shrink more.
@@ -121,7 +146,12 @@ def fit_table(
     legend = [meanings] if meanings else []
     if hidden:
         legend.append(f"hidden at this width: {', '.join(hidden)}; --wide shows all")
-    return Fitted(title, table, tuple(legend), natural if wide else min(natural, out.width))
+    return Fitted(
+        None if title is None else one_line(title),
+        table,
+        tuple(one_line(line) for line in legend),
+        natural if wide else min(natural, out.width),
+    )
 
 
 def print_table(
@@ -156,7 +186,7 @@ def _table(
     # No vertical rules: two spaces between columns (the blank rule and one cell of padding on the
     # right) are worth more than lines at 80 columns.
     table = Table(
-        caption=caption,
+        caption=None if caption is None else one_line(caption),
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
@@ -165,7 +195,7 @@ def _table(
     )
     for index in shown:
         column = columns[index]
-        table.add_column(column.header, justify=column.justify, no_wrap=True, overflow="ellipsis")
+        table.add_column(safe(column.header), justify=column.justify, no_wrap=True, overflow="ellipsis")
     for row in rows:
         table.add_row(*(row[index] for index in shown))
     return table
@@ -177,7 +207,7 @@ def _shrink(
     """Take `excess` cells of width from the shrinkable columns, the widest first: names give way,
     numbers never."""
     widths = {
-        position: max([Text(columns[index].header).cell_len, *(row[index].cell_len for row in rows)])
+        position: max([safe(columns[index].header).cell_len, *(row[index].cell_len for row in rows)])
         for position, index in enumerate(shown)
         if columns[index].shrink
     }

@@ -161,9 +161,9 @@ def print_plans(
         rows.append([*ask, plan_label(row, PLAN_BILLING.get(row["pricing_type"])), *cells])
     display.print_table(out, columns, rows, wide=wide, title=f"Cheapest plans, {day}")
     for line in stale_note(frame[frame["status"] == "ok"].to_dict("records")):
-        out.print(line, highlight=False)
+        display.say(out, line)
     if excluded is not None and len(excluded):
-        out.print(excluded_note(excluded), highlight=False)
+        display.say(out, excluded_note(excluded))
 
 
 def _figure(value: float | None, scale: float, digits: int) -> str:
@@ -265,7 +265,7 @@ def print_job_plans(
     columns = [column for column, _ in fields]
     display.print_table(out, columns, rows, wide=wide, title="Plans for your job: the best per GPU model")
     for line in stale_note(found):
-        out.print(line, highlight=False)
+        display.say(out, line)
 
 
 def _job_cell(row: Mapping[str, Any], field: str, finish: dt.datetime, year: int | None) -> str:

@@ -1,7 +1,8 @@
 """The tree's import rules, checked on the source: data flows one way, and imports follow it.
 
     sizing/     pure: imports nothing of ours
-    config/     settings, the user's files and their one reader, the schedule's day, file locks;
+    config/     settings, the user's files and their one reader, the schedule's day, file locks,
+                the neutraliser of shown text;
                 of ours only sizing (a job and a GPU name are the sizing model's); settings.py nothing
     scrapers/   web and files -> offer items; of ours only sizing and config
     warehouse/  the only package that talks to DuckDB; never gpuplan, pipelines or digest

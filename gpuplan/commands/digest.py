@@ -11,6 +11,7 @@ import typer
 
 from config.days import today
 from config.settings import Settings
+from config.shown_text import one_line, visible
 from config.watches_file import NO_WATCHES, WatchList, read_watches
 from digest.catalogue import LANGUAGES, UnknownLanguage, words
 from digest.content import build_digest
@@ -78,7 +79,7 @@ def digest_command(
         _send(settings, digest_date, language, watches)
         return
     if watches.error:  # asked for by a person: say it, in one line, and stop (--send mails it)
-        typer.echo(f"error: {watches.error}", err=True)
+        typer.echo(f"error: {one_line(watches.error)}", err=True)
         raise typer.Exit(1)
     with connect.reader(settings.warehouse) as con:
         digest = build_digest(con, digest_date, price_move_pct=settings.price_move_pct, watches=watches)
@@ -91,7 +92,7 @@ def digest_command(
         return
     rendered = render(digest, language)
     preview.write_text(embed_images(rendered), encoding="utf-8")
-    typer.echo(f"{rendered.subject}\npreview: {preview}")
+    typer.echo(f"{one_line(rendered.subject)}\npreview: {visible(str(preview))}")
 
 
 def _watches(path: Path | None) -> WatchList:
@@ -104,7 +105,7 @@ def _watches(path: Path | None) -> WatchList:
 
 def _send(settings: Settings, digest_date: dt.date, lang: str, watches: WatchList) -> None:
     if watches.error:
-        typer.echo(f"warning: {watches.error} (the digest says so)", err=True)
+        typer.echo(f"warning: {one_line(watches.error)} (the digest says so)", err=True)
     options = SendOptions(settings.smtp, settings.price_move_pct, settings.digest_skip_empty)
     results = send_pending(settings.warehouse, digest_date, replace(options, lang=lang, watches=watches))
     for result in results:
@@ -118,6 +119,7 @@ def _send(settings: Settings, digest_date: dt.date, lang: str, watches: WatchLis
             line = f"{result.digest_date}: no changes, not sent (GPUPLAN_DIGEST_SKIP_EMPTY)"
         else:
             line = f"{result.digest_date}: {result.status}: {result.error}"
-        typer.echo(line, err=result.status in ("failed", "no_plans"))
+        # the refusals and errors are the mail server's words
+        typer.echo(one_line(line), err=result.status in ("failed", "no_plans"))
     if any(result.status in ("failed", "no_plans") for result in results):
         raise typer.Exit(EXIT_SEND_FAILED)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from config.settings import Settings
+from config.shown_text import one_line
 
 if TYPE_CHECKING:
     from warehouse.integrity import FileCheck
@@ -59,16 +60,16 @@ def doctor_command(
     warehouse = settings.warehouse
     if fix:  # first: the lock file may be one of them, and renaming a link writes nothing through it
         for aside in _links_set_aside(warehouse):
-            typer.echo(aside)
+            typer.echo(one_line(aside))
     if fix or restore:
         with connect.locked(warehouse, LOCK_TIMEOUT_S):
-            typer.echo(_restore(warehouse) if restore else _fix(warehouse))
+            typer.echo(one_line(_restore(warehouse) if restore else _fix(warehouse)))
     checks = _checks(warehouse)
     for check in checks:
-        typer.echo(_line(check))
+        typer.echo(one_line(_line(check)))  # a path, a link's target, DuckDB's words on a file
     links = layout.links(warehouse)
     for path, target in links:
-        typer.echo(f"{path}: a symbolic link to {target}: gpuplan writes nothing through it")
+        typer.echo(one_line(f"{path}: a symbolic link to {target}: gpuplan writes nothing through it"))
     verdict, healthy = _verdict(checks)
     if links:
         verdict, healthy = (

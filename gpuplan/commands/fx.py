@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from config.settings import Settings
+from config.shown_text import one_line
 from warehouse import connect, fx
 
 fx_app = typer.Typer(
@@ -40,7 +41,7 @@ def refresh_command(
             try:
                 added += fx.refresh_rates(con, url)
             except fx.FxDownloadError as exc:
-                typer.echo(f"error: {exc}", err=True)
+                typer.echo(f"error: {one_line(str(exc))}", err=True)  # may quote the server
                 raise typer.Exit(1) from None
         ((rate_date, cny_per_usd, source),) = con.execute(
             "SELECT rate_date, units_per_usd, source FROM fx_rates WHERE currency = 'CNY' "

@@ -46,9 +46,9 @@ def gpus_command(
     out = display.console()
     display.print_table(out, COLUMNS, [_row(record) for record in records], wide=wide, title="GPUs")
     for line in stale_lines(records):
-        out.print(line, highlight=False)
+        display.say(out, line)
     if missing:
-        out.print(missing, highlight=False)
+        display.say(out, missing)
 
 
 COLUMNS = (

@@ -11,9 +11,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.text import Text
 
 from config.settings import Settings
+from config.shown_text import one_line
 from gpuplan import display
 from scrapers.crawl.summary import WORKED_STATUSES
 from scrapers.history import formats
@@ -70,7 +70,7 @@ def import_command(
     display.print_table(out, COLUMNS, [_row(report) for report in reports], wide=wide, title="import")
     for report in reports:
         for line in _problems(report):
-            out.print(Text(line, style="red"))
+            display.say(out, line, style="red")
     if not all(report.ok for report in reports):  # the rest is loaded; the exit status says not all of it
         raise typer.Exit(1)
 
@@ -111,7 +111,7 @@ def _progress(out: Console, files: list[Path]) -> Iterator[Callable[[Path], None
         return
     with Progress(
         SpinnerColumn(),
-        TextColumn("importing {task.fields[name]}"),
+        TextColumn("importing {task.fields[name]}", markup=False),
         BarColumn(),
         DownloadColumn(),
         TimeElapsedColumn(),
@@ -130,6 +130,7 @@ def _progress(out: Console, files: list[Path]) -> Iterator[Callable[[Path], None
 
 
 def _short(name: str, cells: int = 28) -> str:
+    name = one_line(name)
     return name if len(name) <= cells else f"{name[: cells - 1]}…"
 
 

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from config.settings import Settings
+from config.shown_text import one_line
+from gpuplan import display
 from warehouse import connect
 from warehouse.loading import LoadResult, SummaryError, load_crawl
 
@@ -39,18 +38,26 @@ def load_command(
             except SummaryError as exc:
                 unreadable.append(str(exc))  # the others still load
     if results:
-        Console().print(_table(results))
+        out = display.console()
+        display.print_table(out, LOAD_COLUMNS, [_row(result) for result in results])
+        # below the table, whole: a crawl's error is what the reader needs, and a cell would cut it
+        for result in results:
+            note = "already loaded, unchanged" if result.already_loaded else result.error
+            if note:
+                display.say(out, f"{result.platform}: {note}")
     for message in unreadable:
-        typer.echo(f"error: {message}", err=True)
+        typer.echo(f"error: {one_line(message)}", err=True)
     if unreadable:
         raise typer.Exit(1)
 
 
-def _table(results: list[LoadResult]) -> Table:
-    table = Table("platform", "status", "offers", "rejected", "note")
-    for result in results:
-        note = "already loaded, unchanged" if result.already_loaded else (result.error or "")
-        table.add_row(
-            result.platform, result.status, str(result.offers_loaded), str(result.items_rejected), Text(note)
-        )
-    return table
+LOAD_COLUMNS = (
+    display.Column("platform"),
+    display.Column("status"),
+    display.Column("offers", "right"),
+    display.Column("rejected", "right"),
+)
+
+
+def _row(result: LoadResult) -> list[str]:
+    return [result.platform, result.status, str(result.offers_loaded), str(result.items_rejected)]

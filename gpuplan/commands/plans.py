@@ -20,6 +20,7 @@ import typer
 
 from config import model_files
 from config.settings import Settings
+from config.shown_text import one_line
 from gpuplan import display
 from gpuplan.plan_tables import (
     Currency,
@@ -172,14 +173,14 @@ def _option(name: str, read: Callable[..., T], *given: Any) -> T:
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    typer.echo(f"error: {one_line(message)}", err=True)
     raise typer.Exit(1)
 
 
 def _resolve_gpu(name: str) -> str:
     match = gpu_names.resolve(name)
     if match.note:
-        typer.echo(match.note, err=True)
+        typer.echo(one_line(match.note), err=True)
     return match.gpu_model
 
 

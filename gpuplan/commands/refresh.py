@@ -20,6 +20,7 @@ from rich.text import Text
 
 from config import days
 from config.settings import Settings
+from config.shown_text import one_line
 from gpuplan import display
 from gpuplan.crawl_display import CrawlBoard, offline_note, outcome_line
 from gpuplan.plan_tables import print_plans
@@ -96,7 +97,7 @@ def refresh_command(
         _print_day(out, settings, plan_day, offline, {summary.platform for summary in board.summaries})
     for failure in failures:
         # one line each, however long: a wrapped line put the path on the next one (issue 14)
-        out.print(f"[red]step failed[/red]: {failure}", highlight=False, soft_wrap=True)
+        out.print(Text("step failed", style="red").append(f": {one_line(failure)}"), soft_wrap=True)
     if failures:
         raise typer.Exit(1)
 
@@ -125,7 +126,7 @@ def _print_day(
                 None if pd.isna(row["error"]) else str(row["error"]),
                 token=tokens.get(str(row["platform"])),
             )
-            out.print(Text(line + ("" if row["source"] == "crawl" else f" ({row['source']})")))
+            display.say(out, line + ("" if row["source"] == "crawl" else f" ({row['source']})"))
     note = offline_note(tokens) if offline else None
     if note:
         out.print(note, highlight=False)
@@ -150,6 +151,7 @@ def _print_day(
             digest = f"not sent: {exc}"
     out.print(f"digest: {digest}", highlight=False)
     for d in drifted:
-        out.print(f"[yellow]{d.check_name} check failed[/yellow]: {'; '.join(d.problems)}", highlight=False)
+        heading = Text(f"{d.check_name} check failed", style="yellow")
+        out.print(heading.append(f": {one_line('; '.join(d.problems))}"), soft_wrap=True)
     if not frame.empty:
         print_plans(out, frame, excluded)

@@ -373,7 +373,7 @@ def size(
     if not as_json:
         console = display.console()
         if gpu_note:
-            console.print(f"[dim]{gpu_note}[/dim]", highlight=False)
+            display.say(console, gpu_note, style="dim")
         _print_tables(console, sizing, single, plans, comparison, lines, wide)
         return
     spec = sizing.spec

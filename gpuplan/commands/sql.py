@@ -20,7 +20,6 @@ import csv
 import datetime as dt
 import decimal
 import json
-import re
 import sys
 import uuid
 from enum import StrEnum
@@ -33,12 +32,11 @@ from rich.table import Table
 from rich.text import Text
 
 from config.settings import Settings
+from config.shown_text import visible
 from warehouse.sandbox import Answer, Sandbox, SqlError, sandbox
 
 TABLE_MAX_ROWS = 1000  # rows a table shows unless --max-rows says otherwise
 MAX_QUERY_BYTES = 16 * 1024 * 1024  # far past any query a person writes; stops `-f /dev/zero`
-# C0 and C1 controls, zero-width and bidi-override characters: none is text a table should print raw.
-_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _FORMULA_START = ("=", "+", "-", "@")
 
 
@@ -170,11 +168,6 @@ def _query_text(query: str | None, file: Path | None) -> str:
         raise typer.BadParameter(f"{where} is not UTF-8 text (byte {error.start})", param_hint="-f") from None
 
 
-def visible(text: str) -> str:
-    """`text` with every control, zero-width and bidi character written as an escape (`\\x1b`, `\\u202e`)."""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
-
-
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
@@ -184,7 +177,7 @@ def _csv_cell(value: Any) -> Any:
         value = json.dumps(value, default=_json_value, ensure_ascii=False)
     if not isinstance(value, str):
         return value
-    text = _UNSAFE.sub(lambda m: m[0] if m[0] == "\n" else visible(m[0]), value)
+    text = visible(value)
     return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
 
 

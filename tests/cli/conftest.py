@@ -22,22 +22,25 @@ def recorded_writer_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     warehouse = tmp_path_factory.mktemp("recorded") / "warehouse.duckdb"
     with connect.writer(migrated(warehouse), publish=False) as con:
         for platform in platforms():
-            feed = fixture_dir(platform) / "expected.jsonl"
-            lines = [line for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
-            observed = dt.datetime.fromisoformat(json.loads(lines[0])["observed_at"])
-            summary = CrawlSummary(
-                platform=platform,
-                status="ok",
-                error=None,
-                started_at=observed,
-                finished_at=observed,
-                items_yielded=len(lines),
-                offline=True,
-                feed=feed,
-                feed_sha256=digest_feed(feed).sha256,
-            )
-            load_crawl(con, summary)
+            load_crawl(con, offline_crawl(platform, fixture_dir(platform) / "expected.jsonl"))
     return connect.writer_path(warehouse)
+
+
+def offline_crawl(platform: str, feed: Path) -> CrawlSummary:
+    """The summary of an offline crawl of `platform` that wrote `feed`, observed when its first offer was."""
+    lines = [line for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
+    observed = dt.datetime.fromisoformat(json.loads(lines[0])["observed_at"])
+    return CrawlSummary(
+        platform=platform,
+        status="ok",
+        error=None,
+        started_at=observed,
+        finished_at=observed,
+        items_yielded=len(lines),
+        offline=True,
+        feed=feed,
+        feed_sha256=digest_feed(feed).sha256,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import pytest
 from busy_digest import BUSY, DAY, HOSTILE, WATCHES
 
 from digest.chart import chart_currency
-from digest.content import PricePoint, StockChange
+from digest.content import CrawlFailure, PricePoint, StockChange
 from digest.export import digest_object
 from digest.render import LINES_PER_PLATFORM, embed_images, render
 from digest.wording import amount, pad, pct
@@ -39,6 +39,25 @@ def test_every_platform_string_is_escaped_in_html_and_verbatim_in_text(busy):
     # the day's plan, the changed plan's new side, the reason it names, the crawl error
     assert busy.html.count("&lt;script&gt;") == 4
     assert busy.text.count(HOSTILE) == 4
+
+
+def test_terminal_escapes_in_platform_text_reach_neither_part() -> None:
+    """A crawl error (and a platform name) carrying a hyperlink, a clear screen, a carriage return
+    and a bidi override: the text part, read in a terminal, shows them as escapes; so does the HTML."""
+    hostile = "\x1b]8;;https://collector.example/\x1b\\rent\x1b]8;;\x1b\\\x1b[2J\x1b[H\rok \u202eSU"
+    day = replace(
+        BUSY,
+        failed_crawls=(CrawlFailure("gpushare", "failed", f"HTTP 503 {hostile}", None),),
+        plans=tuple(replace(plan, platform="vast\x1b[31mai") for plan in BUSY.plans),
+    )
+    for lang in ("en", "zh"):
+        rendered = render(day, lang)
+        for part in (rendered.text, rendered.html, rendered.subject):
+            for raw in ("\x1b", "\r", "\x07", "\u202e"):
+                assert raw not in part, (lang, raw)
+        assert "\\x1b]8;;https://collector.example/" in rendered.text
+        assert "\\x1b[2J\\x1b[H ok \\u202eSU" in rendered.text  # one line: the return is a space
+        assert "vast\\x1b[31mai" in rendered.text and "vast\\x1b[31mai" in rendered.html
 
 
 def test_css_is_inlined(busy):

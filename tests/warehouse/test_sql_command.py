@@ -13,8 +13,9 @@ from typer.testing import CliRunner, Result
 from warehouse_template import migrated, published_copy
 
 from config.settings import Settings
+from config.shown_text import visible
 from gpuplan.cli import app
-from gpuplan.commands.sql import MAX_QUERY_BYTES, _csv_cell, visible
+from gpuplan.commands.sql import MAX_QUERY_BYTES, _csv_cell
 from warehouse import connect
 from warehouse.loading import load_crawl
 
