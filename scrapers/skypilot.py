@@ -1,8 +1,7 @@
 """SkyPilot's hosted catalog files (`catalogs/v8/<cloud>/vms.csv`): how their cells read.
 
-One home for what the spiders of the catalog clouds (`scrapers/spiders/skypilot_catalog.py`) and
-the history reader (`scrapers/history/skypilot.py`) both need, as SkyPilot itself reads the files
-(skypilot-org/skypilot `sky/catalog/common.py` and `gcp_catalog.py` @
+How the one reader of their rows (`scrapers/skypilot_offers.py`) reads a cell, as SkyPilot itself
+reads the files (skypilot-org/skypilot `sky/catalog/common.py` and `gcp_catalog.py` @
 005261080a6b8102f3d95ff2147a855250f40272):
 
 - `GpuInfo` is written three ways by the clouds' fetchers: a Python dict literal (gcp, nebius,
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scrapers import parsing
@@ -89,7 +88,7 @@ GCP_N1_VCPUS: dict[str, dict[int, int]] = {
 GCP_N1_MEMORY_GIB_PER_VCPU = 4
 
 
-def gcp_hosts_by_zone(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+def gcp_hosts_by_zone(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
     """The VM rows of a GCP catalog (an `InstanceType`, no accelerator) by (region, zone), lower case
     as `_get_host_instance_type` compares them, in file order."""
     hosts: dict[tuple[str, str], list[Mapping[str, Any]]] = {}

@@ -47,7 +47,6 @@ RECENT_MODEL_DAYS = 90
 IMPORT_RUN_COLUMNS = ("crawl_id", "platform", "day", "items_yielded", "rows_refused", "problem")
 IMPORT_OFFER_COLUMNS = (
     "crawl_id",
-    "row_no",
     "item_json",
     "platform",
     "offer_id",
@@ -68,6 +67,20 @@ IMPORT_OFFER_COLUMNS = (
     "observed_at",
 )
 IMPORT_REFUSED_COLUMNS = ("crawl_id", "platform", "raw", "reason")
+# What ImportStaging.add takes per offer: IMPORT_OFFER_COLUMNS without the run, with its day.
+IMPORT_STAGED_OFFER_COLUMNS = (
+    "platform",
+    "day",
+    *(c for c in IMPORT_OFFER_COLUMNS if c not in ("crawl_id", "platform")),
+)
+# DuckDB settings while a file is staged and loaded: a bounded share of memory whatever the file's
+# size (the rest spills to the temp directory), and no insertion order to keep, which lets large
+# inserts stream. The connection's own values come back after.
+IMPORT_SETTINGS = {"memory_limit": "1GB", "preserve_insertion_order": "false"}
+_SET = {
+    "memory_limit": "SET memory_limit = $value",
+    "preserve_insertion_order": "SET preserve_insertion_order = $value",
+}
 
 
 def price_trend(
@@ -148,45 +161,114 @@ def load_imported(
     offers: pd.DataFrame,
     refused: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Load every run of one imported file in one transaction; runs already loaded are left as they are.
+    """Load every run of one imported file, given as frames, in one transaction; runs already loaded
+    are left as they are.
 
     `runs` (IMPORT_RUN_COLUMNS): one row per (platform, day), `crawl_id` a content hash so a
     re-import is a no-op; `offers` (IMPORT_OFFER_COLUMNS): OfferItem fields, `item_json` the
     whole item (its `extra` is stored, and a rejected row is kept as this text); `refused`
     (IMPORT_REFUSED_COLUMNS): rows the importer could not turn into items. `source` is
     `import:<format>`. Returns crawl_runs' row for every run, with `already_loaded`.
+    A file read in chunks loads through `ImportStaging` instead, which ends here too.
     """
     frames = {"import_runs": (runs, IMPORT_RUN_COLUMNS), "import_offers": (offers, IMPORT_OFFER_COLUMNS)}
     frames["import_refused"] = (refused, IMPORT_REFUSED_COLUMNS)
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     for name, (frame, columns) in frames.items():
         con.register(name, frame.loc[:, list(columns)])
     try:
-        existing = set(queries.frame(con, "history/runs_loaded")["crawl_id"])
-        con.execute("BEGIN TRANSACTION")
-        try:
-            # Staged as a crawl is (checked_offers), then the crawl loader's statements: one rule set
-            # for crawled and imported offers.
-            queries.execute(con, "history/stage_imported", source=source)
-            queries.execute(con, "fx/days")
-            queries.execute(con, "fx/day_rates")
-            queries.execute(con, "load/price_staged")
-            queries.execute(con, "load/insert_offers")
-            queries.execute(con, "load/insert_rejected", rejected_at=now)
-            queries.execute(con, "history/insert_rejected", rejected_at=now)
-            queries.execute(con, "history/record_runs", source=source, source_file=source_file, loaded_at=now)
-            queries.execute(con, "load/drop_staging")
-            queries.execute(con, "load/price_references")  # once the runs are recorded
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        result = queries.frame(con, "history/runs_loaded")
+        return _load_import(con, source, source_file)
     finally:
         for name in frames:
             con.unregister(name)
+
+
+def _load_import(con: duckdb.DuckDBPyConnection, source: str, source_file: str) -> pd.DataFrame:
+    """The bulk load of the runs, offers and refused rows named import_runs, import_offers and
+    import_refused (frames or staged tables)."""
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    existing = set(queries.frame(con, "history/runs_loaded")["crawl_id"])
+    con.execute("BEGIN TRANSACTION")
+    try:
+        # Staged as a crawl is (checked_offers), then the crawl loader's statements: one rule set
+        # for crawled and imported offers.
+        queries.execute(con, "history/stage_imported", source=source)
+        queries.execute(con, "fx/days")
+        queries.execute(con, "fx/day_rates")
+        queries.execute(con, "load/price_staged")
+        queries.execute(con, "load/insert_offers")
+        queries.execute(con, "load/insert_rejected", rejected_at=now)
+        queries.execute(con, "history/insert_rejected", rejected_at=now)
+        queries.execute(con, "history/record_runs", source=source, source_file=source_file, loaded_at=now)
+        queries.execute(con, "load/drop_staging")
+        queries.execute(con, "load/price_references")  # once the runs are recorded
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    result = queries.frame(con, "history/runs_loaded")
     result["already_loaded"] = result["crawl_id"].isin(existing)
     return result
+
+
+class ImportStaging:
+    """One imported file's rows, staged chunk by chunk in DuckDB temp tables, then loaded at once.
+
+    A reader hands over a chunk at a time (`add`), so the process holds one chunk; DuckDB keeps the
+    staged rows under IMPORT_MEMORY_LIMIT and spills the rest to its temp directory. `load` gives
+    each (platform, day) its run and content-hashed `crawl_id` (history/import_runs.sql: the same
+    id whatever the chunk size or row order) and loads every run in one transaction, as
+    `load_imported` does. Use as a context manager: the staging is dropped however it ends.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self._settings: dict[str, str] = {}
+
+    def __enter__(self) -> ImportStaging:
+        for name, value in IMPORT_SETTINGS.items():
+            (current,) = self.con.execute("SELECT current_setting($name)", {"name": name}).fetchall()[0]
+            self._settings[name] = str(current)
+            self.con.execute(_SET[name], {"value": value})
+        queries.execute(self.con, "history/import_staging")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        queries.execute(self.con, "history/import_drop")
+        for name, value in self._settings.items():
+            self.con.execute(_SET[name], {"value": value})
+
+    def add(self, offers: pd.DataFrame, refused: pd.DataFrame) -> None:
+        """Append one chunk: `offers` (IMPORT_STAGED_OFFER_COLUMNS), `refused` (platform, day, raw,
+        reason)."""
+        self.con.register("import_chunk_offers", offers.loc[:, list(IMPORT_STAGED_OFFER_COLUMNS)])
+        self.con.register("import_chunk_refused", refused.loc[:, ["platform", "day", "raw", "reason"]])
+        try:
+            queries.execute(self.con, "history/import_chunk")
+        finally:
+            self.con.unregister("import_chunk_offers")
+            self.con.unregister("import_chunk_refused")
+
+    def load(
+        self, source: str, source_file: str, days: Sequence[tuple[str, dt.date]], problem: str | None
+    ) -> pd.DataFrame:
+        """Load the staged rows as the runs of `days` ((platform, day), the first the file's first run,
+        which rows that say neither belong to). Returns what `load_imported` returns."""
+        if days:
+            first_platform, first_day = days[0]
+            queries.execute(
+                self.con, "history/import_unplaced", platform=first_platform, day=first_day.isoformat()
+            )
+        day_frame = pd.DataFrame(
+            {"platform": [platform for platform, _ in days], "day": [day.isoformat() for _, day in days]},
+            dtype=object,
+        )
+        self.con.register("import_days", day_frame)
+        try:
+            queries.execute(self.con, "history/import_runs", source=source, problem=problem)
+        finally:
+            self.con.unregister("import_days")
+        queries.execute(self.con, "history/import_views")
+        return _load_import(self.con, source, source_file)
 
 
 def planned_days(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date) -> pd.DataFrame:

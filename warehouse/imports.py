@@ -1,26 +1,25 @@
 """Import files end to end: read one file, load each (platform, day) in it as a run of the warehouse.
 
 Each (platform, day) becomes one `crawl_runs` row with source `import:<format>` and the
-file's path as `source_file`; its offers carry the same source. The whole file loads in
-one transaction through `warehouse.history.load_imported` (bulk: a file holds thousands of
-runs). A run's `crawl_id` hashes its content (the items and refused rows of that platform
-and day), so re-importing a file, or a newer version of an append-only file, loads only
+file's path as `source_file`; its offers carry the same source. The file is read a chunk of
+rows at a time and staged in DuckDB (`warehouse.history.ImportStaging`), so memory stays flat
+however long the file; then the whole file loads in one transaction (bulk: a file holds
+thousands of runs). A run's `crawl_id` hashes its content (the items and refused rows of that
+platform and day), so re-importing a file, or a newer version of an append-only file, loads only
 the days that are new or changed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
 from scrapers.history.formats import Format
-from scrapers.history.offers import ImportedFile
+from scrapers.history.offers import CHUNK_ROWS, ImportedChunk, PlatformDay, sorted_days
 from warehouse import history
 
 
@@ -60,85 +59,77 @@ def import_file(
     *,
     observed_on: dt.date | None = None,
     platform: str | None = None,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> FileReport:
-    """Import one file into the warehouse on `con` (the writer).
+    """Import one file into the warehouse on `con` (the writer), read `chunk_rows` rows at a time.
 
-    A file that cannot be read (missing, not this format, no date) gives a report with
-    `error` and changes nothing. A file that reads but holds no offer for a (platform, day)
-    it speaks for (a header-only catalog) loads that day as a failed run with the reason.
+    A file that cannot be read (missing, not this format, no date, a row the CSV parser cannot
+    split) gives a report with `error` and changes nothing. A file that reads but holds no offer
+    for a (platform, day) it speaks for (a header-only catalog) loads that day as a failed run with
+    the reason. What is stored does not depend on `chunk_rows`.
     """
     if not path.is_file():
         return FileReport(path=path, format=file_format.name, error=f"no such file: {path}")
-    try:
-        imported = file_format.read(path, observed_on=observed_on, platform=platform)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        return FileReport(path=path, format=file_format.name, error=str(exc))
-    runs, offers, refused = _frames(imported)
-    loaded = history.load_imported(con, imported.source, str(path.resolve()), runs, offers, refused)
+    source = f"import:{file_format.name}"
+    read = _Tally()
+    with history.ImportStaging(con) as staging:
+        try:
+            for chunk in file_format.chunks(
+                path, observed_on=observed_on, platform=platform, chunk_rows=chunk_rows
+            ):
+                read.add(chunk)
+                staging.add(*_staged(chunk, read.offers_before))
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            return FileReport(path=path, format=file_format.name, error=str(exc))
+        days = sorted_days(read.days)
+        loaded = staging.load(
+            source, str(path.resolve()), [(known.platform, known.day) for known in days], read.problem
+        )
     return FileReport(
         path=path,
         format=file_format.name,
         runs=loaded,
-        rows_read=imported.rows_read,
-        rows_not_gpu=imported.rows_not_gpu,
-        rows_refused=len(imported.rejected),
-        refusals=tuple(sorted(set(imported.rejected["reason"]))),
-        error=None if imported.days else imported.problem or f"{path.name}: nothing to import",
+        rows_read=read.rows_read,
+        rows_not_gpu=read.rows_not_gpu,
+        rows_refused=read.rows_refused,
+        refusals=tuple(sorted(read.reasons)),
+        error=None if days else read.problem or f"{path.name}: nothing to import",
     )
 
 
-def _frames(imported: ImportedFile) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The runs, offers and refused rows of `imported`, as `history.load_imported` takes them."""
-    items = imported.items
+@dataclass
+class _Tally:
+    """What the chunks of one file added up to."""
+
+    rows_read: int = 0
+    rows_not_gpu: int = 0
+    rows_refused: int = 0
+    offers_before: int = 0  # offers in the chunks before the last one added
+    offers: int = 0
+    days: set[PlatformDay] = field(default_factory=set)
+    reasons: set[str] = field(default_factory=set)
+    problem: str | None = None
+
+    def add(self, chunk: ImportedChunk) -> None:
+        self.rows_read += chunk.rows_read
+        self.rows_not_gpu += chunk.rows_not_gpu
+        self.rows_refused += len(chunk.rejected)
+        self.offers_before, self.offers = self.offers, self.offers + len(chunk.items)
+        self.days.update(chunk.days)
+        self.reasons.update(chunk.rejected["reason"])
+        self.problem = chunk.problem or self.problem
+
+
+def _staged(chunk: ImportedChunk, offers_before: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A chunk's offers and refused rows as `history.ImportStaging.add` takes them: each offer with
+    its whole item as JSON (`item_json`: its `extra` is stored from it) and its day."""
+    items = chunk.items
+    lines = items.to_json(orient="records", lines=True, force_ascii=False) if len(items) else ""
     offers = items.drop(columns=["extra"]).assign(
-        row_no=range(len(items)),
-        item_json=items.to_json(orient="records", lines=True, force_ascii=False).splitlines()
-        if len(items)
-        else [],
+        item_json=lines.rstrip("\n").split("\n") if len(items) else [],
         day=items["observed_at"].str.slice(0, 10),
     )
-    refused = imported.rejected.assign(
-        day=imported.rejected["day"].map(lambda day: day.isoformat() if pd.notna(day) else None)
+    refused = chunk.rejected.assign(
+        day=chunk.rejected["day"].map(lambda day: day.isoformat() if pd.notna(day) else None)
     )
-    if imported.days:  # rows that say no (platform, day) belong to the file's first run: kept, not dropped
-        first = imported.days[0]
-        refused = refused.fillna({"platform": first.platform, "day": first.day.isoformat()})
-    lines = pd.concat(
-        [
-            offers[["platform", "day", "item_json"]].rename(columns={"item_json": "line"}).assign(refused=0),
-            refused[["platform", "day", "raw"]].rename(columns={"raw": "line"}).assign(refused=1),
-        ]
-    )
-    per_run = {
-        (str(platform), str(day)): (
-            len(group),
-            int(group["refused"].sum()),
-            _run_id(imported.source, (str(platform), str(day)), group["line"]),
-        )
-        for (platform, day), group in lines.groupby(["platform", "day"])
-    }
-    keys = [(platform_day.platform, platform_day.day.isoformat()) for platform_day in imported.days]
-    nothing = (0, 0, None)
-    runs = pd.DataFrame(
-        {
-            # object columns even with no run (a header-only file), so the merges below match types
-            "platform": pd.Series([platform for platform, _ in keys], dtype=object),
-            "day": pd.Series([day for _, day in keys], dtype=object),
-            "items_yielded": [per_run.get(key, nothing)[0] for key in keys],
-            "rows_refused": [per_run.get(key, nothing)[1] for key in keys],
-            "crawl_id": [per_run.get(key, nothing)[2] or _run_id(imported.source, key, []) for key in keys],
-            "problem": imported.problem,
-        }
-    )
-    run_ids = runs[["platform", "day", "crawl_id"]]
-    offers = offers.merge(run_ids, on=["platform", "day"], how="left")
-    refused = refused.merge(run_ids, on=["platform", "day"], how="left")
-    return runs.assign(day=pd.to_datetime(runs["day"]).dt.date), offers, refused
-
-
-def _run_id(source: str, key: tuple[str, str], lines: Iterable[str]) -> str:
-    """sha256 of source, platform, day and the run's sorted lines: one day imported twice is one run."""
-    digest = hashlib.sha256("\n".join((source, *key)).encode())
-    for line in sorted(lines):
-        digest.update(b"\n" + line.encode())
-    return digest.hexdigest()
+    return offers, refused

@@ -1,4 +1,4 @@
-"""The import formats: every module of this package that defines `FORMAT` and `read_offers`.
+"""The import formats: every module of this package that defines `FORMAT` and `read_chunks`.
 
 Adding a format is adding one module; nothing keeps a list by hand.
 """
@@ -8,15 +8,15 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import scrapers.history
-from scrapers.history.offers import ImportedFile
+from scrapers.history.offers import CHUNK_ROWS, ImportedChunk, ImportedFile, whole_file
 
-ReadOffers = Callable[..., ImportedFile]
+ReadChunks = Callable[..., Iterator[ImportedChunk]]
 
 
 @dataclass(frozen=True)
@@ -25,13 +25,26 @@ class Format:
 
     name: str
     description: str
-    read_offers: ReadOffers
+    read_chunks: ReadChunks
+
+    def chunks(
+        self,
+        path: Path,
+        *,
+        observed_on: dt.date | None = None,
+        platform: str | None = None,
+        chunk_rows: int = CHUNK_ROWS,
+    ) -> Iterator[ImportedChunk]:
+        """Read one file `chunk_rows` rows at a time; `observed_on` and `platform` override what the
+        file or its name says. Errors (not this format, no date) come at the first chunk or, for a
+        row the CSV parser cannot split, at its chunk."""
+        return self.read_chunks(path, observed_on=observed_on, platform=platform, chunk_rows=chunk_rows)
 
     def read(
         self, path: Path, *, observed_on: dt.date | None = None, platform: str | None = None
     ) -> ImportedFile:
-        """Read one file; `observed_on` and `platform` override what the file or its name says."""
-        return self.read_offers(path, observed_on=observed_on, platform=platform)
+        """Read one file at once."""
+        return whole_file(path, self.name, self.chunks(path, observed_on=observed_on, platform=platform))
 
 
 @cache
@@ -40,8 +53,8 @@ def formats() -> dict[str, Format]:
     found = {}
     for info in pkgutil.iter_modules(scrapers.history.__path__):
         module = importlib.import_module(f"{scrapers.history.__name__}.{info.name}")
-        if hasattr(module, "FORMAT") and hasattr(module, "read_offers"):
-            found[module.FORMAT] = Format(module.FORMAT, module.DESCRIPTION, module.read_offers)
+        if hasattr(module, "FORMAT") and hasattr(module, "read_chunks"):
+            found[module.FORMAT] = Format(module.FORMAT, module.DESCRIPTION, module.read_chunks)
     return dict(sorted(found.items()))
 
 

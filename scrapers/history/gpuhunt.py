@@ -20,18 +20,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from scrapers.history.offers import (
+    CHUNK_ROWS,
     MAX_COUNT,
+    ImportedChunk,
     ImportedFile,
     PlatformDay,
     canonical_gpus,
     first_failure,
+    last_chunk,
     offer_frame,
     rejected_frame,
+    whole_file,
 )
 from scrapers.history.paths import midnight_utc, observation_day
 from scrapers.history.platforms import platform_slug
@@ -49,13 +54,34 @@ _SPOT = {"True": True, "False": False, "true": True, "false": False}
 def read_offers(
     path: Path, *, observed_on: dt.date | None = None, platform: str | None = None
 ) -> ImportedFile:
-    """Read one provider's catalog CSV."""
+    """Read one provider's catalog CSV at once (`read_chunks` joined)."""
+    return whole_file(path, FORMAT, read_chunks(path, observed_on=observed_on, platform=platform))
+
+
+def read_chunks(
+    path: Path,
+    *,
+    observed_on: dt.date | None = None,
+    platform: str | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> Iterator[ImportedChunk]:
+    """Read one provider's catalog CSV, `chunk_rows` rows at a time."""
     day = observation_day(path, observed_on)
     slug = platform_slug(platform or path.stem)
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [column for column in _REQUIRED if column not in raw.columns]
+    header = pd.read_csv(path, dtype=str, nrows=0).columns
+    missing = [column for column in _REQUIRED if column not in header]
     if missing:
         raise ValueError(f"{path.name}: not a gpuhunt catalog CSV, missing columns {missing}")
+    rows = gpu_rows = 0
+    for raw in pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=chunk_rows):
+        chunk = _chunk(raw, path, slug, day)
+        rows, gpu_rows = rows + chunk.rows_read, gpu_rows + chunk.rows_read - chunk.rows_not_gpu
+        yield chunk
+    yield last_chunk((PlatformDay(slug, day),), _problem(path, rows, gpu_rows))
+
+
+def _chunk(raw: pd.DataFrame, path: Path, slug: str, day: dt.date) -> ImportedChunk:
+    """Some rows of the catalog, read."""
     count = pd.to_numeric(raw["gpu_count"], errors="coerce")
     gpu_rows = raw[count.fillna(1) != 0]
     count = count[gpu_rows.index]
@@ -112,15 +138,12 @@ def read_offers(
         },
         rows.index,
     )
-    return ImportedFile(
-        path=path,
-        format=FORMAT,
+    return ImportedChunk(
         items=items,
+        rejected=rejected_frame(gpu_rows[~good], reasons, slug, day),
         days=(PlatformDay(slug, day),),
         rows_read=len(raw),
         rows_not_gpu=len(raw) - len(gpu_rows),
-        rejected=rejected_frame(gpu_rows[~good], reasons, slug, day),
-        problem=_problem(path, len(raw), len(gpu_rows)),
     )
 
 

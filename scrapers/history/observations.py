@@ -23,18 +23,24 @@ Choices (samples/README.md):
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from scrapers.history.offers import (
+    CHUNK_ROWS,
     MAX_COUNT,
+    ImportedChunk,
     ImportedFile,
     PlatformDay,
     canonical_gpus,
     first_failure,
+    last_chunk,
     offer_frame,
     rejected_frame,
+    sorted_days,
+    whole_file,
 )
 from scrapers.history.paths import latest_real_day
 from scrapers.history.platforms import platform_slug, platform_slugs
@@ -62,15 +68,35 @@ _PRICING_TYPES = {"on_demand": "on_demand", "spot": "spot"}
 def read_offers(
     path: Path, *, observed_on: dt.date | None = None, platform: str | None = None
 ) -> ImportedFile:
-    """Read the whole file; each row's `date` and `provider` say its day and platform.
+    """Read the whole file at once (`read_chunks` joined)."""
+    return whole_file(path, FORMAT, read_chunks(path, observed_on=observed_on, platform=platform))
+
+
+def read_chunks(
+    path: Path,
+    *,
+    observed_on: dt.date | None = None,
+    platform: str | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> Iterator[ImportedChunk]:
+    """Read the file `chunk_rows` rows at a time; each row's `date` and `provider` say its day and platform.
 
     `observed_on` and `platform`, when given, keep only that day or platform.
     """
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    rows_in_file = len(raw)
-    missing = [column for column in _REQUIRED if column not in raw.columns]
+    header = pd.read_csv(path, dtype=str, nrows=0).columns
+    missing = [column for column in _REQUIRED if column not in header]
     if missing:
         raise ValueError(f"{path.name}: not a daily observations CSV, missing columns {missing}")
+    rows_in_file = rows_selected = 0
+    for raw in pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=chunk_rows):
+        chunk = _chunk(raw, observed_on, platform)
+        rows_in_file, rows_selected = rows_in_file + len(raw), rows_selected + chunk.rows_read
+        yield chunk
+    yield last_chunk((), _problem(path, rows_in_file, rows_selected))
+
+
+def _chunk(raw: pd.DataFrame, observed_on: dt.date | None, platform: str | None) -> ImportedChunk:
+    """Some rows of the file, read; `rows_read` counts those the options keep."""
     days = pd.to_datetime(raw["date"], format="%Y-%m-%d", errors="coerce").dt.date
     platforms = platform_slugs(raw["provider"].where(raw["provider"].str.strip() != ""))
     selected = pd.Series(True, index=raw.index)
@@ -143,18 +169,11 @@ def read_offers(
     # A day in the future is no run of ours: its rows are refused under the file's first run.
     days = days.where(~future)
     covered = pd.DataFrame({"platform": platforms, "day": days}).dropna().drop_duplicates()
-    return ImportedFile(
-        path=path,
-        format=FORMAT,
+    return ImportedChunk(
         items=items,
-        days=tuple(
-            PlatformDay(platform, day)
-            for platform, day in covered.sort_values(["day", "platform"]).itertuples(index=False)
-        ),
-        rows_read=len(raw),
-        rows_not_gpu=0,
         rejected=rejected_frame(raw[~good], reasons, platforms, days),
-        problem=_problem(path, rows_in_file, len(raw)),
+        days=sorted_days(PlatformDay(platform, day) for platform, day in covered.itertuples(index=False)),
+        rows_read=len(raw),
     )
 
 

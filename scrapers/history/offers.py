@@ -1,8 +1,10 @@
-"""Imported offers as one DataFrame whose columns are exactly `OfferItem`'s fields.
+"""Imported offers as DataFrames whose columns are exactly `OfferItem`'s fields, a chunk of rows at a time.
 
-Readers build these frames column by column (tens of thousands of rows, no object
-per row); `offer_frame` checks the columns against the `OfferItem` dataclass, so a
-renamed contract field fails here and not silently in the warehouse.
+Readers build these frames column by column (no object per row where the format allows);
+`offer_frame` checks the columns against the `OfferItem` dataclass, so a renamed contract
+field fails here and not silently in the warehouse. A reader yields its file as chunks of at
+most `chunk_rows` rows (`ImportedChunk`), so a file of any size is read in bounded memory;
+`whole_file` joins them for a caller that wants the file at once.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ _DEFAULTS: dict[str, Any] = {
     if field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
 }
 REJECTED_COLUMNS = ("platform", "day", "raw", "reason")
+# Rows a reader turns into offers at a time: a chunk's frames are a few hundred MB at most.
+CHUNK_ROWS = 250_000
 # Counts are INTEGER (32-bit) in the warehouse: a row with a larger one (1e20, a typo) is refused
 # with its reason, never passed on to fail the whole import in a cast.
 MAX_COUNT = 2**31 - 1
@@ -64,6 +68,59 @@ class ImportedFile:
     def source(self) -> str:
         """The `source` value of every run and offer this file produces."""
         return f"import:{self.format}"
+
+
+@dataclass(frozen=True)
+class ImportedChunk:
+    """Some rows of one history file read into offers (the fields of `ImportedFile`, for these rows).
+
+    `days` are the (platform, day)s these rows speak for; a reader's last chunk carries the file's
+    `problem`, known once every row is read.
+    """
+
+    items: pd.DataFrame
+    rejected: pd.DataFrame
+    days: tuple[PlatformDay, ...]
+    rows_read: int
+    rows_not_gpu: int = 0
+    problem: str | None = None
+
+
+def last_chunk(days: Sequence[PlatformDay], problem: str | None) -> ImportedChunk:
+    """A reader's closing chunk: no rows, the (platform, day)s the file speaks for and its problem."""
+    return ImportedChunk(
+        item_frame([]), pd.DataFrame(columns=REJECTED_COLUMNS, dtype=object), tuple(days), 0, 0, problem
+    )
+
+
+def whole_file(path: Path, file_format: str, chunks: Iterable[ImportedChunk]) -> ImportedFile:
+    """Every chunk of a file as one `ImportedFile` (days sorted by day, then platform)."""
+    read = list(chunks)
+    return ImportedFile(
+        path=path,
+        format=file_format,
+        items=pd.concat(
+            [chunk.items for chunk in read if len(chunk.items)] or [item_frame([])], ignore_index=True
+        ),
+        days=sorted_days(day for chunk in read for day in chunk.days),
+        rows_read=sum(chunk.rows_read for chunk in read),
+        rows_not_gpu=sum(chunk.rows_not_gpu for chunk in read),
+        rejected=pd.concat(
+            [chunk.rejected for chunk in read if len(chunk.rejected)] or [last_chunk((), None).rejected],
+            ignore_index=True,
+        ),
+        problem=next((chunk.problem for chunk in reversed(read) if chunk.problem), None),
+    )
+
+
+def sorted_days(days: Iterable[PlatformDay]) -> tuple[PlatformDay, ...]:
+    """Distinct (platform, day)s, by day then platform: the first is the file's first run."""
+    return tuple(sorted(set(days), key=lambda known: (known.day, known.platform)))
+
+
+def item_frame(items: Sequence[OfferItem], index: pd.Index | None = None) -> pd.DataFrame:
+    """OfferItems (a row reader's, like `scrapers.skypilot_offers`) as a frame of ITEM_COLUMNS."""
+    return pd.DataFrame([dataclasses.asdict(item) for item in items], columns=list(ITEM_COLUMNS), index=index)
 
 
 def offer_frame(columns: Mapping[str, Any], index: pd.Index) -> pd.DataFrame:

@@ -1,142 +1,120 @@
 """SkyPilot catalog `vms.csv` (one cloud, one dated version) -> offers.
 
-Semantics (price-sources.md §2, samples/README.md):
-- `Price` and `SpotPrice` are USD per hour for the whole instance (`AcceleratorCount`
-  GPUs), not per GPU. An empty or zero `SpotPrice` means no spot offer (Vast writes 0.00).
-- `Region` is the cloud's own region string (`us-east-1`, `"Texas, US, NA"`), kept as written.
-- No row says anything about stock: SkyPilot writes Lambda rows for every region
-  whatever the capacity, so `available_gpus` stays NULL (unknown, not zero).
-- `GpuInfo` is a Python dict literal, or one of its two other dialects (`scrapers.skypilot.gpu_info`).
-- Rows without an accelerator are CPU instances: skipped and counted.
-- The raw GPU name is `InstanceType`, the cloud's own name for the offer: it keeps the form
-  (`gpu_1x_h100_sxm5`, `1x-H100_NVL-...`) that `AcceleratorName` (`H100`) drops;
-  `AcceleratorName` is the fallback and stays in `extra`.
-- A file with a header and no rows is a broken catalog run: a failed day, not an empty one.
+The rows read as the catalog spiders read them: one reader, `scrapers.skypilot_offers` (prices per
+instance-hour, spot, per-GPU memory, each cloud's quirks, GCP's GPU rows priced with their host
+VM). A row that offers no GPU (a CPU instance, GCP's host VMs and TPUs) is skipped and counted; a
+row the reader will not pass on is refused with the spiders' reason (`record_incomplete`,
+`gpu_count_invalid`, `host_missing`). No row says anything about stock: `available_gpus` stays
+NULL. The file's day is every offer's `catalog_date`. A file with a header and no rows is a broken
+catalog run: a failed day, not an empty one.
+
+The file is read as a stream of rows, `chunk_rows` at a time; GCP's table, whose GPU rows need the
+host VMs of their zone, is read twice (its VM rows first).
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import json
 import re
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from scrapers import skypilot
 from scrapers.history.offers import (
-    MAX_COUNT,
+    CHUNK_ROWS,
+    REJECTED_COLUMNS,
+    ImportedChunk,
     ImportedFile,
     PlatformDay,
-    canonical_gpus,
-    first_failure,
-    offer_frame,
-    rejected_frame,
+    item_frame,
+    last_chunk,
+    whole_file,
 )
 from scrapers.history.paths import midnight_utc, observation_day
 from scrapers.history.platforms import platform_slug
+from scrapers.items import OfferItem
+from scrapers.skypilot_offers import CatalogTable, GcpTable, Refused
 
 FORMAT = "skypilot"
 DESCRIPTION = (
     "SkyPilot catalog vms.csv of one cloud (price per instance-hour; date from --date or the file name)"
 )
 
-_REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region", "GpuInfo", "SpotPrice")
+_REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region", "GpuInfo")
 _CLOUD_IN_NAME = re.compile(r"^(?P<cloud>[A-Za-z0-9.-]+?)_vms(?:[_.-]|$)")
-# Clouds whose SkyPilot fetcher writes the whole instance's GPU memory into GpuInfo's
-# MemoryInfo.SizeInMiB (vast_vms_2026-04-29.csv: 1x RTX5090 32607 MiB, 2x 65214 MiB), where
-# the catalog spec and Lambda's fetcher write it per GPU (lambda_vms: 1x and 8x H100 both 81920).
-_GPU_INFO_MEMORY_PER_INSTANCE = frozenset({"vastai"})
-# SkyPilot's Vast instance types are "{num_gpus}x-{gpu_name}-{cpu_cores}-{cpu_ram_mib}" (fetch_vast.py):
-# the trailing CPU and RAM figures are not part of the GPU's name.
-_CPU_RAM_SUFFIX = re.compile(r"(?:-\d+){2}$")
-_MIB_PER_GB = 1024  # nameplate "80GB" cards report 81920 MiB: the catalog's GB are GiB
 
 
 def read_offers(
     path: Path, *, observed_on: dt.date | None = None, platform: str | None = None
 ) -> ImportedFile:
+    """Read one cloud's vms.csv at once (`read_chunks` joined)."""
+    return whole_file(path, FORMAT, read_chunks(path, observed_on=observed_on, platform=platform))
+
+
+def read_chunks(
+    path: Path,
+    *,
+    observed_on: dt.date | None = None,
+    platform: str | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> Iterator[ImportedChunk]:
     """Read one cloud's vms.csv; the cloud is `platform`, else the file's (lambda_vms_*.csv, vast/vms.csv)."""
     day = observation_day(path, observed_on)
     slug = platform_slug(platform) if platform else _platform_in_name(path)
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [column for column in _REQUIRED if column not in raw.columns]
+    table = CatalogTable.of(slug)(
+        slug, midnight_utc(day), path.resolve().as_uri(), catalog_date=day.isoformat()
+    )
+    required = (*_REQUIRED, *(column for column in table.required if column not in _REQUIRED))
+    header = _header(path)
+    missing = [column for column in required if column not in header]
     if missing:
         raise ValueError(f"{path.name}: not a SkyPilot vms.csv, missing columns {missing}")
+    if isinstance(table, GcpTable):
+        table.learn(_rows(path))
+    rows = _rows(path)
     days = (PlatformDay(slug, day),)
-    gpu_rows = raw[raw["AcceleratorName"].str.strip() != ""]
-    rows_not_gpu = len(raw) - len(gpu_rows)
+    rows_read = rows_not_gpu = 0
+    while chunk := list(islice(rows, chunk_rows)):
+        offers: list[OfferItem] = []
+        refused: list[dict[str, Any]] = []
+        gpu_rows = [row for row in chunk if table.is_gpu_row(row)]
+        for row in gpu_rows:
+            for result in table.read(row):
+                if isinstance(result, Refused):
+                    refused.append(_refused(result, slug, day))
+                else:
+                    offers.append(result)
+        rows_read, rows_not_gpu = rows_read + len(chunk), rows_not_gpu + len(chunk) - len(gpu_rows)
+        yield ImportedChunk(
+            item_frame(offers), _rejected(refused), days, len(chunk), len(chunk) - len(gpu_rows)
+        )
+    yield last_chunk(days, _problem(path, rows_read, rows_not_gpu))
 
-    count = pd.to_numeric(gpu_rows["AcceleratorCount"], errors="coerce")
-    price = pd.to_numeric(gpu_rows["Price"], errors="coerce")
-    memory_mib = gpu_rows["GpuInfo"].map(_gpu_memory_mib)
-    reasons = first_failure(
-        [
-            (count.isna() | (count <= 0), "AcceleratorCount is not a positive number"),
-            (
-                count.notna() & (count % 1 != 0),
-                "AcceleratorCount is fractional (a GPU share, not a GPU rental)",
-            ),
-            (count > MAX_COUNT, f"AcceleratorCount is over {MAX_COUNT}"),
-            (price.isna(), "Price is not a number"),
-            (price <= 0, "Price is not positive"),
-        ],
-        gpu_rows.index,
-    )
-    good = reasons.isna()
-    rows, count, price, memory_mib = gpu_rows[good], count[good].astype(int), price[good], memory_mib[good]
-    if slug in _GPU_INFO_MEMORY_PER_INSTANCE:
-        memory_mib = memory_mib / count
-    memory_gb = (memory_mib / _MIB_PER_GB).round(1)
-    gpu = canonical_gpus(
-        [rows["InstanceType"].str.replace(_CPU_RAM_SUFFIX, "", regex=True), rows["AcceleratorName"]],
-        memory_gb,
-    )
-    spot_price = pd.to_numeric(rows["SpotPrice"], errors="coerce")
 
-    common = {
-        "platform": slug,
-        "offer_id": rows["InstanceType"] + "@" + rows["Region"],
-        "gpu_name_raw": rows["InstanceType"],
-        "gpu_count": count,
-        "price_currency": "USD",
-        "price_per": "instance",
-        "billing_period": "hour",
-        "observed_at": midnight_utc(day),
-        "source_url": path.resolve().as_uri(),
-        "gpu_model": gpu["gpu_model"],
-        "gpu_memory_gb": gpu["gpu_memory_gb"],
-        "gpu_form": gpu["gpu_form"],
-        "region": rows["Region"].where(rows["Region"].str.strip() != ""),
-        "extra": pd.Series(
-            pd.DataFrame(
-                {
-                    "instance_type": rows["InstanceType"],
-                    "accelerator_name": rows["AcceleratorName"],
-                    "vcpus": pd.to_numeric(rows.get("vCPUs", ""), errors="coerce"),
-                    "memory_gib": pd.to_numeric(rows.get("MemoryGiB", ""), errors="coerce"),
-                }
-            ).to_dict(orient="records"),
-            index=rows.index,
-        ),
-    }
-    on_demand = offer_frame({**common, "price_amount": price, "pricing_type": "on_demand"}, rows.index)
-    has_spot = (spot_price > 0).fillna(False)
-    spot = offer_frame(
-        {**_subset(common, has_spot), "price_amount": spot_price[has_spot], "pricing_type": "spot"},
-        rows.index[has_spot],
-    )
-    items = pd.concat([on_demand, spot], ignore_index=True)
-    return ImportedFile(
-        path=path,
-        format=FORMAT,
-        items=items,
-        days=days,
-        rows_read=len(raw),
-        rows_not_gpu=rows_not_gpu,
-        rejected=rejected_frame(gpu_rows[~good], reasons, slug, day),
-        problem=_problem(path, raw, rows_not_gpu),
-    )
+def _header(path: Path) -> list[str]:
+    with path.open(encoding="utf-8-sig", newline="") as file:
+        return next(csv.reader(file), [])
+
+
+def _rows(path: Path) -> Iterator[dict[str, str | None]]:
+    """The table's rows, an empty cell as None (as the spiders read the answer, `parsing.csv_rows`)."""
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as file:
+        for row in csv.DictReader(file):
+            yield {key: value or None for key, value in row.items() if key is not None}
+
+
+def _refused(result: Refused, slug: str, day: dt.date) -> dict[str, Any]:
+    raw = json.dumps(dict(result.row), ensure_ascii=False)
+    return {"platform": slug, "day": day, "raw": raw, "reason": result.reason}
+
+
+def _rejected(refused: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(refused, columns=list(REJECTED_COLUMNS), dtype=object)
 
 
 def _platform_in_name(path: Path) -> str:
@@ -148,22 +126,12 @@ def _platform_in_name(path: Path) -> str:
     return platform_slug(match["cloud"])
 
 
-def _gpu_memory_mib(gpu_info: str) -> float:
-    """`MemoryInfo.SizeInMiB` of the first GPU in a GpuInfo cell, NaN when absent or unreadable."""
-    mib = skypilot.gpu_memory_mib(skypilot.gpu_info(gpu_info))
-    return np.nan if mib is None else mib
-
-
-def _subset(columns: dict, mask: pd.Series) -> dict:
-    return {name: value[mask] if isinstance(value, pd.Series) else value for name, value in columns.items()}
-
-
-def _problem(path: Path, raw: pd.DataFrame, rows_not_gpu: int) -> str | None:
-    if raw.empty:
+def _problem(path: Path, rows: int, rows_not_gpu: int) -> str | None:
+    if rows == 0:
         return (
             f"{path.name} has a header and no rows: a broken catalog run, not a sold-out cloud; "
             "the offers seen before stay current"
         )
-    if rows_not_gpu == len(raw):
+    if rows_not_gpu == rows:
         return f"{path.name} lists only CPU instance types, no GPU offer"
     return None

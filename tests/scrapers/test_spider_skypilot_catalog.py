@@ -19,6 +19,7 @@ from crawl_helpers import crawl_env
 
 from scrapers.crawl.runner import run_crawl
 from scrapers.replay import SNAPSHOT_FILE, Exchange, Snapshot
+from scrapers.skypilot_offers import CatalogTable
 from scrapers.spiders.skypilot_catalog import (
     CATALOG_URL,
     COMMITS_URL,
@@ -146,9 +147,9 @@ def test_a_column_gone_from_the_header_is_a_layout_change() -> None:
 class TestCloudMemory:
     """Each fetcher's `SizeInMiB`, as its code writes it."""
 
-    shadeform = ShadeformSpider()
-    primeintellect = PrimeintellectSpider()
-    cases: ClassVar[list[tuple[SkyPilotCatalogSpider, str, int, float | None]]] = [
+    shadeform = ShadeformSpider.table("shadeform", "2026-11-30T06:00:00Z", "")
+    primeintellect = PrimeintellectSpider.table("primeintellect", "2026-11-30T06:00:00Z", "")
+    cases: ClassVar[list[tuple[CatalogTable, str, int, float | None]]] = [
         # fetch_shadeform.py: 'SizeInMiB': int(config['vram_per_gpu_in_gb'])
         (shadeform, "{'Gpus': [{'Name': 'A6000', 'Count': 8.0, 'MemoryInfo': {'SizeInMiB': 48}}]}", 8, 48.0),
         # a fixed fetcher's real MiB would be above any card's GB
@@ -172,7 +173,7 @@ class TestCloudMemory:
 
     @pytest.mark.parametrize(("spider", "gpu_info", "count", "memory_gb"), cases)
     def test_memory_per_gpu(
-        self, spider: SkyPilotCatalogSpider, gpu_info: str, count: int, memory_gb: float | None
+        self, spider: CatalogTable, gpu_info: str, count: int, memory_gb: float | None
     ) -> None:
         assert spider.memory_gb({"GpuInfo": gpu_info}, count) == memory_gb
 

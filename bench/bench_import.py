@@ -1,0 +1,201 @@
+"""Bench: `gpuplan import` of a big file in bounded memory, against DuckDB's own read of the same file.
+
+    /work/venv/bin/python bench/bench_import.py [--quick] [--rows 7000000] [--format observations]
+                                                [--chunk-rows N] [--dir DIR] [--keep]
+
+Writes a SYNTHETIC file in the format the README documents (`--format observations`: the tracker's
+daily observations CSV, `date, provider, gpu_model, gpu_count, region, rental_type, price_min_usd,
+price_median_usd, price_max_usd, n_offers, source_url, fetched_at`, as
+`scrapers/history/observations.py` reads it; 1 row in 1,000 with a price that is no number, so the
+refusals are exercised), `--rows` rows over as many past days as it takes (2,000 rows a day, 30
+providers). `--format skypilot` writes one cloud's `vms.csv` (SkyPilot's columns) instead. Then,
+each in a fresh child process so that each peak RSS is its own:
+
+- yardstick: DuckDB's `CREATE TABLE ... AS SELECT * FROM read_csv(file)` into a fresh database file,
+  with the import's memory limit (`warehouse.history.IMPORT_SETTINGS`);
+- import: `warehouse.imports.import_file` (what `gpuplan import` calls) on a fresh migrated warehouse
+  opened by `warehouse.connect.writer` (publish off: publishing is the same for every writer).
+
+Prints wall time, the ratio to the yardstick, peak RSS of each, and the offers, refusals and runs
+stored. Targets: peak RSS <= 2 GiB at 7M rows; time <= 3x the yardstick. Exits 1 when missed
+(with `--quick` only the run itself is checked). The file is not kept unless `--keep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+TARGET_RSS_MB = 2048
+TARGET_RATIO = 3.0
+ROWS_PER_DAY = 2_000
+LAST_DAY = "2026-11-30"
+PROVIDERS = 30
+
+OBSERVATIONS_SQL = """
+COPY (
+    WITH r AS (SELECT range AS i FROM range($rows))
+    SELECT
+        CAST(DATE '2026-11-30' - CAST(i // $per_day AS INTEGER) AS VARCHAR) AS date,
+        ['runpod', 'vast.ai', 'lambda', 'aws', 'gcp', 'azure', 'oci', 'nebius', 'hyperstack',
+         'datacrunch', 'tensordock', 'fluidstack', 'paperspace', 'coreweave', 'crusoe', 'vultr',
+         'linode', 'scaleway', 'ovh', 'jarvislabs', 'massed compute', 'shadeform', 'seeweb',
+         'primeintellect', 'cudo', 'latitude', 'voltage park', 'together', 'genesis', 'acecloud'][
+            1 + CAST((i % $per_day) // ($per_day // 30) AS INTEGER) % 30] AS provider,
+        ['H100_SXM', 'A100_SXM_80GB', 'RTX_4090', 'H200', 'L40S', 'A10', 'RTX_3090', 'B200',
+         'A100_PCIE_40GB', 'L4'][1 + CAST(i % 10 AS INTEGER)] AS gpu_model,
+        [1, 2, 4, 8][1 + CAST((i // 10) % 4 AS INTEGER)] AS gpu_count,
+        ['global', 'us', 'eu', 'secure', 'community'][1 + CAST((i // 40) % 5 AS INTEGER)] AS region,
+        CASE WHEN (i // 200) % 3 = 0 THEN 'spot' ELSE 'on_demand' END AS rental_type,
+        CASE WHEN i % 1000 = 999 THEN 'n/a'
+             ELSE CAST(round(0.2 + (hash(i) % 500) / 100.0, 2) AS VARCHAR) END AS price_min_usd,
+        round(0.3 + (hash(i) % 500) / 100.0, 2) AS price_median_usd,
+        round(0.4 + (hash(i) % 500) / 100.0, 2) AS price_max_usd,
+        1 + hash(i) % 40 AS n_offers,
+        'https://getdeploying.com' AS source_url,
+        CAST(DATE '2026-11-30' - CAST(i // $per_day AS INTEGER) AS VARCHAR) || 'T21:00:03.28764+00:00'
+            AS fetched_at
+    FROM r
+) TO '{path}' (HEADER, DELIMITER ',')
+"""
+
+SKYPILOT_SQL = """
+COPY (
+    WITH r AS (SELECT range AS i FROM range($rows))
+    SELECT
+        'gpu_' || [1, 2, 4, 8][1 + CAST(i % 4 AS INTEGER)] || 'x_h100_sxm5_' || i AS InstanceType,
+        'H100' AS AcceleratorName,
+        [1, 2, 4, 8][1 + CAST(i % 4 AS INTEGER)] AS AcceleratorCount,
+        26.0 AS vCPUs, 225.0 AS MemoryGiB,
+        CASE WHEN i % 1000 = 999 THEN 'n/a' ELSE CAST(round(2 + (hash(i) % 500) / 100.0, 2) AS VARCHAR) END
+            AS Price,
+        'region-' || (i % 17) AS Region,
+        '{{''Gpus'': [{{''Name'': ''H100'', ''Manufacturer'': ''NVIDIA'', ''Count'': 1.0, '
+            || '''MemoryInfo'': {{''SizeInMiB'': 81920}}}}], ''TotalGpuMemoryInMiB'': 81920}}' AS GpuInfo,
+        '' AS SpotPrice
+    FROM r
+) TO '{path}' (HEADER, DELIMITER ',')
+"""
+
+YARDSTICK = """
+import json, resource, sys, time, duckdb
+from warehouse.history import IMPORT_SETTINGS
+con = duckdb.connect(sys.argv[2])
+con.execute("SET memory_limit = $v", {"v": IMPORT_SETTINGS["memory_limit"]})
+con.execute("SET preserve_insertion_order = $v", {"v": IMPORT_SETTINGS["preserve_insertion_order"]})
+start = time.perf_counter()
+con.execute("CREATE TABLE t AS SELECT * FROM read_csv($path)", {"path": sys.argv[1]})
+seconds = time.perf_counter() - start
+rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "rss_mb": rss, "rows": rows}))
+"""
+
+IMPORT = """
+import json, resource, sys, time
+from pathlib import Path
+from scrapers.history import formats
+from warehouse import connect
+from warehouse.imports import import_file
+file_format, path, warehouse, chunk_rows = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+with connect.writer(warehouse, publish=False) as con:
+    start = time.perf_counter()
+    report = import_file(con, formats.get(file_format), path, chunk_rows=chunk_rows, platform=None)
+    seconds = time.perf_counter() - start
+    stored = con.execute(
+        "SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM rejected_offers), "
+        "(SELECT count(*) FROM crawl_runs)"
+    ).fetchone()
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({
+    "seconds": seconds, "rss_mb": rss, "error": report.error, "rows_read": report.rows_read,
+    "offers": stored[0], "rejected": stored[1], "runs": stored[2],
+}))
+"""
+
+
+def write_file(path: Path, file_format: str, rows: int) -> float:
+    """Write the SYNTHETIC file; returns seconds taken."""
+    sql = OBSERVATIONS_SQL if file_format == "observations" else SKYPILOT_SQL
+    start = time.perf_counter()
+    con = duckdb.connect()
+    con.execute(sql.format(path=str(path).replace("'", "''")), {"rows": rows, "per_day": ROWS_PER_DAY}
+                if file_format == "observations" else {"rows": rows})
+    con.close()
+    return time.perf_counter() - start
+
+
+def child(code: str, *args: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"child failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def load_average() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return "?"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=7_000_000)
+    parser.add_argument("--format", choices=("observations", "skypilot"), default="observations")
+    parser.add_argument("--chunk-rows", type=int, default=None, help="default: the importer's CHUNK_ROWS")
+    parser.add_argument("--quick", action="store_true", help="10,000 rows, no targets")
+    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    rows = 10_000 if args.quick else args.rows
+    from scrapers.history.offers import CHUNK_ROWS
+
+    chunk_rows = args.chunk_rows or CHUNK_ROWS
+    folder = Path(tempfile.mkdtemp(prefix="bench_import_", dir=args.dir))
+    try:
+        name = "observations.csv" if args.format == "observations" else f"benchcloud_vms_{LAST_DAY}.csv"
+        path = folder / name
+        wrote = write_file(path, args.format, rows)
+        size_mb = path.stat().st_size / 1e6
+        print(f"{args.format}: {rows:,} rows, {size_mb:,.0f} MB, written in {wrote:.1f} s; load {load_average()}")
+        yard = child(YARDSTICK, str(path), str(folder / "yardstick.duckdb"))
+        print(f"yardstick read_csv: {yard['seconds']:.2f} s, peak RSS {yard['rss_mb']:,.0f} MB, {yard['rows']:,} rows")
+        got = child(IMPORT, args.format, str(path), str(folder / "warehouse.duckdb"), str(chunk_rows))
+        ratio = got["seconds"] / yard["seconds"]
+        print(
+            f"import: {got['seconds']:.2f} s ({ratio:.2f}x), peak RSS {got['rss_mb']:,.0f} MB; "
+            f"{got['offers']:,} offers, {got['rejected']:,} rejected, {got['runs']:,} runs "
+            f"(chunks of {chunk_rows:,} rows); load {load_average()}"
+        )
+        if got["error"]:
+            print(f"import error: {got['error']}")
+            return 1
+        if args.quick:
+            return 0
+        missed = []
+        if got["rss_mb"] > TARGET_RSS_MB:
+            missed.append(f"peak RSS {got['rss_mb']:,.0f} MB > {TARGET_RSS_MB} MB")
+        if ratio > TARGET_RATIO:
+            missed.append(f"time {ratio:.2f}x > {TARGET_RATIO}x")
+        print("targets: " + ("MISSED: " + "; ".join(missed) if missed else "met"))
+        return 1 if missed else 0
+    finally:
+        if args.keep:
+            print(f"kept {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
