@@ -29,14 +29,12 @@ from scrapers.history.offers import (
     CHUNK_ROWS,
     MAX_COUNT,
     ImportedChunk,
-    ImportedFile,
     PlatformDay,
     canonical_gpus,
     first_failure,
     last_chunk,
     offer_frame,
     rejected_frame,
-    whole_file,
 )
 from scrapers.history.paths import midnight_utc, observation_day
 from scrapers.history.platforms import platform_slug
@@ -49,13 +47,6 @@ DESCRIPTION = (
 _REQUIRED = ("instance_name", "location", "price", "gpu_count", "gpu_name", "gpu_memory", "spot")
 _EXTRA_COLUMNS = ("cpu", "memory", "disk_size", "gpu_vendor", "flags", "cpu_arch")
 _SPOT = {"True": True, "False": False, "true": True, "false": False}
-
-
-def read_offers(
-    path: Path, *, observed_on: dt.date | None = None, platform: str | None = None
-) -> ImportedFile:
-    """Read one provider's catalog CSV at once (`read_chunks` joined)."""
-    return whole_file(path, FORMAT, read_chunks(path, observed_on=observed_on, platform=platform))
 
 
 def read_chunks(

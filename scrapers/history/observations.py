@@ -32,7 +32,6 @@ from scrapers.history.offers import (
     CHUNK_ROWS,
     MAX_COUNT,
     ImportedChunk,
-    ImportedFile,
     PlatformDay,
     canonical_gpus,
     first_failure,
@@ -40,7 +39,6 @@ from scrapers.history.offers import (
     offer_frame,
     rejected_frame,
     sorted_days,
-    whole_file,
 )
 from scrapers.history.paths import latest_real_day
 from scrapers.history.platforms import platform_slug, platform_slugs
@@ -63,13 +61,6 @@ _REQUIRED = (
     "fetched_at",
 )
 _PRICING_TYPES = {"on_demand": "on_demand", "spot": "spot"}
-
-
-def read_offers(
-    path: Path, *, observed_on: dt.date | None = None, platform: str | None = None
-) -> ImportedFile:
-    """Read the whole file at once (`read_chunks` joined)."""
-    return whole_file(path, FORMAT, read_chunks(path, observed_on=observed_on, platform=platform))
 
 
 def read_chunks(

@@ -29,11 +29,9 @@ from scrapers.history.offers import (
     CHUNK_ROWS,
     REJECTED_COLUMNS,
     ImportedChunk,
-    ImportedFile,
     PlatformDay,
     item_frame,
     last_chunk,
-    whole_file,
 )
 from scrapers.history.paths import midnight_utc, observation_day
 from scrapers.history.platforms import platform_slug
@@ -47,13 +45,6 @@ DESCRIPTION = (
 
 _REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region", "GpuInfo")
 _CLOUD_IN_NAME = re.compile(r"^(?P<cloud>[A-Za-z0-9.-]+?)_vms(?:[_.-]|$)")
-
-
-def read_offers(
-    path: Path, *, observed_on: dt.date | None = None, platform: str | None = None
-) -> ImportedFile:
-    """Read one cloud's vms.csv at once (`read_chunks` joined)."""
-    return whole_file(path, FORMAT, read_chunks(path, observed_on=observed_on, platform=platform))
 
 
 def read_chunks(

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What each script must print: its table's header and its closing line.
 EXPECTED = {
+    "bench_import.py": ("yardstick read_csv", "import:", "not judged in --quick"),
     "bench_history.py": ("trend (product)", "naive (pandas)", "warehouse on disk:", "not judged in --quick"),
     "bench_growth.py": ("refresh s", "plans", "peak RSS MB by step", "not judged in --quick"),
     "bench_ingest.py": ("read_json s", "ratio", "row-by-row baseline", "not judged in --quick"),

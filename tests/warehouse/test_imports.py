@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 import warehouse_template
@@ -165,3 +166,49 @@ def test_an_unreadable_file_changes_nothing(tmp_path) -> None:
     undated.write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo,SpotPrice\n")
     assert "--date" in import_file(con, formats.get("skypilot"), undated).error
     assert con.execute("SELECT count(*) FROM crawl_runs").fetchall() == [(0,)]
+
+
+STORED = {
+    "offers": "SELECT crawl_id, platform, offer_id, gpu_model, gpu_count, price_amount, pricing_type, "
+    "region, extra FROM offers",
+    "runs": "SELECT crawl_id, platform, status, error, items_yielded, items_rejected, offers_loaded "
+    "FROM crawl_runs",
+    "rejected": "SELECT crawl_id, platform, raw, reason FROM rejected_offers",
+}
+
+
+def _stored(con) -> dict[str, list[tuple]]:
+    return {name: sorted(con.execute(sql).fetchall(), key=repr) for name, sql in STORED.items()}
+
+
+def _observations_shuffled(tmp_path, sample):
+    """The real observations file with its rows reversed, a row with no provider and one dated ahead."""
+    lines = sample(OBSERVATIONS).read_text(encoding="utf-8").splitlines()
+    header, rows = lines[0], lines[1:2000]
+    odd = [
+        "2026-05-08,,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00",
+        "2099-05-08,vast.ai,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x,2099-05-08T01:00:00+00:00",
+    ]
+    path = tmp_path / "observations.csv"
+    path.write_text("\n".join([header, *reversed(rows), *odd]) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("file_format", ["observations", "skypilot", "gpuhunt"])
+def test_what_is_stored_does_not_depend_on_the_chunk_size(file_format, tmp_path, sample) -> None:
+    if file_format == "observations":
+        path = _observations_shuffled(tmp_path, sample)
+    elif file_format == "skypilot":  # GCP: its GPU rows need the host VMs, read before them
+        path = tmp_path / "gcp_vms_2026-11-30.csv"
+        path.write_bytes(
+            (Path(__file__).parents[2] / "scrapers/fixtures/gcp/01-catalogs-v8-gcp-vms.csv").read_bytes()
+        )
+    else:
+        path = Path(__file__).parents[1] / "scrapers/history/fixtures/gpuhunt/20260402-7/runpod.csv"
+    stored = []
+    for chunk_rows in (300 if file_format == "observations" else 5, 1_000_000):
+        con = warehouse_template.scratch()
+        report = import_file(con, formats.get(file_format), path, chunk_rows=chunk_rows)
+        assert report.error is None and report.offers_loaded > 0, report
+        stored.append((_stored(con), report.rows_read, report.rows_refused, report.refusals))
+    assert stored[0] == stored[1]

@@ -6,12 +6,12 @@ import datetime as dt
 
 import pytest
 
-from scrapers.history import gpuhunt
+from scrapers.history import formats
 from scrapers.history.offers import PlatformDay
 
 
 def test_v2_catalog(fixtures) -> None:
-    imported = gpuhunt.read_offers(fixtures / "gpuhunt" / "20260402-7" / "runpod.csv")
+    imported = formats.get("gpuhunt").read(fixtures / "gpuhunt" / "20260402-7" / "runpod.csv")
     items = imported.items.set_index(["offer_id", "pricing_type"])
     assert imported.days == (PlatformDay("runpod", dt.date(2026, 4, 2)),)  # the version folder's date
     assert (imported.rows_read, imported.rows_not_gpu, len(items)) == (8, 1, 6)
@@ -29,14 +29,14 @@ def test_v2_catalog(fixtures) -> None:
 
 
 def test_v1_catalog_and_provider_alias(fixtures) -> None:
-    imported = gpuhunt.read_offers(fixtures / "gpuhunt" / "v1-20240301-1" / "lambdalabs.csv")
+    imported = formats.get("gpuhunt").read(fixtures / "gpuhunt" / "v1-20240301-1" / "lambdalabs.csv")
     assert imported.days == (PlatformDay("lambda", dt.date(2024, 3, 1)),)  # lambdalabs is our `lambda`
     assert imported.items["gpu_model"].tolist() == ["H100 PCIe 80GB", "A100 SXM 80GB"]
     assert imported.rows_not_gpu == 1
 
 
 def test_options_override_path(fixtures) -> None:
-    imported = gpuhunt.read_offers(
+    imported = formats.get("gpuhunt").read(
         fixtures / "gpuhunt" / "20260402-7" / "runpod.csv", observed_on=dt.date(2026, 4, 3), platform="RunPod"
     )
     assert imported.days == (PlatformDay("runpod", dt.date(2026, 4, 3)),)
@@ -47,9 +47,9 @@ def test_header_only_and_not_a_catalog(tmp_path) -> None:
     folder.mkdir()
     empty = folder / "runpod.csv"
     empty.write_text("instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,spot,disk_size\n")
-    imported = gpuhunt.read_offers(empty)
+    imported = formats.get("gpuhunt").read(empty)
     assert imported.items.empty and "not a sold-out provider" in imported.problem
     wrong = folder / "vastai.csv"
     wrong.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="not a gpuhunt catalog CSV"):
-        gpuhunt.read_offers(wrong)
+        formats.get("gpuhunt").read(wrong)

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from scrapers.history import observations
+from scrapers.history import formats
 from scrapers.history.offers import ITEM_COLUMNS, PlatformDay
 
 OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
@@ -14,7 +14,7 @@ OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20
 
 @pytest.fixture(scope="module")
 def imported(sample):
-    return observations.read_offers(sample(OBSERVATIONS))
+    return formats.get("observations").read(sample(OBSERVATIONS))
 
 
 def test_every_row_becomes_one_offer_outliers_included(imported) -> None:
@@ -74,13 +74,13 @@ def test_filters_and_bad_rows(tmp_path) -> None:
         + "2026-05-09,runpod,H100_SXM,1,secure,on_demand,0,0,0,1,https://x,2026-05-09T01:00:00+00:00\n"
         + "2026-05-09,runpod,H100_SXM,2,secure,spot,1.5,1.5,1.5,1,https://x,2026-05-09T01:00:00+00:00\n"
     )
-    everything = observations.read_offers(csv)
+    everything = formats.get("observations").read(csv)
     assert len(everything.items) == 2
     assert everything.rejected["reason"].tolist() == [
         "rental_type is neither on_demand nor spot",
         "price_min_usd is not positive",
     ]
-    only = observations.read_offers(csv, observed_on=dt.date(2026, 5, 9), platform="RunPod")
+    only = formats.get("observations").read(csv, observed_on=dt.date(2026, 5, 9), platform="RunPod")
     assert only.days == (PlatformDay("runpod", dt.date(2026, 5, 9)),) and len(only.items) == 1
 
 
@@ -90,7 +90,7 @@ def test_header_only_file_is_a_problem(tmp_path) -> None:
         "date,provider,gpu_model,gpu_count,region,rental_type,price_min_usd,price_median_usd,"
         "price_max_usd,n_offers,source_url,fetched_at\n"
     )
-    imported = observations.read_offers(csv)
+    imported = formats.get("observations").read(csv)
     assert imported.items.empty and imported.days == () and "header and no rows" in imported.problem
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from scrapers.history import skypilot
+from scrapers.history import formats
 from scrapers.history.offers import ITEM_COLUMNS, PlatformDay
 from scrapers.items import OfferItem
 
@@ -14,7 +14,7 @@ from scrapers.items import OfferItem
 @pytest.fixture
 def lambda_catalog(sample):
     """`lambda_catalog("2026-04-02")`: the real Lambda catalog of that day, read."""
-    return lambda day: skypilot.read_offers(sample(f"skypilot_catalog_format/lambda_vms_{day}.csv"))
+    return lambda day: formats.get("skypilot").read(sample(f"skypilot_catalog_format/lambda_vms_{day}.csv"))
 
 
 def test_lambda_rows_are_per_instance_on_demand_with_unknown_stock(lambda_catalog) -> None:
@@ -48,7 +48,7 @@ def test_header_only_catalog_is_a_problem_not_an_empty_catalog(lambda_catalog) -
 
 
 def test_vast_memory_is_per_instance_and_spot_zero_means_none(sample) -> None:
-    imported = skypilot.read_offers(sample("skypilot_catalog_format/vast_vms_2026-04-29.csv"))
+    imported = formats.get("skypilot").read(sample("skypilot_catalog_format/vast_vms_2026-04-29.csv"))
     items = imported.items
     assert imported.days == (PlatformDay("vastai", dt.date(2026, 4, 29)),)
     assert len(items) == 64 and set(items["pricing_type"]) == {"on_demand"}  # SpotPrice 0.00 everywhere
@@ -71,8 +71,8 @@ def test_date_and_cloud_come_from_options_when_the_name_has_none(sample, tmp_pat
     renamed = tmp_path / "vms.csv"
     renamed.write_bytes(sample("skypilot_catalog_format/lambda_vms_2026-04-02.csv").read_bytes())
     with pytest.raises(ValueError, match="--date"):
-        skypilot.read_offers(renamed)
-    imported = skypilot.read_offers(renamed, observed_on=dt.date(2026, 4, 3), platform="lambdalabs")
+        formats.get("skypilot").read(renamed)
+    imported = formats.get("skypilot").read(renamed, observed_on=dt.date(2026, 4, 3), platform="lambdalabs")
     assert imported.days == (PlatformDay("lambda", dt.date(2026, 4, 3)),)
 
 
@@ -85,7 +85,7 @@ def test_bad_rows_are_refused_with_reasons_and_the_rest_loads(tmp_path) -> None:
         "gpu_share_a16,A16,0.25,6.0,16.0,0.13,us-east-1,,\n"
         "gpu_1x_a10,A10,1.0,30.0,200.0,0.86,us-south-1,not a dict,0.40\n"
     )
-    imported = skypilot.read_offers(catalog)
+    imported = formats.get("skypilot").read(catalog)
     # the spiders' reasons; the row without a price is an offer the warehouse's checks reject
     assert imported.rejected["reason"].tolist() == ["gpu_count_invalid"]
     assert imported.items["price_amount"].isna().sum() == 1
@@ -97,4 +97,4 @@ def test_missing_columns_fail_clearly(tmp_path) -> None:
     wrong = tmp_path / "lambda_vms_2026-04-02.csv"
     wrong.write_text("name,price\nx,1\n")
     with pytest.raises(ValueError, match=r"not a SkyPilot vms\.csv, missing columns"):
-        skypilot.read_offers(wrong)
+        formats.get("skypilot").read(wrong)
