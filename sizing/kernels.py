@@ -28,9 +28,18 @@ FLASH_BACKWARD_PASSES = 2.5
 # tokens (FlashAttention-3, arXiv 2407.08608, Fig. 5-6: 0.32 of peak, 0.40 of the ceiling), where
 # cuDNN's fused attention (Transformer Engine, Megatron) runs 484-539 / 465-518 (0.62 of it).
 ATTENTION_EFFICIENCY = {
-    "flash2": {"H100": 0.40, "H800": 0.40, "H200": 0.40, "H20": 0.40, "GH200": 0.40},
-    "cudnn": {"H100": 0.62, "H800": 0.62, "H200": 0.62, "H20": 0.62, "GH200": 0.62},
+    "flash2": {"H100": 0.40, "H800": 0.40, "H200": 0.40, "GH200": 0.40},
+    "cudnn": {"H100": 0.62, "H800": 0.62, "H200": 0.62, "GH200": 0.62},
 }
+# A Hopper card whose tensor rate is cut without its CUDA cores (H20) gets the H100's kernel with
+# its own balance. On H100 the kernel spends (1/efficiency - 1) of its matmul time on work outside
+# the tensor cores (softmax's exp and rescaling on the CUDA cores and SFUs), which does not overlap
+# in FlashAttention-2; that work scales with the card's FP32 vector rate, the matmuls with its matmul
+# rate: efficiency = 1 / (1 + (1/e_H100 - 1) x (V_H100 / V) x (M / M_H100)). V: FP32 vector TFLOPS
+# (H100 SXM 66.9, 132 SMs x 128 FMA x 2 x 1.98 GHz, glennklockwood.com "peak FLOPS"; H20 44,
+# zangshuxian.com's spec list); M: the GEMM rate the card sustains (H100: MAMF's 794.5).
+VECTOR_TFLOPS = {"H100": 66.9, "H20": 44.0}
+H100_MATMUL_TFLOPS = 794.5
 # Elsewhere: FlashAttention-2's own A100 figure (Ampere and Ada run its sm80 kernels); for
 # Blackwell, AMD and Ascend no attention benchmark was found, so the same ratio is assumed [U].
 DEFAULT_ATTENTION_EFFICIENCY = 0.69
@@ -142,6 +151,17 @@ def lora_linears(spec: ModelSpec, targets: tuple[str, ...]) -> int:
     )
 
 
-def attention_efficiency(gpu: GpuSpec, kernel: str) -> float:
-    """Fraction of the GPU's matmul ceiling the attention kernel sustains."""
-    return ATTENTION_EFFICIENCY.get(kernel, {}).get(gpu.family, DEFAULT_ATTENTION_EFFICIENCY)
+def attention_efficiency(gpu: GpuSpec, kernel: str, matmul_flops_per_s: float) -> float:
+    """Fraction of the GPU's matmul ceiling (`matmul_flops_per_s`) the attention kernel sustains:
+    measured, derived from the H100's where the card has the H100's kernels with another balance of
+    tensor and vector rates (VECTOR_TFLOPS), or the default."""
+    efficiencies = ATTENTION_EFFICIENCY.get(kernel, {})
+    measured = efficiencies.get(gpu.family)
+    if measured is not None:
+        return measured
+    hopper = efficiencies.get("H100")
+    if hopper is not None and gpu.family in VECTOR_TFLOPS:
+        vector = VECTOR_TFLOPS["H100"] / VECTOR_TFLOPS[gpu.family]
+        matmul = matmul_flops_per_s / (H100_MATMUL_TFLOPS * 1e12)
+        return 1 / (1 + (1 / hopper - 1) * vector * matmul)
+    return DEFAULT_ATTENTION_EFFICIENCY

@@ -49,9 +49,18 @@ MATMUL_CEILING = {
     "Gaudi 2": 418.7 / 432,
     "Gaudi 3": 1243 / 1677,
 }
-# Cards without a measurement get the H100's ratio, the middle of the NVIDIA parts above.
-# Ascend 910B has none against a known variant's peak (limulidae measured 328 TFLOPS of BF16
-# matmul on a 910B whose variant it does not state), so it takes this default too.
+# Cards without a measurement whose tensor rate sits far below what their power budget sustains
+# hold their boost clock through a GEMM, so only the kernel pipeline costs: the A100 holds 1305 of
+# its 1410 MHz at its power limit (the clock NVIDIA quotes its HPL Rpeak at, glennklockwood.com
+# "peak FLOPS") and reaches 0.869 of peak there, so its pipeline runs at 0.869 x 1410/1305 = 0.939
+# of a full clock. That is the ceiling of the H20 (148 TFLOPS at 400 W: 0.37 TFLOPS a watt, where
+# the A100 throttles at 0.78 and the H100 at 1.41) and of the L20 (119.5 at 275 W: 0.43); cuBLAS
+# HGEMM on an L20 reaches 105-115 of its 119.5 TFLOPS (DefTruth/CUDA-Learn-Notes hgemm README).
+UNTHROTTLED_MATMUL_CEILING = 271.2 / 312 * 1410 / 1305
+DERIVED_MATMUL_CEILING = {"H20": UNTHROTTLED_MATMUL_CEILING, "L20": UNTHROTTLED_MATMUL_CEILING}
+# Other cards get the H100's ratio, the middle of the NVIDIA parts above. Ascend 910B has none
+# against a known variant's peak (limulidae measured 328 TFLOPS of BF16 matmul on a 910B whose
+# variant it does not state), so it takes this default too.
 DEFAULT_MATMUL_CEILING = 794.5 / 989
 COLLECTIVE_EFFICIENCY = collectives.COLLECTIVE_EFFICIENCY
 
@@ -242,14 +251,18 @@ class GpuRates:
     bytes_per_s: float
 
 
+def matmul_ceiling(gpu: GpuSpec) -> float:
+    """Share of the dense peak a BF16 GEMM sustains on this GPU: measured, derived, or the default."""
+    return MATMUL_CEILING.get(gpu.family) or DERIVED_MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
+
+
 def gpu_rates(gpu: GpuSpec, stack_efficiency: float, attention_kernel: str) -> GpuRates:
     """The GPU's dense peak x its measured matmul ceiling, at the stack's GEMM efficiency and
     at the attention kernel's; its bandwidth at the sustained fraction."""
-    peak = gpu.bf16_dense_tflops * 1e12
-    ceiling = MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
+    ceiling = gpu.bf16_dense_tflops * 1e12 * matmul_ceiling(gpu)
     return GpuRates(
-        gemm_flops_per_s=peak * ceiling * stack_efficiency,
-        attention_flops_per_s=peak * ceiling * kernels.attention_efficiency(gpu, attention_kernel),
+        gemm_flops_per_s=ceiling * stack_efficiency,
+        attention_flops_per_s=ceiling * kernels.attention_efficiency(gpu, attention_kernel, ceiling),
         bytes_per_s=gpu.memory_bandwidth_gb_per_s * 1e9 * kernels.BANDWIDTH_EFFICIENCY,
     )
 

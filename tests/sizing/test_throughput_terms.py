@@ -218,3 +218,27 @@ def test_tokens_per_second_and_mfu_of_a_step():
     seconds = throughput.step_seconds(w, H100, 8, 0, "none", setup.efficiency, setup.internode_gb_per_s)
     assert tokens == pytest.approx(8 * setup.grad_accum * 2048 / seconds)
     assert mfu == pytest.approx(tokens * w.model_flops_per_token / (8 * 989e12))
+
+
+@pytest.mark.parametrize("model", ["H20 96GB", "H20 141GB", "L20 48GB"])
+def test_cards_below_their_power_budget_run_gemms_at_full_clock(model):
+    # no MAMF measurement: the A100's 0.869 at the 1305 of 1410 MHz it holds at its power limit
+    # is a pipeline of 0.939 at full clock, which a card far below its power budget keeps
+    gpu = find_gpu(model)
+    rates = throughput.gpu_rates(gpu, 1.0, "flash2")
+    assert rates.gemm_flops_per_s == pytest.approx(
+        gpu.bf16_dense_tflops * 1e12 * 0.8686 * 1410 / 1305, rel=1e-3
+    )
+
+
+def test_h20_attention_from_its_own_balance_of_tensor_and_vector_rates():
+    # the H100's FlashAttention-2 spends 1/0.40 - 1 = 1.5 of its matmul time outside the tensor
+    # cores (cuDNN 1/0.62 - 1); the H20 does that work at 44 of the H100's 66.9 vector TFLOPS and its
+    # matmuls at 139 of 794.5
+    h20 = find_gpu("H20 96GB")
+    matmul = 148 * 271.2 / 312 * 1410 / 1305
+    for kernel, h100 in (("flash2", 0.40), ("cudnn", 0.62)):
+        expected = 1 / (1 + (1 / h100 - 1) * (66.9 / 44) * (matmul / 794.5))
+        rates = throughput.gpu_rates(h20, 1.0, kernel)
+        assert rates.attention_flops_per_s == pytest.approx(matmul * 1e12 * expected)
+    assert 0.70 < 1 / (1 + 1.5 * (66.9 / 44) * (matmul / 794.5)) < 0.73
