@@ -15,6 +15,7 @@ import dagster as dg
 
 from config.settings import Settings
 from pipelines.assets.crawls import build_crawl_assets, crawl_key
+from pipelines.assets.dataset import build_dataset_asset
 from pipelines.assets.digest import build_digest_asset
 from pipelines.assets.jobs import build_job_assets
 from pipelines.assets.plans import build_plan_assets
@@ -63,6 +64,7 @@ def build_defs(
                 *build_plan_assets(partitions),
                 *build_job_assets(partitions),
                 build_digest_asset(partitions),
+                build_dataset_asset(partitions, settings.export_dir),
             ],
             asset_checks=[*build_checks(slugs), watches, *build_drift_checks(slugs)],
             jobs=[daily_refresh, backfill_plans],
