@@ -95,6 +95,8 @@ def loss_bytes(spec: ModelSpec, loss: str, tokens: int, chunks: int, tp: int) ->
     entries = tokens * spec.vocab / tp
     if loss == "fp32":
         return frameworks.FP32_LOSS_BYTES * entries
+    if loss == "fp32-copy":
+        return frameworks.FP32_COPY_LOSS_BYTES * entries
     if loss == "vocab-parallel":
         return frameworks.VOCAB_PARALLEL_LOSS_BYTES * entries
     if loss == "chunked":

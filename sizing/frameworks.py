@@ -27,7 +27,13 @@ from dataclasses import dataclass
 # fused: Liger's fused linear cross-entropy and Unsloth's fused CE compute the gradient in the
 #   forward pass chunk by chunk and never hold full logits; what remains is counted per token
 #   (FUSED_LOSS_BYTES_PER_TOKEN_HIDDEN below).
+# fp32-copy: transformers before early 2025 (releases up to 4.48, a judgement from the PR dates):
+#   the causal-LM loss shifted the logits, not the labels (`shift_logits = logits[..., :-1, :]
+#   .contiguous()` on fp32 logits), so one more fp32 logits-sized tensor lived at the backward
+#   peak: the slice's full-size gradient beside the shifted one (huggingface/transformers #35646
+#   moved the shift to the labels): 16.
 FP32_LOSS_BYTES = 12.0
+FP32_COPY_LOSS_BYTES = FP32_LOSS_BYTES + 4.0
 VOCAB_PARALLEL_LOSS_BYTES = 6.0
 CHUNKED_LOSS_SAVED_BYTES = 2.0
 CHUNK_WORKING_BYTES = 14.0
@@ -36,7 +42,7 @@ CHUNK_WORKING_BYTES = 14.0
 # src/liger_kernel/ops/fused_linear_cross_entropy.py), in fp32 with their gradient (8), plus the
 # bf16 gradient of the hidden states (2): bytes per token x hidden element.
 FUSED_LOSS_BYTES_PER_TOKEN_HIDDEN = 10.0
-LOSSES = ("fp32", "vocab-parallel", "chunked", "fused")
+LOSSES = ("fp32", "fp32-copy", "vocab-parallel", "chunked", "fused")
 
 # Sharding engines. deepspeed: ZeRO gathers one module (nn.Linear/Embedding) at a time and
 # prefetches up to a bucket; fsdp: FSDP1 wraps each decoder layer and keeps the root unit

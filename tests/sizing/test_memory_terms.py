@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from synthetic_states import mixed_adam_states
 
-from sizing import memory
+from sizing import activations, memory
 from sizing.activations import Activations
 from sizing.frameworks import PROFILES
 from sizing.methods import UnitBytes
@@ -191,3 +191,21 @@ def test_two_gpus_add_the_sharding_buffers():
     sizing = prepare("llama-2-7b", "full", TrainingSetup(framework="deepspeed"))
     one, two = sizing.per_gpu(2, 1), sizing.per_gpu(2, 2)
     assert one.sharding_buffers == 0 and two.sharding_buffers == pytest.approx(5e8 * 2 / 1e9)
+
+
+@pytest.mark.parametrize(
+    ("loss", "chunks", "tp", "bytes_per_entry"),
+    [
+        ("fp32", 1, 1, 12),  # fp32 log-probabilities, their gradient and the logits' gradient
+        ("fp32-copy", 1, 1, 16),  # transformers before early 2025: the shifted fp32 copy's gradient too
+        ("vocab-parallel", 1, 2, 6 / 2),  # Megatron: one fp32 copy in place + bf16 gradient, over TP
+        ("chunked", 8, 1, 2 + 14 / 8),  # torchtune: bf16 logits kept, the fp32 path a chunk at a time
+    ],
+)
+def test_the_loss_peak_by_framework(loss, chunks, tp, bytes_per_entry):
+    spec = resolve("llama-3.1-8b")
+    tokens = 4096
+    got = activations.loss_bytes(spec, loss, tokens, chunks, tp)
+    assert got == pytest.approx(bytes_per_entry * tokens * spec.vocab)
+    # Liger/Unsloth never hold the logits: 10 bytes a token per hidden element
+    assert activations.loss_bytes(spec, "fused", tokens, 1, 1) == 10 * tokens * spec.hidden
