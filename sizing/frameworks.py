@@ -113,6 +113,10 @@ class Framework:
     attention_kernel: str = "flash2"  # FlashAttention-2 (SDPA's flash backend) or "cudnn" (TE)
     interleaved_pipeline: bool = False  # virtual pipeline stages (Megatron's interleaved 1F1B)
     tp_comm_overlap: bool = False  # tensor-parallel collectives overlapped with the layer's GEMMs
+    # MoE experts in grouped GEMMs over the routed tokens (torchtune's GroupedExperts, Megatron's
+    # TEGroupedMLP); otherwise Hugging Face's modelling code, which for some models multiplies every
+    # token through every expert (ModelSpec.experts_run_dense)
+    grouped_experts: bool = False
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -221,7 +225,9 @@ _PROFILES = (
         model_parallel=False,
         optimizer_step="fused",
         host_syncs=False,
+        grouped_experts=True,
         sources=(
+            "MoE: GroupedExperts with grouped_mm over the routed tokens (torchtune/modules/moe/experts.py)",
             "optimizer step: AdamW fused: True in the recipe configs; kernels eager unless compile: True "
             "(compile defaults to False); no host sync per layer",
             "loss: LinearCrossEntropyLoss, num_output_chunks=8 "
@@ -321,7 +327,9 @@ _PROFILES = (
         attention_kernel="cudnn",
         interleaved_pipeline=True,
         tp_comm_overlap=True,
+        grouped_experts=True,
         sources=(
+            "MoE: TEGroupedMLP, grouped GEMM with expert parallelism (--moe-grouped-gemm in MoE recipes)",
             "kernels: Transformer Engine (fused norms, cuDNN attention); interleaved pipeline and "
             "--tp-comm-overlap as its recipes run them (Megatron-Bridge perf recipes; README, Communication "
             "optimizations)",

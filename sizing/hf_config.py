@@ -34,6 +34,8 @@ _UNGATED = frozenset(
 _TIED_BY_DEFAULT = frozenset({"gpt2", "gemma", "gemma2", "gemma3_text"})
 _QKV_BIAS = frozenset({"qwen2", "qwen2_moe"})  # Qwen2 projections carry q, k, v biases
 _QK_NORM = frozenset({"qwen3", "qwen3_moe"})  # Qwen3's per-head q_norm and k_norm
+# Llama4TextMoe (src/transformers/models/llama4/modeling_llama4.py) runs all experts on all tokens
+_DENSE_EXPERTS = frozenset({"llama4", "llama4_text"})
 
 
 # A dimension PyTorch indexes with a 32-bit int at most; no model's is near it.
@@ -193,6 +195,7 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
         dropout=dropout,
         head_dim=head_dim,
         qk_norm=model_type in _QK_NORM,
+        experts_run_dense=experts > 1 and model_type in _DENSE_EXPERTS,
         source=f"config.json of {architecture}",
         **shape,
         **mla,

@@ -97,6 +97,10 @@ class ModelSpec:
     qk_rope_dim: int = 0
     v_head_dim: int = 0
     fields_read: tuple[str, ...] = ()
+    # Hugging Face's modelling code multiplies every token through every expert (Llama4TextMoe's
+    # Llama4TextExperts: hidden_states.repeat over the experts, one bmm), where others run a
+    # token through its experts_per_token only.
+    experts_run_dense: bool = False
 
     @property
     def per_head_dim(self) -> int:

@@ -102,6 +102,20 @@ def forward_flops_per_token(spec: ModelSpec, seq_len: int) -> tuple[float, float
     return 2.0 * spec.active_matmul_params_per_token, kernels.attention_forward_flops(spec, seq_len)
 
 
+def idle_expert_params(spec: ModelSpec) -> int:
+    """Expert weights a token does not route through (all experts but its experts_per_token), over
+    every layer: what a dense loop over all experts multiplies it through besides."""
+    return sum(
+        group.count
+        * sum(
+            linear.d_in * linear.d_out * (linear.count - group.routed)
+            for linear in group.linears
+            if linear.routed
+        )
+        for group in spec.layer_groups
+    )
+
+
 def _flops(
     spec: ModelSpec, method: str, setup: TrainingSetup, backward_layers: int, adapter_params: int
 ) -> tuple[float, float, float]:
@@ -129,6 +143,13 @@ def _flops(
     model = model_matmul + attention * (1 + 2 * share)
     recomputes = setup.checkpointing in ("full", "offload")
     gemm = model_matmul + (backward_layers * layer_matmul if recomputes else 0.0)
+    if spec.experts_run_dense and not setup.profile.grouped_experts:
+        # every pass through the experts multiplies every token through all of them: the forward,
+        # backward's input gradients (and weight gradients in full training) where backward runs,
+        # the recomputed forward
+        weight_gradients = method in ("full", "full-bf16", "freeze")
+        passes = 1 + share * (2 if weight_gradients else 1) + (share if recomputes else 0.0)
+        gemm += passes * 2.0 * idle_expert_params(spec)
     if setup.flash_attention:
         passes = 1 + kernels.FLASH_BACKWARD_PASSES * share + (share if recomputes else 0.0)
         return model, gemm, attention * passes

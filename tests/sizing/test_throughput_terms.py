@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from synthetic_states import mixed_adam_states
 
-from sizing import collectives, throughput
+from sizing import collectives, hf_config, throughput
 from sizing.catalog import find_gpu, load_gpus
 from sizing.parallel import Layout
 from sizing.planner import prepare
@@ -242,3 +242,49 @@ def test_h20_attention_from_its_own_balance_of_tensor_and_vector_rates():
         rates = throughput.gpu_rates(h20, 1.0, kernel)
         assert rates.attention_flops_per_s == pytest.approx(matmul * 1e12 * expected)
     assert 0.70 < 1 / (1 + 1.5 * (66.9 / 44) * (matmul / 794.5)) < 0.73
+
+
+# meta-llama/Llama-4-Scout-17B-16E config.json's text model: 16 experts, 1 a token
+SCOUT = {
+    "model_type": "llama4",
+    "text_config": {
+        "model_type": "llama4_text",
+        "num_hidden_layers": 48,
+        "hidden_size": 5120,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "intermediate_size": 8192,
+        "vocab_size": 202048,
+        "num_local_experts": 16,
+        "num_experts_per_tok": 1,
+        "tie_word_embeddings": False,
+    },
+}
+
+
+@pytest.mark.parametrize(("method", "passes"), [("lora", 2), ("full", 3)])
+def test_a_dense_loop_over_all_experts_multiplies_every_token_through_them(method, passes):
+    # Hugging Face's Llama4TextMoe runs all 16 experts on every token: 15 idle experts' gate, up
+    # and down (3 x 5120 x 8192 each) in 48 layers, forward and backward (input gradients, and
+    # weight gradients in full training); torchtune's grouped experts run the routed one only
+    spec = hf_config.from_dict(SCOUT, "scout")
+    assert spec.experts_run_dense
+    idle = 48 * 15 * 3 * 5120 * 8192
+    assert throughput.idle_expert_params(spec) == idle
+    setups = {fw: TrainingSetup(framework=fw, checkpointing="none") for fw in ("hf", "torchtune")}
+    hf, grouped = (prepare(spec, method, setup).work for setup in setups.values())
+    assert hf.gemm_flops_per_token - grouped.gemm_flops_per_token == pytest.approx(passes * 2 * idle)
+    assert hf.model_flops_per_token == grouped.model_flops_per_token  # MFU counts the routed experts
+    # full recompute runs the forward through all of them once more
+    recomputed = prepare(spec, method, TrainingSetup(framework="hf", checkpointing="full")).work
+    plain = prepare(spec, method, TrainingSetup(framework="torchtune", checkpointing="full")).work
+    assert recomputed.gemm_flops_per_token - plain.gemm_flops_per_token == pytest.approx(
+        (passes + 1) * 2 * idle
+    )
+
+
+def test_routed_loops_count_the_routed_experts_only():
+    mixtral = prepare("mixtral-8x7b", "lora", TrainingSetup(framework="hf", checkpointing="none")).work
+    grouped = prepare("mixtral-8x7b", "lora", TrainingSetup(framework="torchtune", checkpointing="none")).work
+    assert mixtral.gemm_flops_per_token == grouped.gemm_flops_per_token
