@@ -26,6 +26,7 @@ USABLE_FRACTION = 0.985
 # (0.916 of 24 GiB), an L4 22.03-22.30 GiB, an L40S 46,068 MiB in Vast's listing (0.937).
 ECC_GDDR_FAMILIES = frozenset({"A10", "A10G", "A40", "L4", "L20", "L40", "L40S", "T4"})
 ECC_GDDR_USABLE_FRACTION = 15 / 16 * USABLE_FRACTION
+NON_CUDA_FAMILIES = ("Ascend", "MI", "Gaudi")
 # An Ascend 910B2C reports 62,432 MiB of its 64 GiB (sizing.md §1.5).
 ASCEND_USABLE_FRACTION = 62_432 / 65_536
 
@@ -52,6 +53,12 @@ class GpuSpec:
     gpus_per_node: int
     verified: bool
     source: str
+
+    @cached_property
+    def runs_cuda(self) -> bool:
+        """An NVIDIA GPU (CUDA-only kernels such as Transformer Engine's userbuffers run on it);
+        the catalog's other families are Huawei's Ascend, AMD's Instinct MI and Intel's Gaudi."""
+        return not self.family.startswith(NON_CUDA_FAMILIES)
 
     @cached_property
     def usable_fraction(self) -> float:

@@ -302,7 +302,9 @@ def microbatch_seconds(
     exposed = 0.0
     if layout.tp > 1:
         comm = lw.tp_bytes / (collectives.collective_gb_per_s(gpu, layout.tp, internode_gb_per_s) * 1e9)
-        exposed += max(0.0, comm - gemm) if w.tp_comm_overlap else comm
+        # Transformer Engine's userbuffers are CUDA kernels; MindSpeed's counterpart (MC2) is opt-in
+        overlapped = w.tp_comm_overlap and gpu.runs_cuda
+        exposed += max(0.0, comm - gemm) if overlapped else comm
     if layout.pp > 1:
         spans_nodes = layout.model_parallel > gpu.gpus_per_node
         link = internode_gb_per_s if spans_nodes else gpu.interconnect_gb_per_s / 2

@@ -288,3 +288,15 @@ def test_routed_loops_count_the_routed_experts_only():
     mixtral = prepare("mixtral-8x7b", "lora", TrainingSetup(framework="hf", checkpointing="none")).work
     grouped = prepare("mixtral-8x7b", "lora", TrainingSetup(framework="torchtune", checkpointing="none")).work
     assert mixtral.gemm_flops_per_token == grouped.gemm_flops_per_token
+
+
+def test_tensor_parallel_overlap_needs_cuda():
+    # Transformer Engine's userbuffers overlap (Megatron's --tp-comm-overlap) runs on NVIDIA GPUs
+    # only: on an Ascend the TP collectives are all exposed (MindSpeed's MC2 is opt-in)
+    ascend = find_gpu("Ascend 910B2 64GB")
+    assert not ascend.runs_cuda and H100.runs_cuda and not find_gpu("MI300X 192GB").runs_cuda
+    overlapped = replace(WORK, tp_comm_overlap=True, host_syncs=False)
+    lw = _layout_work(Layout(tp=2), tp_bytes=0.5 * NVLINK_GB_PER_S * 1e9)
+    comm = lw.tp_bytes / (collectives.collective_gb_per_s(ascend, 2, INTERNODE) * 1e9)
+    assert throughput.microbatch_seconds(overlapped, ascend, RATES, lw, INTERNODE) == pytest.approx(3 + comm)
+    assert throughput.microbatch_seconds(overlapped, H100, RATES, lw, INTERNODE) == pytest.approx(3)
