@@ -278,6 +278,7 @@ class Settings:
     stale_hours: float = 48.0
     # GPUPLAN_OFFLINE: the code location's runs (the schedule's included) replay the bundled snapshots
     offline: bool = False
+    notify_file: Path | None = None  # GPUPLAN_NOTIFY: push channels, YAML (config/notify_file.py)
     export_dir: Path | None = None  # GPUPLAN_EXPORT_DIR: the open daily dataset (warehouse/export.py)
 
     def with_warehouse(self, path: Path) -> Settings:
@@ -325,6 +326,7 @@ class Settings:
             # Two daily runs by default; a month at most: older prices are history, not an offer.
             stale_hours=read.number("GPUPLAN_STALE_HOURS", 48.0, 0, 720),
             offline=read.flag("GPUPLAN_OFFLINE", False),
+            notify_file=Path(notify).expanduser() if (notify := env.get("GPUPLAN_NOTIFY")) else None,
             export_dir=Path(export).expanduser() if (export := env.get("GPUPLAN_EXPORT_DIR")) else None,
         )
         if read.problems:

@@ -19,6 +19,7 @@ from pipelines.assets.dataset import build_dataset_asset
 from pipelines.assets.digest import build_digest_asset
 from pipelines.assets.jobs import build_job_assets
 from pipelines.assets.plans import build_plan_assets
+from pipelines.assets.push import build_push_asset
 from pipelines.assets.warehouse import build_warehouse_assets
 from pipelines.checks import build_checks
 from pipelines.drift_checks import build_drift_checks
@@ -65,6 +66,7 @@ def build_defs(
                 *build_job_assets(partitions),
                 build_digest_asset(partitions),
                 build_dataset_asset(partitions, settings.export_dir),
+                build_push_asset(partitions, settings.notify_file),
             ],
             asset_checks=[*build_checks(slugs), watches, *build_drift_checks(slugs)],
             jobs=[daily_refresh, backfill_plans],

@@ -62,7 +62,7 @@ def test_plural_messages_are_plural_in_every_language():
 def _keys_in_use() -> set[str]:
     """Keys written out in the code and templates: t("..."), tn("..."), text_heading("...", "...")."""
     used = set()
-    sources = [*DIGEST.glob("*.py"), *(DIGEST / "templates").iterdir()]
+    sources = [*DIGEST.rglob("*.py"), *(DIGEST / "templates").iterdir()]
     for path in sources:
         text = path.read_text(encoding="utf-8")
         used |= set(re.findall(r'\.tn?\(\s*"([a-z_.A-Z]+)"(?=\s*[,)])', text))
@@ -85,6 +85,7 @@ def _keys_built() -> set[str]:
         *(f"status.{status}" for status in ("failed", "partial", "skipped", "no_offer_fits", "drift")),
         *(f"watch.now.{kind}" for kind in ("price", "stock", "job")),
         *(f"chart.axis.{currency}" for currency in ("USD", "CNY")),
+        *(f"push.title.{kind}" for kind in ("summary", "watches", "plan_changes", "failures", "test")),
     }
 
 
