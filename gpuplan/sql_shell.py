@@ -7,7 +7,9 @@ a loop, not a second way to run SQL.
 - On a terminal: a prompt with line editing and history (the stdlib's `readline`; kept in
   `sql_history` beside the warehouse), statements over several lines until a `;` ends them
   (`...>` prompts for more), Ctrl-C drops the statement being typed, Ctrl-D or `.quit` leaves.
-  Dot commands at the start of a statement: `.help`, `.tables`, `.format table|csv|json`, `.quit`.
+  Dot commands at the start of a statement, as DuckDB's shell has them: `.help`, `.tables` (views
+  marked, the warehouse's bookkeeping apart), `.schema [table]`, `.mode table|line|columns|csv|json`
+  (`.format` too), `.columns` and `.rows` (the box on its side, and back), `.quit`.
   The history file is never written through a symbolic link (a link there is left alone, said in
   one line), and is made anew with mode 0600 each time: it holds what you asked (issue 29).
 - Not on a terminal (`gpuplan sql < queries.sql`, a pipe): the same statements and dot commands
@@ -26,12 +28,16 @@ import contextlib
 import os
 import sqlite3
 import tempfile
+import textwrap
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from gpuplan.commands.sql import OutputFormat, run_query
+from rich.console import Console
+
+from config.shown_text import visible
+from gpuplan.commands.sql import FOR_PEOPLE, OutputFormat, run_query
 from warehouse.sandbox import Sandbox, SqlError
 
 PROMPT, CONTINUATION = "sql> ", "...> "
@@ -39,10 +45,29 @@ HISTORY_FILE = "sql_history"  # beside the warehouse: the shell's statements, on
 HISTORY_LINES = 1000  # statements kept in the history file
 HELP = """\
 End each statement with ; (it may span lines). Ctrl-C drops the statement being typed.
-.tables                 the tables and views
-.format table|csv|json  how answers are printed (now: {format})
-.quit                   leave (or Ctrl-D)"""
-TABLES_QUERY = "SELECT table_name, table_type FROM information_schema.tables ORDER BY table_name"
+.tables            the tables and views (views marked), the warehouse's bookkeeping apart
+.schema [TABLE]    how every table and view (or TABLE) is made: CREATE statements
+.mode MODE         how answers are printed (now: {format}): table (DuckDB's box, floats to 4
+                   figures), line (one column a line: wide rows whole), columns (the box on its
+                   side), csv or json (exact); .format MODE is the same
+.columns / .rows   the box on its side / back to rows (.mode columns / .mode table)
+.quit              leave (or Ctrl-D)"""
+# Internal: the warehouse's own bookkeeping (which migrations and definitions ran, which writer wrote
+# the file) and the runs the day's views are made from. Listed apart by `.tables`, still there to query.
+TABLES_QUERY = """
+SELECT table_name AS name,
+       CASE WHEN table_name IN ('schema_definitions', 'schema_migrations', 'warehouse_stamp', 'day_runs',
+                                'usable_runs')
+            THEN 'internal ' ELSE '' END || CASE table_type WHEN 'VIEW' THEN 'view' ELSE 'table' END AS kind
+FROM information_schema.tables
+ORDER BY kind LIKE 'internal%', name
+"""
+SCHEMA_QUERY = """
+SELECT table_name AS name, sql FROM duckdb_tables() WHERE NOT internal AND NOT temporary
+UNION ALL
+SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND NOT temporary
+ORDER BY name
+"""
 
 
 @dataclass
@@ -189,18 +214,70 @@ def _forget(readline: object, lines: int) -> None:
 def _dot_command(session: Session, line: str) -> bool | None:
     """Run a dot command: True when it ran, False when it failed, None to leave the shell."""
     word, _, argument = line.rstrip(";").partition(" ")
+    argument = argument.strip()
     if word in (".quit", ".exit", ".q"):
         return None
     if word == ".help":
         session.out.write(HELP.format(format=session.output.value) + "\n")
     elif word == ".tables":
-        return _run(session, TABLES_QUERY)
-    elif word == ".format" and argument.strip() in OutputFormat.__members__:
-        session.output = OutputFormat(argument.strip())
+        return _tables(session)
+    elif word == ".schema":
+        return _schema(session, argument)
+    elif word in (".mode", ".format") and argument in OutputFormat.__members__:
+        session.output = OutputFormat(argument)
+    elif word in (".columns", ".rows") and not argument:
+        session.output = OutputFormat.columns if word == ".columns" else OutputFormat.table
     else:
-        session.err.write(f"error: unknown command {line!r}; .help lists them\n")
+        session.err.write(f"error: unknown command {visible(line)!r}; .help lists them\n")
         return False
     return True
+
+
+def _tables(session: Session) -> bool:
+    """The tables and views: for people a few lines (tables, views, the internal ones apart), for
+    programs rows (name, kind)."""
+    if session.output not in FOR_PEOPLE:
+        return _run(session, TABLES_QUERY)
+    rows = _fetched(session, TABLES_QUERY)
+    if rows is None:
+        return False
+    width = Console(file=session.out).width
+    groups = {
+        "tables:   ": [name for name, kind in rows if kind == "table"],
+        "views:    ": [name for name, kind in rows if kind == "view"],
+        "internal: ": [name for name, kind in rows if kind.startswith("internal")],
+    }
+    for heading, names in groups.items():
+        if names:
+            text = "  ".join(visible(name) for name in names)
+            session.out.write(
+                textwrap.fill(text, width, initial_indent=heading, subsequent_indent=" " * 10) + "\n"
+            )
+    if groups["internal: "]:
+        session.out.write(f"{'':10}(the warehouse's own bookkeeping; still there to query)\n")
+    return True
+
+
+def _schema(session: Session, table: str) -> bool:
+    """The CREATE statements of every table and view, or of `table`."""
+    rows = _fetched(session, SCHEMA_QUERY)
+    if rows is None:
+        return False
+    chosen = [sql for name, sql in rows if not table or name.lower() == table.lower()]
+    if not chosen:
+        session.err.write(f"error: no table or view {visible(table)!r}; .tables lists them\n")
+        return False
+    session.out.write("".join(visible(sql).rstrip() + "\n" for sql in chosen))
+    return True
+
+
+def _fetched(session: Session, query: str) -> list[tuple[Any, ...]] | None:
+    try:
+        answer = session.box.rows(query, timeout_s=session.timeout_s)
+        return [row for batch in answer.batches for row in batch]
+    except SqlError as error:
+        session.err.write(f"error: {error}\n")
+        return None
 
 
 def _run(session: Session, statement: str) -> bool:

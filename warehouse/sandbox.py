@@ -2,7 +2,7 @@
 
 Public API:
     sandbox(warehouse, *, memory_limit=None, spill_root=None) -> context manager -> Sandbox
-    Sandbox.rows(query, *, timeout_s, max_rows=None) -> Answer (columns, and an iterator of row batches)
+    Sandbox.rows(query, *, timeout_s, max_rows=None) -> Answer (columns, types, an iterator of row batches)
     writes_files(con, statement) -> why a statement writes files (itself or what it runs), or None
     default_memory_limit() -> str;  SqlRefused, SqlTimeout, SqlOutOfMemory (SqlError, one-line messages)
 
@@ -40,7 +40,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +95,13 @@ class SqlOutOfMemory(SqlError):
 @dataclass(frozen=True)
 class Answer:
     """A query's columns, and its rows in batches (`max_rows` in all at most); `more` is True
-    after the batches are read when `max_rows` cut the answer short."""
+    after the batches are read when `max_rows` cut the answer short. `types`: each column's type
+    as DuckDB names it (`BIGINT`, `DECIMAL(18,3)`, `VARCHAR[]`)."""
 
     columns: list[str]
     batches: Iterator[list[tuple[Any, ...]]]
     _cut: list[bool]
+    types: list[str] = field(default_factory=list)
 
     @property
     def more(self) -> bool:
@@ -139,7 +141,8 @@ class Sandbox:
         if result is None or not columns:  # no statement, or one without rows: nothing left to time
             timer.cancel()
             return Answer(columns, iter(()), cut)
-        return Answer(columns, self._batches(result, timer, timeout_s, max_rows, cut), cut)
+        types = [str(column[1]) for column in result.description or []]
+        return Answer(columns, self._batches(result, timer, timeout_s, max_rows, cut), cut, types)
 
     def _execute(self, query: str, timeout_s: float) -> duckdb.DuckDBPyConnection | None:
         """Run the statements of `query` one at a time, each judged just before it runs (an

@@ -4,10 +4,11 @@ The query comes from the argument or from `-f FILE` (`-f -` is stdin), so a quer
 can be passed. With neither, `gpuplan sql` is a shell (`gpuplan.sql_shell`): a prompt on a
 terminal, else the statements on stdin, each run and answered in turn. Every statement runs in
 `warehouse.sandbox`: read-only, interrupted after `--timeout` seconds, within a memory limit,
-spilling only to a private temp folder, fetching no more than `--max-rows`. Output is made safe
+spilling only to a private temp folder, fetching no more than `--max-rows`. People's formats
+(table: DuckDB's own box; columns; line) are `gpuplan.sql_tables`'s. Output is made safe
 to look at and to open: control characters (terminal escape sequences, a carriage return that
-rewrites a line, bidi overrides) in crawled text are shown as `\\x1b`-style escapes in table and
-CSV output, and a CSV text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
+rewrites a line, bidi overrides) in crawled text are shown as `\\x1b`-style escapes in the people's
+formats and in CSV, and a CSV text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
 first) gets a leading `'` (OWASP's CSV-injection advice). JSON is for programs: it escapes
 control characters itself.
 
@@ -27,12 +28,10 @@ from pathlib import Path
 from typing import IO, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from config.settings import Settings
 from config.shown_text import visible
+from gpuplan import sql_tables
 from warehouse.sandbox import Answer, Sandbox, SqlError, sandbox
 
 TABLE_MAX_ROWS = 1000  # rows a table shows unless --max-rows says otherwise
@@ -42,8 +41,14 @@ _FORMULA_START = ("=", "+", "-", "@")
 
 class OutputFormat(StrEnum):
     table = "table"
+    line = "line"
+    columns = "columns"
     csv = "csv"
     json = "json"
+
+
+# What people read: fetched up to TABLE_MAX_ROWS, shown by gpuplan.sql_tables.
+FOR_PEOPLE = frozenset({OutputFormat.table, OutputFormat.line, OutputFormat.columns})
 
 
 def register(app: typer.Typer) -> None:
@@ -68,14 +73,20 @@ def sql_command(
         typer.Option("-f", "--file", help="Read the query from this file ('-' for stdin): any length."),
     ] = None,
     output: Annotated[
-        OutputFormat, typer.Option("--format", help="table (rich, for people), csv or json (for programs).")
+        OutputFormat,
+        typer.Option(
+            "--format",
+            help="For people: table (DuckDB's box, floats to 4 figures), line (one column a line, every "
+            "column) or columns (the box on its side); for programs: csv or json (exact).",
+        ),
     ] = OutputFormat.table,
     max_rows: Annotated[
         int | None,
         typer.Option(
             "--max-rows",
             min=1,
-            help=f"Fetch at most this many rows (table: {TABLE_MAX_ROWS} unless given; csv and json: all).",
+            help=f"Fetch at most this many rows (table, line, columns: {TABLE_MAX_ROWS} unless given, the "
+            f"table showing {sql_tables.SHOWN_ROWS}; csv and json: all).",
         ),
     ] = None,
     timeout: Annotated[
@@ -124,22 +135,25 @@ def run_query(
     box: Sandbox, query: str, output: OutputFormat, max_rows: int | None, timeout_s: float, out: IO[str]
 ) -> None:
     """Run one query in `box` and write its answer to `out` as `output`; raises SqlError."""
-    shown = max_rows if max_rows is not None or output is not OutputFormat.table else TABLE_MAX_ROWS
-    answer = box.rows(query, timeout_s=timeout_s, max_rows=shown)
+    fetched = max_rows if max_rows is not None or output not in FOR_PEOPLE else TABLE_MAX_ROWS
+    answer = box.rows(query, timeout_s=timeout_s, max_rows=fetched)
     if not answer.columns:
         return
     if output is OutputFormat.csv:
         _write_csv(answer, out)
-    elif output is OutputFormat.json:
+        return
+    if output is OutputFormat.json:
         _write_json(answer, out)
+        return
+    rows = [row for batch in answer.batches for row in batch]
+    if output is OutputFormat.line:
+        sql_tables.write_lines(out, answer.columns, rows)
     else:
-        rows = [row for batch in answer.batches for row in batch]
-        console = Console(file=out)
-        console.print(_table(answer, rows))
-        if answer.more:  # below the table, not its caption: a narrow table would wrap it
-            console.print(
-                f"first {len(rows)} rows shown, more not fetched (--max-rows, or --format csv for all)"
-            )
+        shown = max_rows if max_rows is not None else sql_tables.SHOWN_ROWS
+        transposed = output is OutputFormat.columns
+        sql_tables.write_box(out, answer.columns, answer.types, rows, shown_rows=shown, transposed=transposed)
+    if answer.more:
+        out.write(f"first {len(rows)} rows fetched, more not fetched (--max-rows, or --format csv for all)\n")
 
 
 def _query_text(query: str | None, file: Path | None) -> str:
@@ -221,12 +235,3 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
-
-
-def _table(answer: Answer, rows: list[tuple[Any, ...]]) -> Table:
-    caption = f"{len(rows)}+ rows" if answer.more else f"{len(rows)} row(s)"
-    table = Table(*(visible(name) for name in answer.columns), caption=caption)
-    for row in rows:
-        # Text, not str: data such as "[U] 71" must not be read as rich markup
-        table.add_row(*(Text(visible("" if value is None else str(value))) for value in row))
-    return table

@@ -106,7 +106,7 @@ def test_piped_dot_commands_do_not_swallow_the_next_statement(published: Setting
     )
     assert result.exit_code == 1  # .nonsense failed; everything else ran
     lines = result.stdout.splitlines()
-    assert "offers,BASE TABLE" in lines  # .tables answered
+    assert "offers,table" in lines and "latest_offers,view" in lines  # .tables answered
     assert lines[lines.index("answer") + 1] == "42"
     assert '{"y": "x"}' in result.stdout and '{"z": 3}' in result.stdout
     assert result.stderr.splitlines() == ["error: unknown command '.nonsense'; .help lists them"]

@@ -165,7 +165,7 @@ def test_sql_max_rows_stops_fetching(published: Settings) -> None:
     endless_rows = "SELECT range AS n FROM range(10000000000000)"
     table = _sql(published, endless_rows, "--max-rows", "5", "--timeout", "20")
     assert table.exit_code == 0, table.output
-    assert "first 5 rows shown, more not fetched" in table.stdout
+    assert "first 5 rows fetched, more not fetched" in table.stdout
     as_csv = _sql(published, endless_rows, "--max-rows", "3", "--format", "csv", "--timeout", "20")
     assert as_csv.stdout.splitlines() == ["n", "0", "1", "2"]
 

@@ -53,7 +53,12 @@ def test_table_output(published: Settings) -> None:
     assert result.exit_code == 0, result.output
     assert "synthetic-1" in result.stdout and "2.5" in result.stdout
     assert "[U] ok" in result.stdout  # data is printed as text, never read as rich markup
-    assert "2 row(s)" in result.stdout
+    lines = result.stdout.splitlines()
+    # DuckDB's box: names, then types; every row and column shown, so no footer
+    cells = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines]
+    assert cells[1] == ["offer_id", "price_amount", "observed_date", "region"]
+    assert cells[2] == ["varchar", "double", "date", "varchar"]
+    assert len(lines) == 7 and lines[-1].startswith("└")
 
 
 def test_csv_output(published: Settings) -> None:
