@@ -44,14 +44,16 @@ PROMPT, CONTINUATION = "sql> ", "...> "
 HISTORY_FILE = "sql_history"  # beside the warehouse: the shell's statements, one a line
 HISTORY_LINES = 1000  # statements kept in the history file
 HELP = """\
-End each statement with ; (it may span lines). Ctrl-C drops the statement being typed.
-.tables            the tables and views (views marked), the warehouse's bookkeeping apart
-.schema [TABLE]    how every table and view (or TABLE) is made: CREATE statements
-.mode MODE         how answers are printed (now: {format}): table (DuckDB's box, floats to 4
-                   figures), line (one column a line: wide rows whole), columns (the box on its
-                   side), csv or json (exact); .format MODE is the same
-.columns / .rows   the box on its side / back to rows (.mode columns / .mode table)
-.quit              leave (or Ctrl-D)"""
+End each statement with ; (it may span lines). Ctrl-C drops what is being typed.
+.tables           the tables, the views, and the warehouse's bookkeeping apart
+.schema [TABLE]   how every table and view (or TABLE) is made
+.mode MODE        how answers are printed (now: {format}):
+                  table   DuckDB's box, floats to 4 figures
+                  line    one column a line: wide rows whole
+                  columns the box on its side
+                  csv, json  exact, for programs (.format MODE is the same)
+.columns, .rows   the box on its side, and back (.mode columns, .mode table)
+.quit             leave (or Ctrl-D)"""
 # Internal: the warehouse's own bookkeeping (which migrations and definitions ran, which writer wrote
 # the file) and the runs the day's views are made from. Listed apart by `.tables`, still there to query.
 TABLES_QUERY = """

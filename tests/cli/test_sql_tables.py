@@ -126,3 +126,9 @@ def test_schema_shows_how_a_table_or_view_is_made(recorded: Settings) -> None:
     assert result.stderr == "error: no table or view 'nonesuch'; .tables lists them\n"
     every = _sql(recorded, stdin=".schema\n").stdout
     assert every.count("CREATE TABLE") >= 10 and every.count("CREATE VIEW") >= 5
+
+
+def test_help_fits_80_columns(recorded: Settings) -> None:
+    lines = _sql(recorded, stdin=".help\n").stdout.splitlines()
+    assert max(cell_len(line) for line in lines) <= 80
+    assert {".tables", ".schema", ".mode", ".columns,", ".quit"} <= {line.split()[0] for line in lines}
