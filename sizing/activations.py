@@ -64,16 +64,20 @@ def layer_bytes(
     """
     h, t = spec.hidden, tokens
     mask = 1 if spec.dropout else 0
-    replicated = 2 * t * h + 2 * t * h + 4 * t * h + 2 * mask * t * h
+    # attention's and the MLP's inputs (one tensor when one norm feeds both), the norms' inputs
+    # (one tensor when both norms read the same residual stream)
+    inputs = 1 if spec.block == "parallel-shared" else 2
+    norm_inputs = 2 if spec.block == "sequential" else 1
+    replicated = 2 * t * h * inputs + 2 * t * h * norm_inputs + 2 * mask * t * h
     if spec.mla:
         replicated += 2 * t * (spec.q_lora_rank + spec.kv_lora_rank + spec.qk_rope_dim)
-    parallel = 2 * t * (spec.q_dim + spec.kv_dim + spec.v_dim + spec.attention_out_dim)
-    rms_norm, rope = spec.bias != "all", spec.learned_positions == 0  # GPT-2 style: LayerNorm, no RoPE
-    if eager_kernels and rms_norm:
-        replicated += 2 * EAGER_NORM_EXTRA_BYTES * t * h
+    parallel: float = 2 * t * (spec.q_dim + spec.kv_dim + spec.v_dim + spec.attention_out_dim)
+    rope = spec.learned_positions == 0  # GPT-2 style: learned positions, no RoPE
+    if eager_kernels and spec.rms_norm:
+        replicated += spec.norms_per_layer * EAGER_NORM_EXTRA_BYTES * t * h
     if eager_kernels and rope:
-        q_rope = spec.heads * spec.qk_rope_dim if spec.mla else spec.q_dim
-        k_rope = spec.qk_rope_dim if spec.mla else spec.kv_dim
+        q_rope = spec.heads * spec.qk_rope_dim if spec.mla else spec.q_dim * spec.rotary_fraction
+        k_rope = spec.qk_rope_dim if spec.mla else spec.kv_dim * spec.rotary_fraction
         parallel += EAGER_ROPE_EXTRA_BYTES * t * (q_rope + k_rope)
     if keep_attention_scores:
         score_bytes = EAGER_SCORE_BYTES if eager_kernels else ACTIVATION_BYTES

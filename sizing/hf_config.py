@@ -34,6 +34,12 @@ _UNGATED = frozenset(
 _TIED_BY_DEFAULT = frozenset({"gpt2", "gemma", "gemma2", "gemma3_text"})
 _QKV_BIAS = frozenset({"qwen2", "qwen2_moe"})  # Qwen2 projections carry q, k, v biases
 _QK_NORM = frozenset({"qwen3", "qwen3_moe"})  # Qwen3's per-head q_norm and k_norm
+# Blocks of parallel attention and MLP with nn.LayerNorm and partial rotary (transformers'
+# modeling_phi.py PhiDecoderLayer and modeling_gptj.py GPTJBlock: one input_layernorm / ln_1
+# feeds both; modeling_gpt_neox.py GPTNeoXLayer with use_parallel_residual: two norms of the same
+# input). Phi and GPT-NeoX carry biases in every linear, GPT-J in its MLP only.
+_PARALLEL_SHARED = frozenset({"phi", "gptj"})
+_ALL_BIASES = frozenset({"phi", "gpt_neox"})
 # Llama4TextMoe (src/transformers/models/llama4/modeling_llama4.py) runs all experts on all tokens
 _DENSE_EXPERTS = frozenset({"llama4", "llama4_text"})
 
@@ -165,12 +171,15 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
     if experts > 1:
         shape = _moe(r, layers, dense_ffn, experts)
     gpt2 = model_type == "gpt2"
-    bias = "all" if gpt2 else "qkv" if model_type in _QKV_BIAS else "none"
-    if not gpt2 and r.flag("attention_bias", default=False, optional=True):
+    bias = "all" if gpt2 or model_type in _ALL_BIASES else "qkv" if model_type in _QKV_BIAS else "none"
+    if bias == "none" and r.flag("attention_bias", default=False, optional=True):
         bias = "qkv"  # q, k, v (and o) biases: o's h is left out, negligible
     dropout = gpt2 and r.fraction("resid_pdrop", 0.1) > 0
+    if model_type == "phi":  # resid_dropout after attention and after the MLP
+        dropout = r.fraction("resid_pdrop", 0.0) > 0
+    block = _block(r, model_type, head_dim or hidden // heads)
     kv_lora_rank = r.whole("kv_lora_rank", default=0, optional=True, low=0)
-    mla: dict[str, int] = {}
+    mla: dict[str, Any] = {}
     if kv_lora_rank:
         mla = {
             "kv_lora_rank": kv_lora_rank,
@@ -196,6 +205,7 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
         head_dim=head_dim,
         qk_norm=model_type in _QK_NORM,
         experts_run_dense=experts > 1 and model_type in _DENSE_EXPERTS,
+        **block,
         source=f"config.json of {architecture}",
         **shape,
         **mla,
@@ -204,6 +214,25 @@ def from_dict(config: dict[str, Any], source: str = "config.json") -> ModelSpec:
     if not spec.head_dim and spec.hidden % spec.heads:
         raise ValueError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
     return spec
+
+
+def _block(r: _Reader, model_type: str, head_dim: int) -> dict[str, Any]:
+    """The block's structure where it is not Llama's: parallel residual, LayerNorm, partial rotary."""
+    if model_type in _PARALLEL_SHARED:
+        if model_type == "gptj":  # rotary on the first rotary_dim of each head
+            rotary = min(r.whole("rotary_dim", default=head_dim), head_dim) / head_dim
+        else:  # PhiConfig's default 0.5
+            rotary = r.fraction("partial_rotary_factor", 0.5)
+        return {"block": "parallel-shared", "layer_norm": True, "rotary_fraction": rotary}
+    if model_type == "gpt_neox":  # GPTNeoXConfig's defaults: parallel residual, rotary_pct 0.25
+        parallel = r.flag("use_parallel_residual", default=True)
+        rotary = r.fraction("rotary_pct", 0.25)
+        return {
+            "block": "parallel" if parallel else "sequential",
+            "layer_norm": True,
+            "rotary_fraction": rotary,
+        }
+    return {}
 
 
 def _moe(r: _Reader, layers: int, dense_ffn: int, experts: int) -> dict[str, Any]:

@@ -103,17 +103,17 @@ def elementwise_bytes_per_token(spec: ModelSpec, fused: bool) -> float:
     total = 0.0
     rope = spec.learned_positions == 0
     for group in spec.layer_groups:
-        if spec.bias == "all":  # GPT-2 style: LayerNorm, learned positions, GeLU
-            norm = NATIVE_ELEMENTWISE_BYTES
-        else:
+        if spec.rms_norm:
             norm = FUSED_NORM_BYTES if fused else EAGER_NORM_BYTES
-        rope_bytes = (FUSED_ROPE_BYTES if fused else EAGER_ROPE_BYTES) if rope else 0
+        else:  # nn.LayerNorm (GPT-2, phi, GPT-J, GPT-NeoX): one native kernel
+            norm = NATIVE_ELEMENTWISE_BYTES
+        rope_bytes = (FUSED_ROPE_BYTES if fused else EAGER_ROPE_BYTES) * spec.rotary_fraction if rope else 0
         width = group.routed * group.ffn + group.shared_ffn
         if spec.mlp == "gelu":
             act = NATIVE_ELEMENTWISE_BYTES * width
         else:
             act = (FUSED_GATED_BYTES if fused else EAGER_GATED_BYTES) * width
-        layer = 2 * norm * spec.hidden + 2 * RESIDUAL_BYTES * spec.hidden + act
+        layer: float = spec.norms_per_layer * norm * spec.hidden + 2 * RESIDUAL_BYTES * spec.hidden + act
         layer += rope_bytes * (spec.q_dim + spec.kv_dim)
         total += group.count * layer
     return total

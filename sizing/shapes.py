@@ -101,6 +101,24 @@ class ModelSpec:
     # Llama4TextExperts: hidden_states.repeat over the experts, one bmm), where others run a
     # token through its experts_per_token only.
     experts_run_dense: bool = False
+    # The block: "sequential" (a norm before attention, another before the MLP), "parallel"
+    # (GPT-NeoX's use_parallel_residual: both norms read the same input, attention and MLP add to
+    # it together) or "parallel-shared" (phi, GPT-J: one norm feeds both); LayerNorm rather than
+    # RMSNorm; rotary embedding on `rotary_fraction` of each head (phi's partial_rotary_factor,
+    # GPT-NeoX's rotary_pct, GPT-J's rotary_dim / head_dim).
+    block: str = "sequential"
+    layer_norm: bool = False
+    rotary_fraction: float = 1.0
+
+    @property
+    def norms_per_layer(self) -> int:
+        return 1 if self.block == "parallel-shared" else 2
+
+    @property
+    def rms_norm(self) -> bool:
+        """RMSNorm (Llama and its descendants); GPT-2-style models (biases everywhere) and the
+        LayerNorm blocks above use nn.LayerNorm, one native kernel."""
+        return self.bias != "all" and not self.layer_norm
 
     @property
     def per_head_dim(self) -> int:
@@ -166,13 +184,13 @@ class ModelSpec:
 
     @property
     def _norm_params(self) -> int:
-        # RMSNorm has a weight; LayerNorm (GPT-2, bias == "all") a weight and a bias.
-        return 2 * self.hidden if self.bias == "all" else self.hidden
+        # RMSNorm has a weight; LayerNorm a weight and a bias.
+        return self.hidden if self.rms_norm else 2 * self.hidden
 
     def _other_params(self, ffn_total: int) -> int:
         h, kv = self.hidden, self.kv_dim
         biases = {"none": 0, "qkv": self.q_dim + 2 * kv, "all": self.q_dim + 2 * kv + h + ffn_total + h}
-        norms = 2 * self._norm_params + (2 * self.per_head_dim if self.qk_norm else 0)
+        norms = self.norms_per_layer * self._norm_params + (2 * self.per_head_dim if self.qk_norm else 0)
         if self.mla:
             norms += self.q_lora_rank + self.kv_lora_rank  # q_a_layernorm, kv_a_layernorm
         return norms + biases[self.bias]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing import hf_config, throughput
+from sizing import hf_config, kernels, throughput
+from sizing.activations import layer_bytes
 from sizing.models import resolve
 from sizing.planner import prepare
 from sizing.setup import TrainingSetup
@@ -137,3 +138,37 @@ def test_bad_configs_are_one_clear_line(content, message):
     with pytest.raises(ValueError, match=message) as raised:
         hf_config.parse(content, "config.json")
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "block", "rotary", "billions"),
+    [
+        ("phi-2", "parallel-shared", 0.4, 2.7),
+        ("pythia-2.8b", "parallel", 0.25, 2.8),
+        ("gpt-j-6b", "parallel-shared", 0.25, 6.0),
+    ],
+)
+def test_parallel_residual_blocks_read_from_config(name, block, rotary, billions):
+    spec = config(name)
+    assert (spec.block, spec.layer_norm, spec.rotary_fraction) == (block, True, rotary)
+    assert not spec.rms_norm and spec.mlp == "gelu"
+    assert spec.params / 1e9 == pytest.approx(billions, rel=0.05)
+
+
+def test_a_parallel_block_stores_one_input_and_one_norm_input():
+    # phi-2 (PhiDecoderLayer): one LayerNorm feeds attention and the MLP, so a layer keeps the
+    # residual input (2th) and the norm's output (2th) where a Llama block keeps two norm inputs and
+    # two outputs (8th); resid_pdrop 0.1 keeps two dropout masks (th each). Eager RoPE copies only
+    # the rotary 40% of q and k (4 bytes a rotated element); nn.LayerNorm adds no fp32 copy.
+    spec = config("phi-2")
+    t, h = 4096, spec.hidden
+    got = layer_bytes(spec, spec.main_group, t, t, keep_attention_scores=False, eager_kernels=True)
+    assert got.replicated == 2 * t * h + 2 * t * h + 2 * t * h
+    fused = layer_bytes(spec, spec.main_group, t, t, keep_attention_scores=False)
+    assert got.parallel - fused.parallel == pytest.approx(4 * t * (spec.q_dim + spec.kv_dim) * 0.4)
+    neox = config("pythia-2.8b")  # two norms of the same input: 2th + two outputs 4th
+    assert layer_bytes(neox, neox.main_group, t, t, keep_attention_scores=False).replicated == 6 * t * h
+    # element-wise traffic: one LayerNorm (read 2, write 2), two residual adds, the GeLU over the
+    # MLP width, eager RoPE (20 bytes a rotated element) over 40% of q and k
+    per_layer = 4 * h + 2 * 6 * h + 4 * spec.ffn + 20 * 0.4 * (spec.q_dim + spec.kv_dim)
+    assert kernels.elementwise_bytes_per_token(spec, fused=False) == pytest.approx(spec.layers * per_layer)
