@@ -36,7 +36,7 @@ from typing import IO, Any
 
 from rich.console import Console
 
-from config.shown_text import visible
+from config.shown_text import one_line, visible
 from gpuplan.commands.sql import FOR_PEOPLE, OutputFormat, run_query
 from warehouse.sandbox import Sandbox, SqlError
 
@@ -278,7 +278,7 @@ def _fetched(session: Session, query: str) -> list[tuple[Any, ...]] | None:
         answer = session.box.rows(query, timeout_s=session.timeout_s)
         return [row for batch in answer.batches for row in batch]
     except SqlError as error:
-        session.err.write(f"error: {error}\n")
+        session.err.write(f"error: {one_line(str(error))}\n")
         return None
 
 
@@ -286,7 +286,7 @@ def _run(session: Session, statement: str) -> bool:
     try:
         run_query(session.box, statement, session.output, session.max_rows, session.timeout_s, session.out)
     except SqlError as error:
-        session.err.write(f"error: {error}\n")
+        session.err.write(f"error: {one_line(str(error))}\n")  # DuckDB may quote the data
         return False
     session.out.flush()
     return True

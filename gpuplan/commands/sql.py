@@ -30,7 +30,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from config.settings import Settings
-from config.shown_text import visible
+from config.shown_text import one_line, visible
 from gpuplan import sql_tables
 from warehouse.sandbox import Answer, Sandbox, SqlError, sandbox
 
@@ -124,7 +124,7 @@ def sql_command(
             elif not sql_shell.run_script(session, text):
                 raise typer.Exit(1)
     except SqlError as error:
-        typer.echo(f"error: {error}", err=True)
+        typer.echo(f"error: {one_line(str(error))}", err=True)  # DuckDB may quote the data
         raise typer.Exit(1) from None
     except BrokenPipeError:  # `gpuplan sql ... | head`: the reader has all it wants
         sys.stderr.close()

@@ -147,3 +147,18 @@ def test_crawl_shows_a_platforms_hostile_error_message_as_escapes(tmp_path: Path
     _drives_nothing(result.output)
     assert "\\x1b[2J\\x1b[Hdatacrunch: ok, 18 offers" in result.output
     assert not any(line.startswith("datacrunch: ok") for line in result.output.splitlines())
+
+
+def test_sql_errors_quoting_crawled_text_show_it_as_escapes(settings: Settings, tmp_path: Path) -> None:
+    """DuckDB's error may quote a value (`error(region)`, a failed cast); color=True: click strips
+    escape sequences only when it guesses no terminal, and a terminal gets them raw."""
+    _hostile_vastai(settings, tmp_path / "crawl")
+    query = "SELECT error(region) FROM offers LIMIT 1"
+    runner = CliRunner(env={"COLUMNS": "80"})
+    for args, stdin in (([query], None), ([], f"{query};\n")):
+        result = runner.invoke(
+            app, ["--warehouse", str(settings.warehouse), "sql", *args], input=stdin, color=True
+        )
+        assert result.exit_code == 1
+        _drives_nothing(result.stderr)
+        assert result.stderr.count("\n") == 1 and "\\x1b]8;;https://collector.example/" in result.stderr
