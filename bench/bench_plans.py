@@ -89,7 +89,8 @@ def loop_plans(
 ) -> dict[tuple[str, str, str], tuple[float, float]]:
     """The same rules as plans/candidates.sql and plans/cheapest.sql, one offer at a time.
 
-    Returns (model, method, ranking) -> (commitment_usd, cost_usd_per_billion_tokens) of the winner.
+    Returns (model, method, ranking) -> (commitment_usd, total_usd) of the winner, total_usd being one
+    run of plans.DEFAULT_JOB_TOKENS billed in whole periods, at least the minimum term.
     """
     fitting: dict[tuple[str, int], list[tuple[str, str, float]]] = {}
     node_sizes: dict[str, int] = {}
@@ -114,16 +115,18 @@ def loop_plans(
                 break
             rent_usd_per_hour = offer["price_usd_per_gpu_hour"] * count
             commitment = rent_usd_per_hour * commitment_hours
+            period = HOURS_PER_PERIOD[offer["billing_period"]]
             for model, method, tokens_per_second in fitting.get((offer["gpu_model"], count), ()):
-                cost = rent_usd_per_hour / (tokens_per_second * 3600) * 1e9
+                hours = plans.DEFAULT_JOB_TOKENS / (tokens_per_second * 3600)
+                total = rent_usd_per_hour * max(offer["min_term_periods"], math.ceil(hours / period)) * period
                 for ranking, key in (
-                    ("lowest_rent", (commitment, cost)),
-                    ("lowest_cost_per_btoken", (cost, commitment)),
+                    ("lowest_rent", (commitment, total)),
+                    ("lowest_run_total", (total, hours, commitment)),
                 ):
                     if (model, method, ranking) not in best or key < best[(model, method, ranking)]:
                         best[(model, method, ranking)] = key
     return {
-        key: (value[0], value[1]) if key[2] == "lowest_rent" else (value[1], value[0])
+        key: (value[0], value[1]) if key[2] == "lowest_rent" else (value[2], value[0])
         for key, value in best.items()
     }
 
@@ -172,7 +175,7 @@ def main() -> int:
     ok = frame[frame["status"] == "ok"]
     for row in ok.itertuples(index=False):
         want = best[(row.model, row.method, row.ranking)]
-        got = (row.commitment_usd, row.cost_usd_per_billion_tokens)
+        got = (row.commitment_usd, row.total_usd)
         if not all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(got, want, strict=True)):
             raise SystemExit(
                 f"SQL and loop disagree for {row.model} {row.method} {row.ranking}: {got} vs {want}"

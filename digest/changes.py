@@ -3,10 +3,10 @@
 `plan_changes` keeps one row per kind of change (a move from one offer to another is a new
 platform, a new GPU and a price change at once), for jobs and daily plans alike (`subject`); the
 digest reports each changed plan once: per job, and per (model, method, ranking), jobs first. Each
-entry carries the ranking's own measure on both days (rent per month for `lowest_rent`, cost per
-billion tokens for `lowest_cost_per_btoken`, the total paid for a job), its change in percent, and
-the facts behind the change as `Reason`s, which the renderer puts in words in the reader's
-language.
+entry carries the ranking's own measure on both days, as the best plan stores it (`best_plans`:
+`commitment_usd` for `lowest_rent`, `total_usd` for `lowest_run_total` and for a job), its change
+in percent, and the facts behind the change as `Reason`s, which the renderer puts in words in the
+reader's language.
 
 Money is USD and CNY as the plans carry them; percentages are percent (12.5 = +12.5 %).
 """
@@ -25,14 +25,6 @@ from warehouse import queries
 # change: offers quoted in CNY are converted at each day's exchange rate, and a rate's wiggle in the
 # third decimal is not why a plan changed.
 UNCHANGED_PCT = 0.1
-
-# The measure each ranking ranks by, as the digest names it.
-MEASURES = {
-    "lowest_rent": "rent_per_month",
-    "lowest_cost_per_btoken": "cost_per_billion_tokens",
-    "lowest_total": "total",  # a job's plans (job_plans, rank 1)
-}
-
 
 # Every Reason.kind (see Reason); each names a sentence `reason.<kind>` in the catalogues.
 REASON_KINDS = (
@@ -66,7 +58,7 @@ class PlanSide:
     gpu_count: int | None
     usd_per_gpu_hour: float | None
     cny_per_gpu_hour: float | None
-    measure_usd: float | None  # the ranking's measure (see MEASURES)
+    measure_usd: float | None  # the ranking's measure (ChangedPlan.measure)
     measure_cny: float | None
 
 
@@ -105,8 +97,8 @@ class ChangedPlan:
     job: str | None  # the job's name (subject 'job')
     model: str
     method: str
-    ranking: str  # 'lowest_rent' | 'lowest_cost_per_btoken' | 'lowest_total' (a job)
-    measure: str  # MEASURES[ranking]
+    ranking: str  # 'lowest_rent' | 'lowest_run_total' | 'lowest_total' (a job)
+    measure: str  # what the ranking ranks by, a column of the best plan: 'commitment_usd' | 'total_usd'
     change_types: tuple[str, ...]  # the detail rows' kinds (plan_changes.change_type)
     previous_date: date | None
     old: PlanSide

@@ -33,7 +33,7 @@ class PlanLine:
 
     model: str
     method: str
-    ranking: str  # 'lowest_rent' | 'lowest_cost_per_btoken'
+    ranking: str  # 'lowest_rent' | 'lowest_run_total'
     status: str  # 'ok' | 'no_offer_fits'
     platform: str | None
     gpu_model: str | None
@@ -46,8 +46,11 @@ class PlanLine:
     commitment_months: float | None  # the minimum term in months when longer than one month, else None
     commitment_usd: float | None  # rent over commitment_hours; what 'lowest_rent' ranks by
     commitment_cny: float | None
-    cost_usd_per_billion_tokens: float | None
+    cost_usd_per_billion_tokens: float | None  # a rate: the hourly rent over tokens per hour
     cost_cny_per_billion_tokens: float | None
+    job_tokens: float | None  # one run of GPUPLAN_DEFAULT_TOKENS
+    total_usd: float | None  # that run as billed: what 'lowest_run_total' ranks by
+    total_cny: float | None
     stale: bool | None = None  # True: carried from an earlier crawl because the day's failed (failed_crawls)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from babel.numbers import format_compact_decimal
+
 from config.shown_text import one_line
 from config.watches_file import JobWatch, PriceWatch, StockWatch
 from digest.catalogue import PRIMARY_CURRENCY, Words, words
@@ -212,7 +214,26 @@ class Wording:
         if plan.commitment_months:
             rent = self.t("plan.with_term", rent=rent, term=self.min_term(plan))
         per_btoken = self.money(plan.cost_usd_per_billion_tokens, plan.cost_cny_per_billion_tokens)
-        return self.t("plan.costs", rent=rent, per_btoken=self.t("plan.per_btoken", cost=per_btoken))
+        return self.t(
+            "plan.costs",
+            rent=rent,
+            run=self.run_total(plan),
+            per_btoken=self.t("plan.per_btoken", cost=per_btoken),
+        )
+
+    def run_total(self, plan: PlanLine) -> str:
+        """'$965 (¥6,950) for one run of 1B tokens, as billed'."""
+        return self.t(
+            "plan.run",
+            total=self.money(plan.total_usd, plan.total_cny),
+            tokens=self.tokens(plan.job_tokens),
+        )
+
+    def tokens(self, value: float | None) -> str:
+        """A run's tokens as the reader's language writes them: '1B', '500M'; '10亿', '5亿'."""
+        if value is None:
+            return NO_VALUE
+        return format_compact_decimal(value, format_type="short", locale=self.lang, fraction_digits=2)
 
     def min_term(self, plan: PlanLine) -> str:
         return self.t(

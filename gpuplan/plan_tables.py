@@ -27,7 +27,8 @@ from sizing.jobs import Job
 if TYPE_CHECKING:
     import pandas as pd
 
-RANKING_LABELS = {"lowest_rent": "rent", "lowest_cost_per_btoken": "tok"}
+# The daily rankings' short labels; "tok" is the retired one, on days planned before "run".
+RANKING_LABELS = {"lowest_rent": "rent", "lowest_run_total": "run", "lowest_cost_per_btoken": "tok"}
 BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo", "year": "yr"}
 PLAN_BILLING = {"monthly_plan": "mo", "weekly_plan": "wk", "daily_plan": "d", "reserved": "res"}
 PLAN_LEGEND = "GPU×count platform, * stock unknown, ~ stale (price as of an earlier crawl), [N nodes] cluster"
@@ -138,15 +139,15 @@ def print_plans(
     import pandas as pd  # the daily plans are a frame
 
     tokens = frame["job_tokens"].dropna()
-    budget = f"{tokens.iloc[0] / 1e9:g}B" if len(tokens) else "?"
+    budget = tokens_text(tokens.iloc[0]) if len(tokens) else "?"
     day = pd.Timestamp(frame["plan_date"].iloc[0]).date()
     figures = _daily_figures(budget)
     columns = [
         Column("model"),
         Column(
             "by",
-            legend="rent least rent for a month, tok least rent per billion tokens at full use (a rate: "
-            f"what a run is billed is USD/{budget})",
+            legend=f"rent least rent for a month (or minimum term), run least total for one run of {budget} "
+            f"tokens as billed (USD/{budget})",
         ),
         Column("plan", shrink=True, legend=f"{PLAN_LEGEND}, {TERMS_LEGEND}"),
         *(column for column, _, _ in figures),

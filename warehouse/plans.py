@@ -27,7 +27,9 @@ if TYPE_CHECKING:  # frames come from DuckDB (`.df()`); the job plans import thi
 # candidates to rank.
 MAX_PLAN_GPU_COUNT = max(DEFAULT_GPU_COUNTS)
 
-RANKINGS = ("lowest_rent", "lowest_cost_per_btoken")
+# The daily rankings (definitions/00_ranked_plans.sql says what each ranks by). Days planned before
+# 'lowest_run_total' keep the 'lowest_cost_per_btoken' rows they were planned with (migration 095).
+RANKINGS = ("lowest_rent", "lowest_run_total")
 # Whose best plans the change detector compares (plan_changes.subject): the daily plans', the jobs'.
 SUBJECTS = ("plan", "job")
 

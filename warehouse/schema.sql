@@ -3,7 +3,7 @@
 -- (which says why) and generate this again; tests/warehouse/test_schema.py fails when it is stale.
 -- Views and macros: warehouse/definitions/.
 
--- made by migration 010; altered by 012, 051, 094
+-- made by migration 010; altered by 012, 051, 094, 095
 CREATE TABLE cheapest_plans (
     plan_date                    DATE NOT NULL,
     model                        VARCHAR NOT NULL,
@@ -45,6 +45,9 @@ CREATE TABLE cheapest_plans (
     total_cny                    DOUBLE,
     crawled_at                   TIMESTAMP,
     stale                        BOOLEAN DEFAULT false,
+    measure                      VARCHAR,
+    measure_usd                  DOUBLE,
+    measure_cny                  DOUBLE,
     PRIMARY KEY(plan_date, model, "method", ranking)
 );
 

@@ -36,6 +36,9 @@ PLAN_PREVIEW_COLUMNS = (
     "pricing_type",
     "rent_cny_per_month",
     "rent_usd_per_month",
+    "total_usd",
+    "measure",
+    "measure_usd",
     "cost_usd_per_billion_tokens",
     "stock_known",
 )
@@ -55,7 +58,7 @@ REQUIREMENTS = (
 )
 CANDIDATES = (
     "Per (model, method) and GPU model, the cheapest configuration of the day's in-stock offers "
-    "(unknown stock kept, flagged) that fits, for rent and for cost per token. GPU counts only as "
+    "(unknown stock kept, flagged) that fits, for rent and for one run's total as billed. GPU counts only as "
     "platforms rent them: the unit as sold (a cluster unit may span nodes) or cards picked on one "
     "node. Rent per hour and month (730 h) in CNY and USD, tokens per day, cost per billion "
     "tokens. Offers under the price floor (a small share of what the other platforms ask for the "
@@ -66,15 +69,19 @@ CANDIDATES = (
     "warehouse: `plan_shapes` (shared with the job plans) and `plans/candidates.sql`."
 )
 CHEAPEST = (
-    "The product: per (model, method), the lowest rent for a month of training that fits (the "
-    "article's view) and the lowest cost per billion tokens, each with its train days and total "
-    "for a run of GPUPLAN_DEFAULT_TOKENS tokens, and a 'no_offer_fits' row where nothing fits. "
+    "The product: per (model, method), two rankings: `lowest_rent`, the lowest rent for a month of "
+    "training that fits (the article's view; a longer minimum term counts whole), and "
+    "`lowest_run_total`, the lowest total as billed for one run of GPUPLAN_DEFAULT_TOKENS tokens "
+    "(whole billing periods, at least the minimum term; ties to the earlier finish). Each row "
+    "stores its ranking's measure (`measure`, `measure_usd`), the train days, the run's total and "
+    "the rent per billion tokens (a rate, not a ranking); a 'no_offer_fits' row where nothing fits. "
     "Re-running a day replaces that day only."
 )
 CHANGES = (
-    "What changed against the previous day with plans: a new cheapest platform, GPU or count, rent "
-    "moving by at least `price_move_pct`, a plan's offer gone out of stock, now fits / no longer "
-    "fits. The first day with plans after the run's days is recomputed too (its previous day may "
+    "What changed against the previous day with plans: a new cheapest platform, GPU or count, the "
+    "ranking's measure (the stored `measure`: a month's rent, or one run's total) moving by at least "
+    "`price_move_pct`, a plan's offer gone out of stock, now fits / no longer fits. The first day "
+    "with plans after the run's days is recomputed too (its previous day may "
     "be new)."
 )
 

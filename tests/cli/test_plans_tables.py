@@ -33,11 +33,11 @@ DAILY = pd.DataFrame(
     [
         {**PLAN, "model": "7B", "method": "full", "ranking": "lowest_rent", "gpu_model": "Ascend 910B 64GB"}
         | {"gpu_count": 2, "platform": "quotes"},
-        {**PLAN, "model": "70B", "method": "qlora", "ranking": "lowest_cost_per_btoken"}
+        {**PLAN, "model": "70B", "method": "qlora", "ranking": "lowest_run_total"}
         | {"gpu_model": "A100 PCIe 40GB", "gpu_count": 16, "platform": "datacrunch", "nodes": 2},
         {**PLAN, "model": "70B", "method": "full", "ranking": "lowest_rent", "status": "no_plan"}
         | {"gpu_model": None, "gpu_count": None, "platform": None},
-        {**PLAN, "model": "70B", "method": "full", "ranking": "lowest_cost_per_btoken"}
+        {**PLAN, "model": "70B", "method": "full", "ranking": "lowest_run_total"}
         | {"gpu_model": "H100 SXM 80GB", "gpu_count": 16, "platform": "lambda", "nodes": 2}
         | {"pricing_type": "on_demand", "stock_known": True},
     ]

@@ -47,6 +47,9 @@ def plan(model, method, ranking, platform, gpu_model, gpu_count, usd, **more) ->
         commitment_cny=usd * CNY_PER_USD,
         cost_usd_per_billion_tokens=usd / 100,
         cost_cny_per_billion_tokens=usd / 100 * CNY_PER_USD,
+        job_tokens=1e9,
+        total_usd=usd / 10,
+        total_cny=usd / 10 * CNY_PER_USD,
     )
     return PlanLine(**{**fields, **more})
 
@@ -75,7 +78,7 @@ JOB_CHANGE = ChangedPlan(
     model="qwen2.5-14b",
     method="lora",
     ranking="lowest_total",
-    measure="total",
+    measure="total_usd",
     change_types=("new_platform", "price_down"),
     previous_date=PREVIOUS,
     old=side("autodl", "RTX 4090 24GB", 4, 0.30, 620.0),
@@ -92,7 +95,7 @@ RENT_CHANGE = ChangedPlan(
     model="7B",
     method="full",
     ranking="lowest_rent",
-    measure="rent_per_month",
+    measure="commitment_usd",
     change_types=("new_gpu", "new_platform", "price_down"),
     previous_date=PREVIOUS,
     old=side("thunder", "A100 SXM 80GB", 2, 1.0, 1460.0),
@@ -103,17 +106,17 @@ RENT_CHANGE = ChangedPlan(
         Reason("old_rose", "thunder", "A100 SXM 80GB", 1.12, 1.12 * CNY_PER_USD, 12.0),
     ),
 )
-TOKEN_CHANGE = ChangedPlan(
+RUN_CHANGE = ChangedPlan(
     subject="plan",
     job=None,
     model="7B",
     method="full",
-    ranking="lowest_cost_per_btoken",
-    measure="cost_per_billion_tokens",
+    ranking="lowest_run_total",
+    measure="total_usd",
     change_types=("price_up",),
     previous_date=PREVIOUS,
-    old=side("lambda", "H100 SXM 80GB", 8, 2.0, 30.0),
-    new=side("lambda", "H100 SXM 80GB", 8, 1.7, 25.5),
+    old=side("lambda", "H100 SXM 80GB", 8, 2.0, 300.0),
+    new=side("lambda", "H100 SXM 80GB", 8, 1.7, 255.0),
     pct_change=-15.0,
     reasons=(Reason("price_fell", "lambda", "H100 SXM 80GB", 1.7, 1.7 * CNY_PER_USD, -15.0),),
 )
@@ -123,7 +126,7 @@ GONE_CHANGE = ChangedPlan(
     model="70B",
     method="qlora",
     ranking="lowest_rent",
-    measure="rent_per_month",
+    measure="commitment_usd",
     change_types=("no_longer_fits", "out_of_stock"),
     previous_date=PREVIOUS,
     old=side("lambda", "H100 SXM 80GB", 8, 2.0, 11680.0),
@@ -159,7 +162,7 @@ BUSY = Digest(
     price_move_pct=10.0,
     plans=(
         plan("7B", "full", "lowest_rent", HOSTILE, "A100 PCIe 80GB", 2, 598.6),
-        plan("7B", "full", "lowest_cost_per_btoken", "lambda", "H100 SXM 80GB", 8, 9928.0),
+        plan("7B", "full", "lowest_run_total", "lambda", "H100 SXM 80GB", 8, 9928.0),
         plan(
             "70B",
             "full",
@@ -190,7 +193,7 @@ BUSY = Digest(
             rent_usd_per_month=None,
         ),
     ),
-    plan_changes=(JOB_CHANGE, RENT_CHANGE, TOKEN_CHANGE, GONE_CHANGE),
+    plan_changes=(JOB_CHANGE, RENT_CHANGE, RUN_CHANGE, GONE_CHANGE),
     stock_changes=(StockChange("恒源云", "A100 80GB", 8, 0), StockChange("autodl", "RTX 4090 24GB", 0, 16)),
     price_moves=(PriceMove("H100 SXM 80GB", 2.0, 1.5, -25.0, "vastai", "矩池云", 14.4, 10.8),),
     failed_crawls=(CrawlFailure("gpushare", "failed", f"HTTP 503\n{HOSTILE}", None),),

@@ -127,7 +127,13 @@ class SyntheticWarehouse:
         usd_per_month: float,
         **more: Any,
     ) -> dict[str, Any]:
-        """A cheapest_plans row that fits (synthetic), CNY at 7.2 per USD, billed by the hour."""
+        """A cheapest_plans row that fits (synthetic), CNY at 7.2 per USD, billed by the hour; a run of
+        1B tokens billed a tenth of the month's rent. Its measure is what its ranking ranks by
+        (definitions/00_ranked_plans.sql): the month's rent for lowest_rent, the run's total for
+        lowest_run_total."""
+        total_usd = more.get("total_usd", usd_per_month / 10)
+        by_run = more.get("ranking") == "lowest_run_total"
+        measure_usd = total_usd if by_run else more.get("commitment_usd", usd_per_month)
         return {
             "model": model,
             "params": float(model.rstrip("B")) * 1e9 if model.rstrip("B").isdigit() else None,
@@ -147,12 +153,18 @@ class SyntheticWarehouse:
             "commitment_usd": usd_per_month,
             "cost_usd_per_billion_tokens": usd_per_month / 100,
             "cost_cny_per_billion_tokens": usd_per_month / 100 * CNY_PER_USD,
+            "job_tokens": 1e9,
+            "total_usd": total_usd,
+            "total_cny": total_usd * CNY_PER_USD,
+            "measure": "total_usd" if by_run else "commitment_usd",
+            "measure_usd": measure_usd,
+            "measure_cny": measure_usd * CNY_PER_USD,
             **more,
         }
 
     def changes(self, change_date: date, rows: list[dict[str, Any]]) -> None:
         """Change rows of the daily plans (plan_changes, subject 'plan')."""
-        base = {"subject": "plan", "ranking": "lowest_rent", "measure": "rent_usd_per_month"}
+        base = {"subject": "plan", "ranking": "lowest_rent", "measure": "commitment_usd"}
         self._insert(
             "plan_changes",
             [{"change_date": change_date, **base, "computed_at": NOW, **row} for row in rows],

@@ -11,8 +11,15 @@ from typing import get_args
 import pytest
 
 from digest.catalogue import LANGUAGES, UnknownLanguage, read_catalogue, words
-from digest.changes import MEASURES, REASON_KINDS
+from digest.changes import REASON_KINDS
 from scrapers.items import BillingPeriod, PricingType
+from warehouse.plans import RANKINGS
+
+# Every ranking a best plan can have (best_plans: the daily ones, the retired one days planned before
+# 'lowest_run_total' keep, a job's) and every measure one can store (definitions/00_ranked_plans.sql,
+# migration 095, definitions/00_best_plans.sql).
+ALL_RANKINGS = (*RANKINGS, "lowest_cost_per_btoken", "lowest_total")
+MEASURES = ("commitment_usd", "total_usd", "cost_usd_per_billion_tokens")
 
 DIGEST = Path(__file__).resolve().parents[2] / "digest"
 
@@ -77,9 +84,9 @@ def _keys_built() -> set[str]:
     """Keys the code builds from a name (f"reason.{kind}", name("ranking", ...)): every value they take."""
     return {
         *(f"reason.{kind}" for kind in REASON_KINDS),
-        *(f"ranking.{ranking}" for ranking in MEASURES),
-        *(f"measure.{measure}" for measure in MEASURES.values()),
-        *(f"plans.{ranking}" for ranking in ("lowest_rent", "lowest_cost_per_btoken")),
+        *(f"ranking.{ranking}" for ranking in ALL_RANKINGS),
+        *(f"measure.{measure}" for measure in MEASURES),
+        *(f"plans.{ranking}" for ranking in (*RANKINGS, "lowest_cost_per_btoken")),
         *(f"billing.{period}" for period in get_args(BillingPeriod)),
         *(f"pricing.{kind}" for kind in get_args(PricingType)),
         *(f"status.{status}" for status in ("failed", "partial", "skipped", "no_offer_fits", "drift")),

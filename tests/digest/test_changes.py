@@ -10,6 +10,9 @@ from synthetic_warehouse import CNY_PER_USD, HOURS_PER_MONTH, NOW
 
 from digest.changes import changed_plans
 from digest.content import build_digest
+from digest.export import digest_object
+from digest.render import render
+from warehouse import plans
 
 DAY = date(2026, 12, 1)
 PREVIOUS = DAY - timedelta(days=1)
@@ -35,7 +38,7 @@ def test_one_entry_per_changed_plan_however_many_detail_rows(warehouse):
                 2,
                 _rent(1.0, 2),
                 offer_id="th",
-                ranking="lowest_cost_per_btoken",
+                ranking="lowest_run_total",
             ),
         ],
     )
@@ -51,11 +54,11 @@ def test_one_entry_per_changed_plan_however_many_detail_rows(warehouse):
                 2,
                 _rent(0.41, 2),
                 offer_id="va",
-                ranking="lowest_cost_per_btoken",
+                ranking="lowest_run_total",
             ),
         ],
     )
-    for ranking in ("lowest_rent", "lowest_cost_per_btoken"):
+    for ranking in ("lowest_rent", "lowest_run_total"):
         warehouse.changes(
             DAY,
             [
@@ -66,7 +69,7 @@ def test_one_entry_per_changed_plan_however_many_detail_rows(warehouse):
     entries = build_digest(warehouse.con, DAY, price_move_pct=10.0).plan_changes
     assert [(e.model, e.method, e.ranking, e.change_types) for e in entries] == [
         ("7B", "lora", "lowest_rent", ("new_gpu", "new_platform", "price_down")),
-        ("7B", "lora", "lowest_cost_per_btoken", ("new_gpu", "new_platform", "price_down")),
+        ("7B", "lora", "lowest_run_total", ("new_gpu", "new_platform", "price_down")),
     ]
     rent = entries[0]
     assert (rent.old.platform, rent.old.gpu_model, rent.old.gpu_count, rent.old.billing_period) == (
@@ -80,62 +83,84 @@ def test_one_entry_per_changed_plan_however_many_detail_rows(warehouse):
     assert rent.pct_change == pytest.approx(-59.0)
 
 
-def test_a_cost_per_token_change_reports_the_cost_per_token_change(warehouse):
-    """A faster GPU can cost more a month and less per token: the per-token ranking reports its own
-    measure (here -40 %), not the month's rent (+50 %)."""
+def test_each_ranking_and_a_job_report_their_own_measure_alike_everywhere(warehouse):
+    """7B full moves from 4090 x 8 at 10,000 USD a month and 100 USD per billion tokens to H100 x 8
+    at 15,000 and 50 (a run of 1B tokens billed by the hour costs its rent per billion tokens: 100 ->
+    50 USD); a job's best plan moves from 620 to 480 USD in total. The change detector
+    (plan_changes), the digest's text and its JSON say the same sign and percent for each: the
+    month's rent rose 50 % (lowest_rent), the run's total fell 50 % (lowest_run_total), the job's
+    total fell 22.6 %."""
     plan = warehouse.plan
-    warehouse.plans(
-        PREVIOUS,
+    for day, platform, gpu, rent, per_btoken in (
+        (PREVIOUS, "ppio", "RTX 4090 24GB", 10_000.0, 100.0),
+        (DAY, "lambda", "H100 SXM 80GB", 15_000.0, 50.0),
+    ):
+        cny = {"cost_cny_per_billion_tokens": per_btoken * CNY_PER_USD, "total_cny": per_btoken * CNY_PER_USD}
+        warehouse.plans(
+            day,
+            [
+                plan(
+                    "7B",
+                    "full",
+                    platform,
+                    gpu,
+                    8,
+                    rent,
+                    offer_id=f"{platform}-8",
+                    ranking=ranking,
+                    cost_usd_per_billion_tokens=per_btoken,
+                    total_usd=per_btoken,
+                    **cny,
+                )
+                for ranking in plans.RANKINGS
+            ],
+        )
+    warehouse._insert(
+        "job_plans",
         [
-            plan(
-                "13B",
-                "full",
-                "lambda",
-                "A100 SXM 80GB",
-                8,
-                10000.0,
-                ranking="lowest_cost_per_btoken",
-                cost_usd_per_billion_tokens=50.0,
-                cost_cny_per_billion_tokens=360.0,
-            )
+            _job_plan(PREVIOUS, "qwen-sft", "autodl", "RTX 4090 24GB", 4, 0.30, 620.0),
+            _job_plan(DAY, "qwen-sft", "矩池云", "RTX 4090 24GB", 4, 0.25, 480.0),
         ],
     )
-    warehouse.plans(
-        DAY,
-        [
-            plan(
-                "13B",
-                "full",
-                "lambda",
-                "H100 SXM 80GB",
-                8,
-                15000.0,
-                ranking="lowest_cost_per_btoken",
-                cost_usd_per_billion_tokens=30.0,
-                cost_cny_per_billion_tokens=216.0,
-            )
-        ],
-    )
-    warehouse.changes(
-        DAY,
-        [
-            {
-                "model": "13B",
-                "method": "full",
-                "ranking": "lowest_cost_per_btoken",
-                "change_type": kind,
-                "old_measure_usd": 10000.0,
-                "new_measure_usd": 15000.0,
-                "pct_change": 50.0,
-            }
-            for kind in ("new_gpu", "price_up")
-        ],
-    )
-    [entry] = changed_plans(warehouse.con, DAY)
-    assert entry.measure == "cost_per_billion_tokens"
-    assert (entry.old.measure_usd, entry.new.measure_usd) == (50.0, 30.0)
-    assert (entry.old.measure_cny, entry.new.measure_cny) == (360.0, 216.0)
-    assert entry.pct_change == pytest.approx(-40.0)
+    for subject in plans.SUBJECTS:
+        plans.compute_plan_changes(warehouse.con, DAY, 10.0, subject)
+
+    expected = {
+        ("plan", "lowest_rent"): (
+            "price_up",
+            50.0,
+            "rent for a month (or the minimum term) $10,000 (¥72,000) -> $15,000 (¥108,000) (+50.0%)",
+        ),
+        ("plan", "lowest_run_total"): (
+            "price_down",
+            -50.0,
+            "total as billed $100 (¥720) -> $50.00 (¥360) (-50.0%)",
+        ),
+        ("job", "lowest_total"): (
+            "price_down",
+            100 * (480 - 620) / 620,
+            "total as billed $620 (¥4,464) -> $480 (¥3,456) (-22.6%)",
+        ),
+    }
+    stored = warehouse.con.execute(
+        "SELECT subject, ranking, change_type, pct_change FROM plan_changes "
+        "WHERE change_date = $d AND change_type LIKE 'price_%'",
+        {"d": DAY},
+    ).fetchall()
+    assert {(subject, ranking): (kind, pytest.approx(pct)) for subject, ranking, kind, pct in stored} == {
+        key: (kind, pytest.approx(pct)) for key, (kind, pct, _) in expected.items()
+    }
+
+    digest = build_digest(warehouse.con, DAY, price_move_pct=10.0)
+    text = " ".join(render(digest, "en").text.split())
+    said = {
+        (entry["subject"], entry["ranking"]): (entry["change_types"], entry["pct_change"])
+        for entry in digest_object(digest, "en")["plan_changes"]
+    }
+    for key, (kind, pct, line) in expected.items():
+        assert kind in said[key][0]
+        assert said[key][1] == pytest.approx(pct)
+        assert line in text
 
 
 # Each case: offers on PREVIOUS and DAY {platform: [(offer_id, gpu_model, usd, available)]} (None: the
@@ -291,7 +316,7 @@ def test_jobs_come_first_with_their_total(warehouse):
     job = entries[0]
     assert (job.ranking, job.measure, job.old.platform, job.new.platform) == (
         "lowest_total",
-        "total",
+        "total_usd",
         "autodl",
         "矩池云",
     )

@@ -28,7 +28,7 @@ def test_plans_are_grouped_by_ranking_in_model_size_order(warehouse):
             plan("70B", "full", "lambda", "H100 SXM 80GB", 16, 40000.0),
             plan("7B", "full", "矩池云", "A100 80GB", 2, 2500.0),
             plan("13B", "qlora", "autodl", "RTX 4090 24GB", 1, 400.0),
-            plan("7B", "full", "vastai", "H100 SXM 80GB", 1, 1800.0, ranking="lowest_cost_per_btoken"),
+            plan("7B", "full", "vastai", "H100 SXM 80GB", 1, 1800.0, ranking="lowest_run_total"),
             {"model": "70B", "params": 70e9, "method": "qlora", "status": "no_offer_fits", "offer_id": None},
         ],
     )
@@ -36,13 +36,13 @@ def test_plans_are_grouped_by_ranking_in_model_size_order(warehouse):
     order = [(p.model, p.method, p.ranking, p.platform) for p in digest.plans]
     assert order == [
         ("7B", "full", "lowest_rent", "矩池云"),
-        ("7B", "full", "lowest_cost_per_btoken", "vastai"),
+        ("7B", "full", "lowest_run_total", "vastai"),
         ("13B", "qlora", "lowest_rent", "autodl"),
         ("70B", "full", "lowest_rent", "lambda"),
         ("70B", "qlora", "lowest_rent", None),
     ]
     groups = digest.plans_by_ranking()
-    assert list(groups) == ["lowest_rent", "lowest_cost_per_btoken"]
+    assert list(groups) == ["lowest_rent", "lowest_run_total"]
     assert [p.model for p in groups["lowest_rent"]] == ["7B", "13B", "70B", "70B"]
     assert digest.plans[-1].status == "no_offer_fits"
 

@@ -29,9 +29,7 @@ def _news(warehouse, *days: date, with_offers: bool = False) -> None:
             d,
             [
                 warehouse.plan("7B", "lora", "矩池云", "A100 80GB", 1, 800.0),
-                warehouse.plan(
-                    "7B", "lora", HOSTILE, "RTX 4090 24GB", 2, 500.0, ranking="lowest_cost_per_btoken"
-                ),
+                warehouse.plan("7B", "lora", HOSTILE, "RTX 4090 24GB", 2, 500.0, ranking="lowest_run_total"),
             ],
         )
     for day in days:

@@ -73,16 +73,17 @@ def test_the_document_lists_every_model_and_method():
 
 @pytest.mark.parametrize("cells", _doc_rows(), ids=lambda cells: f"{cells[0]}-{cells[1]}")
 def test_the_document_states_our_plans(article_plans, cells):
-    model, method, rent_plan, cny_per_month, tokens_per_day, cost_plan, cny_per_btoken = cells
+    model, method, rent_plan, cny_per_month, tokens_per_day, run_plan, run_days, run_cny = cells
     rent = article_plans.loc[(model, method, "lowest_rent")]
-    cost = article_plans.loc[(model, method, "lowest_cost_per_btoken")]
-    assert (rent_plan, cost_plan) == (_plan_cell(rent), _plan_cell(cost))
+    run = article_plans.loc[(model, method, "lowest_run_total")]
+    assert (rent_plan, run_plan) == (_plan_cell(rent), _plan_cell(run))
     if rent["status"] == "ok":
         assert cny_per_month == f"{rent['rent_cny_per_month']:,.0f}"
         assert tokens_per_day == f"{rent['tokens_per_day'] / 1e6:,.0f}"
-        assert cny_per_btoken == f"{cost['cost_cny_per_billion_tokens']:,.0f}"
+        assert (run_days, run_cny) == (f"{run['train_days']:,.1f}", f"{run['total_cny']:,.0f}")
+        assert run["total_usd"] <= rent["total_usd"]
     else:
-        assert cny_per_month == tokens_per_day == cny_per_btoken == ""
+        assert cny_per_month == tokens_per_day == run_days == run_cny == ""
 
 
 @pytest.mark.parametrize("cells", _doc_rows("memory"), ids=lambda cells: cells[0])

@@ -84,11 +84,30 @@ def test_refresh_offline_plans_every_model_and_method(refreshed):
     # every plan points at a real offer of the day, on the GPU it names
     on_offer = set(zip(offers["platform"], offers["offer_id"], offers["gpu_model"], strict=True))
     assert set(zip(ok["platform"], ok["offer_id"], ok["gpu_model"], strict=True)) <= on_offer
-    # 7B QLoRA fits a single small card somewhere; the cheapest rent is at most the cheapest per-token plan's
+    # 7B QLoRA fits a single small card somewhere; the cheapest rent is at most the run plan's
     small = ok[(ok["model"] == "7B") & (ok["method"] == "qlora")].set_index("ranking")
     assert small.loc["lowest_rent", "gpu_count"] == 1
-    assert small.loc["lowest_rent", "commitment_usd"] <= small.loc["lowest_cost_per_btoken", "commitment_usd"]
+    assert small.loc["lowest_rent", "commitment_usd"] <= small.loc["lowest_run_total", "commitment_usd"]
     assert "Cheapest plans" in output and "7B" in output
+
+
+def test_the_offline_demo_ranks_as_billed(refreshed):
+    """For every model and method, the run plan is billed no more for one run of
+    GPUPLAN_DEFAULT_TOKENS than the rent plan, and no plan that fits is billed less for it."""
+    _, settings, output = refreshed
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        frame = plans.plans_for_date(con)
+        least = con.execute(
+            "SELECT model, method, min(total_usd) FROM plan_candidates WHERE plan_date = $d GROUP BY ALL",
+            {"d": DAY},
+        ).fetchall()
+    by_ranking = frame.pivot(index=["model", "method"], columns="ranking", values="total_usd")
+    fits = by_ranking.dropna()
+    assert len(fits) == len(frame[frame["status"] == "ok"]) // 2 > 0
+    assert (fits["lowest_run_total"] <= fits["lowest_rent"]).all(), fits
+    for model, method, total_usd in least:
+        assert by_ranking.loc[(model, method), "lowest_run_total"] == pytest.approx(total_usd)
+    assert any(line.split()[2:3] == ["run"] for line in output.splitlines())
 
 
 def test_refresh_prints_the_plans_one_per_line_within_80_columns(refreshed):
@@ -131,7 +150,11 @@ def test_plans_command_prints_the_published_plans_as_json(refreshed):
     assert result.exit_code == 0, result.output
     records = json.loads(result.output)
     assert {(r["model"], r["method"], r["plan_date"]) for r in records} == {("70B", "qlora", DAY)}
-    assert {r["ranking"] for r in records} == {"lowest_rent", "lowest_cost_per_btoken"}
+    assert {r["ranking"] for r in records} == {"lowest_rent", "lowest_run_total"}
+    # each plan says its ranking's measure: what it ranks by
+    for record in records:
+        if record["status"] == "ok":
+            assert record["measure_usd"] == record[record["measure"]]
 
 
 def test_plans_command_says_when_there_is_nothing(refreshed):

@@ -16,6 +16,7 @@ from synthetic_offers import offer as _offer
 from synthetic_offers import plan as _plan
 from warehouse_template import scratch
 
+from digest.content import build_digest
 from warehouse import connect, plans
 from warehouse.migrate import available, migrate
 
@@ -33,9 +34,10 @@ def test_a_move_of_exactly_the_threshold_is_a_change(tmp_path: Path) -> None:
         changes = plans.changes_for_date(con, DAY2)
         assert set(changes["change_type"]) == {"price_up"}
         assert changes["pct_change"].tolist() == [25.0, 25.0]
-        assert set(changes["measure"]) == {"rent_usd_per_month"}
+        # each ranking's own measure: the month's rent, the run's total (here billed by the hour)
+        assert set(changes["measure"]) == {"commitment_usd", "total_usd"}
         assert set(changes["subject"]) == {"plan"} and changes["job"].isna().all()
-        assert (changes["old_platform"] == "cloud").all() and (changes["new_gpu_count"] == 1).all()
+        assert (changes["old_platform"] == "cloud").all() and changes["new_gpu_count"].tolist() == [1, 8]
         assert plans.compute_plan_changes(con, DAY2, 25.01) == 0
         assert plans.compute_plan_changes(con, DAY2, 25.0, subject="job") == 0  # no job plans
         assert len(plans.changes_for_date(con, DAY2)) == 0
@@ -43,14 +45,19 @@ def test_a_move_of_exactly_the_threshold_is_a_change(tmp_path: Path) -> None:
             plans.compute_plan_changes(con, DAY2, 25.0, subject="jobs")
 
 
-def _before_091(tmp_path: Path) -> Path:
-    folder = tmp_path / "before_091"
+def _before(tmp_path: Path, version: int) -> Path:
+    """A migrations folder of the shipped migrations before `version`."""
+    folder = tmp_path / f"before_{version:03d}"
     folder.mkdir()
     shipped = Path(connect.__file__).with_name("migrations")
     for migration in available():
-        if migration.version < 91:
+        if migration.version < version:
             shutil.copy(shipped / migration.name, folder)
     return folder
+
+
+def _before_091(tmp_path: Path) -> Path:
+    return _before(tmp_path, 91)
 
 
 JOB_CHANGES = pd.DataFrame(
@@ -131,3 +138,66 @@ def test_the_migration_moves_every_job_change_into_plan_changes(tmp_path: Path) 
                 "cloud H100 SXM 80GB x1: 730.00 -> 912.50 USD/month (+25.0%)",
             )
         ]
+
+
+DAY3 = DAY2 + dt.timedelta(days=1)
+
+
+def _old_ranking_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
+    """7B full's plans of `day` as the planner stored them before the run ranking (migration 095):
+    both on cloud's H100 at 1 USD/GPU-h, 'lowest_rent' and 'lowest_cost_per_btoken'."""
+    con.execute(
+        "INSERT INTO cheapest_plans (plan_date, model, method, ranking, status, platform, offer_id, "
+        "gpu_model, gpu_count, units_rented, nodes, pricing_type, billing_period, rent_usd_per_hour, "
+        "rent_usd_per_month, commitment_hours, commitment_usd, cost_usd_per_billion_tokens, total_usd, "
+        "computed_at) "
+        "SELECT $d, '7B', 'full', ranking, 'ok', 'cloud', 'h100', 'H100 SXM 80GB', 1, 1, 1, 'on_demand', "
+        "'hour', 1.0, 730.0, 730, 730.0, 1e9 / (5000 * 3600), 56.0, $now "
+        "FROM (VALUES ('lowest_rent'), ('lowest_cost_per_btoken')) AS r(ranking)",
+        {"d": day, "now": NOW},
+    )
+
+
+def test_the_rename_is_never_a_plan_change(tmp_path: Path) -> None:
+    """Days planned before the run ranking keep their 'lowest_cost_per_btoken' rows; a day planned
+    (or backfilled) after it has 'lowest_run_total' rows. Backfilling a day between two old ones
+    reports no change of either ranking's name, while the lowest rent, kept, still reports its moves
+    across the boundary: 730 -> 912.50 USD (+25 %), then back (-20 %)."""
+    with duckdb.connect() as con:
+        migrate(con, _before(tmp_path, 95))
+        for day in (DAY1, DAY3):
+            _old_ranking_day(con, day)
+        migrate(con)
+        for day, usd in ((DAY1, 1.0), (DAY2, 1.25), (DAY3, 1.0)):
+            _crawl(con, day, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", usd)])
+        _plan(con, DAY2, {("7B", "full"): 70})
+        plans.compute_plan_changes_for_days(con, [DAY2], 10.0)  # as `gpuplan backfill` does
+
+        changes = con.execute(
+            "SELECT change_date, ranking, change_type, measure, round(pct_change, 6) "
+            "FROM plan_changes ORDER BY ALL"
+        ).fetchall()
+        assert changes == [
+            (DAY2, "lowest_rent", "price_up", "commitment_usd", 25.0),
+            (DAY3, "lowest_rent", "price_down", "commitment_usd", -20.0),
+        ]
+        kept = con.execute(
+            "SELECT plan_date, ranking, measure, measure_usd FROM cheapest_plans ORDER BY plan_date, ranking"
+        ).fetchall()
+        per_btoken = 1e9 / (5000 * 3600)
+        assert [row[:3] for row in kept] == [
+            (DAY1, "lowest_cost_per_btoken", "cost_usd_per_billion_tokens"),
+            (DAY1, "lowest_rent", "commitment_usd"),
+            (DAY2, "lowest_rent", "commitment_usd"),
+            (DAY2, "lowest_run_total", "total_usd"),
+            (DAY3, "lowest_cost_per_btoken", "cost_usd_per_billion_tokens"),
+            (DAY3, "lowest_rent", "commitment_usd"),
+        ]
+        assert [row[3] for row in kept] == pytest.approx(
+            [per_btoken, 730.0, 912.5, 1.25 * 56, per_btoken, 730.0]
+        )
+        for day in (DAY2, DAY3):
+            said = build_digest(con, day, price_move_pct=10.0).plan_changes
+            assert [(entry.ranking, entry.change_types) for entry in said] == [
+                ("lowest_rent", ("price_up" if day == DAY2 else "price_down",))
+            ]

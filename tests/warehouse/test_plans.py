@@ -118,11 +118,31 @@ def test_the_two_rankings_differ_when_the_faster_gpu_costs_more_per_month(con):
     )
     frame = _plan(con, DAY1, {("7B", "qlora"): 6})
     rent = _row(frame, "7B", "qlora", "lowest_rent")
-    cost = _row(frame, "7B", "qlora", "lowest_cost_per_btoken")
-    assert (rent["offer_id"], cost["offer_id"]) == ("4090", "h100")
+    run = _row(frame, "7B", "qlora", "lowest_run_total")
+    assert (rent["offer_id"], run["offer_id"]) == ("4090", "h100")
     assert rent["rent_usd_per_month"] == pytest.approx(0.4 * 730)
     assert rent["tokens_per_day"] == pytest.approx(1000 * 86400)
-    assert cost["cost_usd_per_billion_tokens"] == pytest.approx(1.5 / (5000 * 3600) * 1e9)
+    assert (rent["measure"], rent["measure_usd"]) == ("commitment_usd", pytest.approx(0.4 * 730))
+    # 1e9 tokens on the 4090: 277.8 h, billed 278 h = 111.20 USD; on the H100 55.6 h, billed 56 h = 84
+    # USD, and the same 84 on 2, 4 or 8 of them (27.8 -> 28 h, 13.9 -> 14 h, 6.9 -> 7 h): the tie goes
+    # to the earlier finish, 8 GPUs
+    assert run["total_usd"] == pytest.approx(84.0)
+    assert (run["measure"], run["measure_usd"]) == ("total_usd", pytest.approx(84.0))
+    assert run["gpu_count"] == 8
+    assert run["train_days"] == pytest.approx(1e9 / (8 * 5000) / 86400)
+    # the rent per billion tokens stays a column, a rate: the hourly rent over tokens per hour
+    assert run["cost_usd_per_billion_tokens"] == pytest.approx(8 * 1.5 / (8 * 5000 * 3600) * 1e9)
+
+
+def test_the_run_ranking_takes_more_gpus_of_an_offer_where_that_bills_less(con):
+    # 0.4 USD/GPU-h by the day on the 4090 (1000 tok/s a GPU), 1e9 tokens: one GPU trains 11.6 days,
+    # billed 12 days = 115.20 USD; eight train 1.45 days, billed 2 days = 153.60; three train 3.86
+    # days, billed 4 = 115.20; two train 5.8 days, billed 6 = 115.20; four 2.9 days, billed 3 =
+    # 115.20; the tie goes to the earliest finish, 4 GPUs
+    daily = {"billing_period": "day", "pricing_type": "daily_plan", "hourly_rentable": False}
+    _crawl(con, DAY1, "cloud", [_offer("cloud", "4090", "RTX 4090 24GB", 0.4, **daily)])
+    run = _row(_plan(con, DAY1, {("7B", "qlora"): 6}), "7B", "qlora", "lowest_run_total")
+    assert (run["gpu_count"], run["total_usd"]) == (4, pytest.approx(0.4 * 4 * 3 * 24))
 
 
 def test_a_long_minimum_term_counts_in_the_month_of_training(con):
@@ -148,12 +168,12 @@ def test_a_long_minimum_term_counts_in_the_month_of_training(con):
     frame = _plan(con, DAY1, {("7B", "full"): 70})
     rent = _row(frame, "7B", "full", "lowest_rent")
     assert (rent["offer_id"], rent["commitment_usd"]) == ("on-demand", pytest.approx(730))
-    cost = _row(frame, "7B", "full", "lowest_cost_per_btoken")
-    assert (cost["offer_id"], cost["commitment_hours"], cost["commitment_usd"]) == (
-        "quarterly",
-        3 * 730,
-        pytest.approx(0.5 * 3 * 730),
-    )
+    # The quarterly offer has the lower rent per billion tokens (a rate), but a run of 1e9 tokens
+    # (55.6 GPU-hours on the H100) is billed its whole term, 1095 USD, against 56 on demand.
+    run = _row(frame, "7B", "full", "lowest_run_total")
+    assert (run["offer_id"], run["total_usd"]) == ("on-demand", pytest.approx(56.0))
+    # at a rate of 55.56 USD per billion tokens, where the quarterly offer's is 27.78
+    assert run["cost_usd_per_billion_tokens"] == pytest.approx(1.0 / (5000 * 3600) * 1e9)
 
 
 def test_every_ask_gets_both_rankings_even_with_no_offers(con):
@@ -234,11 +254,9 @@ def test_changes_against_the_previous_day(con):
     assert by_ask[("70B", "full")] == {"now_fits"}
     moved = changes[(changes["model"] == "7B") & (changes["ranking"] == "lowest_rent")].iloc[0]
     assert moved["pct_change"] == pytest.approx(100 * (1800 - 2139) / 2139)
-    # the day-1 cost ranking for 7B used the H100 offer, which is gone on day 2
-    cost_7b = set(
-        changes[(changes["model"] == "7B") & (changes["ranking"] == "lowest_cost_per_btoken")]["change_type"]
-    )
-    assert {"out_of_stock", "new_gpu", "new_platform"} <= cost_7b
+    # the day-1 run ranking for 7B used the H100 offer, which is gone on day 2
+    run_7b = changes[(changes["model"] == "7B") & (changes["ranking"] == "lowest_run_total")]
+    assert {"out_of_stock", "new_gpu"} <= set(run_7b["change_type"])
 
 
 def test_small_moves_and_failed_platforms_are_not_changes(con):
@@ -382,8 +400,9 @@ def test_changes_of_several_days_run_oldest_first_and_refresh_the_next_day(con):
 
 
 def test_the_daily_tables_give_days_and_total_for_a_default_run(con):
-    # 1e8 tokens: 27.8 h on the hourly 4090 (1000 tok/s), billed 28 h; 5.6 h on the H100 quoted by the
-    # month (5000 tok/s), billed its whole month
+    # 1e8 tokens: 27.8 h on the hourly 4090 (1000 tok/s), billed 28 h = 11.20 USD, and 11.20 on 2 or
+    # 4 of them (13.9 -> 14 h, 6.9 -> 7 h; 3: 9.3 -> 10 h = 12.00); 5.6 h on the H100 quoted by the
+    # month (5000 tok/s), billed its whole month, 730 USD
     h100_month = {"billing_period": "month", "pricing_type": "monthly_plan", "hourly_rentable": False}
     _crawl(
         con,
@@ -399,14 +418,16 @@ def test_the_daily_tables_give_days_and_total_for_a_default_run(con):
     plans.compute_cheapest_plans(con, DAY1)
     frame = plans.plans_for_date(con, DAY1)
     rent = _row(frame, "7B", "qlora", "lowest_rent")
-    cost = _row(frame, "7B", "qlora", "lowest_cost_per_btoken")
-    assert (rent["offer_id"], cost["offer_id"]) == ("4090", "h100")
-    assert (rent["job_tokens"], cost["job_tokens"]) == (1e8, 1e8)
+    run = _row(frame, "7B", "qlora", "lowest_run_total")
+    assert (rent["offer_id"], rent["gpu_count"], run["offer_id"], run["gpu_count"]) == ("4090", 1, "4090", 4)
+    assert (rent["job_tokens"], run["job_tokens"]) == (1e8, 1e8)
     assert rent["train_days"] == pytest.approx(1e8 / 1000 / 86400)
-    assert cost["train_days"] == pytest.approx(1e8 / 5000 / 86400)
+    assert run["train_days"] == pytest.approx(1e8 / 4000 / 86400)
     assert rent["total_usd"] == pytest.approx(0.4 * 28)
     assert rent["total_cny"] == pytest.approx(0.4 * 28 * CNY_PER_USD)
-    assert cost["total_usd"] == pytest.approx(1.0 * 730)
+    assert run["total_usd"] == pytest.approx(0.4 * 4 * 7)
+    h100 = con.execute("SELECT min(total_usd) FROM plan_candidates WHERE offer_id = 'h100'").fetchall()[0][0]
+    assert h100 == pytest.approx(1.0 * 730)
     with pytest.raises(ValueError, match="job_tokens"):
         plans.compute_candidates(con, DAY1, job_tokens=0)
 

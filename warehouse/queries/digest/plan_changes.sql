@@ -2,121 +2,72 @@
 -- plan) and per (model, method, ranking) (subject 'plan'), jobs first, then smallest model first,
 -- 'lowest_rent' first. plan_changes keeps a row per kind of change (new platform, new GPU, price...);
 -- this is what the digest says of them: the old plan (the previous day with plans, as the change
--- detector compares) and the new one, the ranking's own measure on both days, and the facts behind the change:
+-- detector compares) and the new one, the ranking's own measure on both days as the best plan stores
+-- it (best_plans: measure, measure_usd, measure_cny), and the facts behind the change:
 --   old_offer_now_*          the old plan's offer today (NULL: not among today's plannable offers)
 --   old_platform_listed_now  the old plan's platform has offers today (FALSE: it did not crawl)
 --   new_offer_before_*       the new plan's offer on the previous day (NULL: it is new)
 -- Offers are the days' plannable ones (judged_offers), as the plans read them.
--- The measure: rent per month for lowest_rent, cost per billion tokens for lowest_cost_per_btoken,
--- the total paid for a job (lowest_total).
-WITH plan_days AS (
-    SELECT max(plan_date) AS previous_date FROM cheapest_plans WHERE plan_date < $change_date
-),
-job_days AS (
-    SELECT max(plan_date) AS previous_date FROM job_plans WHERE plan_date < $change_date
-),
-changed_plans AS (
-    SELECT model, method, ranking, list(DISTINCT change_type ORDER BY change_type) AS change_types
+WITH changed AS (
+    SELECT subject, job, model, method, ranking, list(DISTINCT change_type ORDER BY change_type) AS change_types
     FROM plan_changes
-    WHERE change_date = $change_date AND subject = 'plan'
-    GROUP BY model, method, ranking
+    WHERE change_date = $change_date
+    GROUP BY subject, job, model, method, ranking
 ),
-changed_jobs AS (
-    SELECT job, list(DISTINCT change_type ORDER BY change_type) AS change_types
-    FROM plan_changes
-    WHERE change_date = $change_date AND subject = 'job'
-    GROUP BY job
+-- the previous day with plans of each subject, as the change detector compares
+previous_days AS (
+    SELECT subject, max(plan_date) AS previous_date
+    FROM best_plans
+    WHERE plan_date < $change_date
+    GROUP BY subject
 ),
--- cheapest_plans.rent_*_per_hour is the offer's price per GPU-hour times the plan's GPUs
-plan_sides AS (
+-- the same subject: a job by its name, a daily plan by its model, method and ranking
+sides AS (
     SELECT
-        'plan' AS subject,
-        CAST(NULL AS VARCHAR) AS job,
-        c.model,
-        c.method,
+        c.subject,
+        c.job,
+        coalesce(cur.model, prev.model, c.model) AS model,
+        coalesce(cur.method, prev.method, c.method) AS method,
         c.ranking,
-        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN 'cost_per_billion_tokens' ELSE 'rent_per_month' END
-            AS measure,
+        coalesce(cur.measure, prev.measure) AS measure,
         c.change_types,
         d.previous_date,
         coalesce(cur.params, prev.params) AS params,
-        prev.status = 'ok' AS old_ok,
+        prev.ok AS old_ok,
         prev.platform AS old_platform,
         prev.offer_id AS old_offer_id,
         prev.pricing_type AS old_pricing_type,
         prev.billing_period AS old_billing_period,
         prev.gpu_model AS old_gpu_model,
         prev.gpu_count AS old_gpu_count,
-        prev.rent_usd_per_hour / prev.gpu_count AS old_usd_per_gpu_hour,
-        prev.rent_cny_per_hour / prev.gpu_count AS old_cny_per_gpu_hour,
-        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN prev.cost_usd_per_billion_tokens
-            ELSE prev.rent_usd_per_month END AS old_measure_usd,
-        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN prev.cost_cny_per_billion_tokens
-            ELSE prev.rent_cny_per_month END AS old_measure_cny,
-        cur.status = 'ok' AS new_ok,
+        prev.usd_per_gpu_hour AS old_usd_per_gpu_hour,
+        prev.cny_per_gpu_hour AS old_cny_per_gpu_hour,
+        prev.measure_usd AS old_measure_usd,
+        prev.measure_cny AS old_measure_cny,
+        cur.ok AS new_ok,
         cur.platform AS new_platform,
         cur.offer_id AS new_offer_id,
         cur.pricing_type AS new_pricing_type,
         cur.billing_period AS new_billing_period,
         cur.gpu_model AS new_gpu_model,
         cur.gpu_count AS new_gpu_count,
-        cur.rent_usd_per_hour / cur.gpu_count AS new_usd_per_gpu_hour,
-        cur.rent_cny_per_hour / cur.gpu_count AS new_cny_per_gpu_hour,
-        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN cur.cost_usd_per_billion_tokens
-            ELSE cur.rent_usd_per_month END AS new_measure_usd,
-        CASE c.ranking WHEN 'lowest_cost_per_btoken' THEN cur.cost_cny_per_billion_tokens
-            ELSE cur.rent_cny_per_month END AS new_measure_cny
-    FROM changed_plans AS c
-    CROSS JOIN plan_days AS d
-    LEFT JOIN cheapest_plans AS cur
-      ON cur.plan_date = $change_date AND cur.model = c.model AND cur.method = c.method
-     AND cur.ranking = c.ranking
-    LEFT JOIN cheapest_plans AS prev
-      ON prev.plan_date = d.previous_date AND prev.model = c.model AND prev.method = c.method
-     AND prev.ranking = c.ranking
-),
-job_sides AS (
-    SELECT
-        'job' AS subject,
-        c.job,
-        coalesce(cur.model, prev.model) AS model,
-        coalesce(cur.method, prev.method) AS method,
-        'lowest_total' AS ranking,
-        'total' AS measure,
-        c.change_types,
-        d.previous_date,
-        CAST(NULL AS DOUBLE) AS params,
-        prev.status = 'ok' AS old_ok,
-        prev.platform AS old_platform,
-        prev.offer_id AS old_offer_id,
-        prev.pricing_type AS old_pricing_type,
-        prev.billing_period AS old_billing_period,
-        prev.gpu_model AS old_gpu_model,
-        prev.gpu_count AS old_gpu_count,
-        prev.price_usd_per_gpu_hour AS old_usd_per_gpu_hour,
-        prev.price_usd_per_gpu_hour * prev.total_cny / prev.total_usd AS old_cny_per_gpu_hour,
-        prev.total_usd AS old_measure_usd,
-        prev.total_cny AS old_measure_cny,
-        cur.status = 'ok' AS new_ok,
-        cur.platform AS new_platform,
-        cur.offer_id AS new_offer_id,
-        cur.pricing_type AS new_pricing_type,
-        cur.billing_period AS new_billing_period,
-        cur.gpu_model AS new_gpu_model,
-        cur.gpu_count AS new_gpu_count,
-        cur.price_usd_per_gpu_hour AS new_usd_per_gpu_hour,
-        cur.price_usd_per_gpu_hour * cur.total_cny / cur.total_usd AS new_cny_per_gpu_hour,
-        cur.total_usd AS new_measure_usd,
-        cur.total_cny AS new_measure_cny
-    FROM changed_jobs AS c
-    CROSS JOIN job_days AS d
-    LEFT JOIN job_plans AS cur ON cur.plan_date = $change_date AND cur.job = c.job AND cur.rank = 1
-    LEFT JOIN job_plans AS prev ON prev.plan_date = d.previous_date AND prev.job = c.job AND prev.rank = 1
-),
-sides AS (
-    SELECT * FROM job_sides
-    UNION ALL BY NAME
-    SELECT * FROM plan_sides
+        cur.usd_per_gpu_hour AS new_usd_per_gpu_hour,
+        cur.cny_per_gpu_hour AS new_cny_per_gpu_hour,
+        cur.measure_usd AS new_measure_usd,
+        cur.measure_cny AS new_measure_cny,
+        -- only a measure taken alike on both days moves (as the change detector compares)
+        CASE WHEN prev.measure = cur.measure
+            THEN 100 * (cur.measure_usd - prev.measure_usd) / prev.measure_usd END AS pct_change
+    FROM changed AS c
+    LEFT JOIN previous_days AS d ON d.subject = c.subject
+    LEFT JOIN best_plans AS cur
+      ON cur.subject = c.subject AND cur.plan_date = $change_date
+     AND cur.job IS NOT DISTINCT FROM c.job
+     AND (c.job IS NOT NULL OR (cur.model = c.model AND cur.method = c.method AND cur.ranking = c.ranking))
+    LEFT JOIN best_plans AS prev
+      ON prev.subject = c.subject AND prev.plan_date = d.previous_date
+     AND prev.job IS NOT DISTINCT FROM c.job
+     AND (c.job IS NOT NULL OR (prev.model = c.model AND prev.method = c.method AND prev.ranking = c.ranking))
 ),
 judged AS MATERIALIZED (
     SELECT day, platform, offer_id, pricing_type, price_usd_per_gpu_hour, price_cny_per_gpu_hour,
@@ -142,7 +93,6 @@ listed AS (
 )
 SELECT
     s.* EXCLUDE (params),
-    100 * (s.new_measure_usd - s.old_measure_usd) / s.old_measure_usd AS pct_change,
     coalesce(s.old_platform = s.new_platform AND s.old_offer_id = s.new_offer_id
              AND s.old_pricing_type = s.new_pricing_type, FALSE) AS same_offer,
     o_now.usd_per_gpu_hour AS old_offer_now_usd_per_gpu_hour,
@@ -159,4 +109,4 @@ LEFT JOIN listed AS l_now ON l_now.day = $change_date AND l_now.platform = s.old
 LEFT JOIN offer_days AS n_then
   ON n_then.day = s.previous_date AND n_then.platform = s.new_platform AND n_then.offer_id = s.new_offer_id
  AND n_then.pricing_type = s.new_pricing_type
-ORDER BY s.subject = 'plan', s.job, s.params NULLS LAST, s.model, s.method, s.ranking DESC
+ORDER BY s.subject = 'plan', s.job, s.params NULLS LAST, s.model, s.method, s.ranking <> 'lowest_rent', s.ranking

@@ -1,5 +1,5 @@
 -- The cheapest plans of one day, every (model, method, ranking) row including 'no_offer_fits',
--- smallest model first, 'lowest_rent' before 'lowest_cost_per_btoken'.
+-- smallest model first, 'lowest_rent' before the other ranking.
 SELECT
     model,
     method,
@@ -20,7 +20,10 @@ SELECT
     commitment_usd,
     commitment_cny,
     cost_usd_per_billion_tokens,
-    cost_cny_per_billion_tokens
+    cost_cny_per_billion_tokens,
+    job_tokens,
+    total_usd,
+    total_cny
 FROM cheapest_plans
 WHERE plan_date = $plan_date
-ORDER BY params NULLS LAST, model, method, ranking DESC
+ORDER BY params NULLS LAST, model, method, ranking <> 'lowest_rent', ranking

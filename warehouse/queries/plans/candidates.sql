@@ -1,5 +1,6 @@
 -- The day's candidate plans: for each (model, method) and GPU model, the configuration of the day's
--- offers that fits with the lowest rent for a month, and the one with the lowest cost per token.
+-- offers that fits with the lowest rent for a month, and the one billed the least for one run of
+-- $job_tokens (the two daily rankings, definitions/00_ranked_plans.sql).
 -- Inputs: the day's offers (judged_offers through plan_shapes), plan_requirements (the sizing model).
 -- $max_gpu_count is the largest job considered.
 -- How an offer can be rented (units, nodes, stock, no joining of separate machines, spot and
@@ -29,29 +30,35 @@ shapes AS MATERIALIZED (
         $max_gpu_count
     ) AS s
 ),
--- Per (GPU model, GPU count) only two shapes can win for any (model, method): the least commitment
--- and the least rent per hour (the throughput is the same for all of them). Keeping just those before
--- joining the requirements shrinks the join, the big part, to a few rows per GPU model and count.
+-- Per (GPU model, GPU count) only a few shapes can win for any (model, method): the least
+-- commitment, and per billing period and minimum term the least rent per hour (the throughput, so the
+-- run's hours, is the same for all of them: among offers billed alike the cheapest per hour bills the
+-- least for any run). Keeping just those before joining the requirements shrinks the join, the big
+-- part, to a few rows per GPU model and count.
 -- arg_min by a tuple (ties broken left to right, as in the rankings) is a hash aggregate: no sort.
-contenders AS (
-    SELECT
-        arg_min(shape_id, (price_usd_per_gpu_hour * commitment_hours, price_usd_per_gpu_hour,
-                           available_gpus IS NULL, platform, offer_id, units_rented)) AS by_rent,
-        arg_min(shape_id, (price_usd_per_gpu_hour, price_usd_per_gpu_hour * commitment_hours,
-                           available_gpus IS NULL, platform, offer_id, units_rented)) AS by_cost
+by_rent AS (
+    SELECT arg_min(shape_id, (price_usd_per_gpu_hour * commitment_hours, price_usd_per_gpu_hour,
+                              available_gpus IS NULL, platform, offer_id, units_rented)) AS shape_id
     FROM shapes
     GROUP BY gpu_model, plan_gpu_count
+),
+by_run AS (
+    SELECT arg_min(shape_id, (price_usd_per_gpu_hour, available_gpus IS NULL, platform, offer_id,
+                              units_rented)) AS shape_id
+    FROM shapes
+    GROUP BY gpu_model, plan_gpu_count, billing_period, min_term_periods
 ),
 contending_shapes AS (
     SELECT s.*
     FROM shapes AS s
     SEMI JOIN (
-        SELECT by_rent AS shape_id FROM contenders
+        SELECT shape_id FROM by_rent
         UNION
-        SELECT by_cost FROM contenders
+        SELECT shape_id FROM by_run
     ) AS c USING (shape_id)
 ),
--- Every (contending shape, model, method) that fits, kept narrow.
+-- Every (contending shape, model, method) that fits, kept narrow, with what one run of $job_tokens
+-- is billed (whole periods, at least the minimum term).
 fitting AS (
     SELECT
         r.model,
@@ -64,8 +71,10 @@ fitting AS (
         s.offer_id,
         s.stock_known,
         s.price_usd_per_gpu_hour * s.plan_gpu_count * s.commitment_hours AS commitment_usd,
-        s.price_usd_per_gpu_hour * s.plan_gpu_count / (r.tokens_per_second * 3600) * 1e9
-            AS cost_usd_per_billion_tokens
+        $job_tokens / (r.tokens_per_second * 3600) AS train_hours,
+        s.price_usd_per_gpu_hour * s.plan_gpu_count
+            * billed_hours($job_tokens / (r.tokens_per_second * 3600), s.billing_period, s.min_term_periods)
+            AS total_usd
     FROM contending_shapes AS s
     JOIN plan_requirements AS r
       ON r.plan_date = $plan_date
@@ -73,24 +82,25 @@ fitting AS (
      AND r.gpu_count = s.plan_gpu_count
     WHERE r.fits AND r.tokens_per_second > 0
 ),
--- Per (model, method, GPU model): the shape with the least commitment and the one with the least cost
--- per token, whichever platform sells it (one row when they agree). The day's winners of both rankings
--- are among them, and a reader sees the best way to train with each GPU model.
+-- Per (model, method, GPU model): the shape with the least commitment and the one that bills the
+-- least for the run (at whichever GPU count: more GPUs of an offer where that is cheaper), whichever
+-- platform sells it (one row when they agree). The day's winners of both rankings are among them,
+-- and a reader sees the best way to train with each GPU model.
 best_per_gpu AS (
     SELECT
         model,
         method,
-        arg_min(shape_id, (commitment_usd, cost_usd_per_billion_tokens, NOT stock_known, platform, offer_id,
+        arg_min(shape_id, (commitment_usd, total_usd, NOT stock_known, platform, offer_id,
                            gpu_count, units_rented)) AS by_rent,
-        arg_min(shape_id, (cost_usd_per_billion_tokens, commitment_usd, NOT stock_known, platform, offer_id,
-                           gpu_count, units_rented)) AS by_cost
+        arg_min(shape_id, (total_usd, train_hours, commitment_usd, NOT stock_known, platform, offer_id,
+                           gpu_count, units_rented)) AS by_run
     FROM fitting
     GROUP BY model, method, gpu_model
 ),
 best AS (
     SELECT model, method, by_rent AS shape_id FROM best_per_gpu
     UNION
-    SELECT model, method, by_cost FROM best_per_gpu
+    SELECT model, method, by_run FROM best_per_gpu
 )
 SELECT
     CAST($plan_date AS DATE) AS plan_date,

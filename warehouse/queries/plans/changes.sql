@@ -3,8 +3,9 @@
 -- with such plans (best_plans). One row per change; a plan can change in several ways at once
 -- (platform and price, say). A subject new today (or gone) has nothing to compare with: no row.
 --   new_platform / new_gpu / new_count   the best plan moved
---   price_up / price_down                its measure (rent per month; a job's total) moved by at least
---                                        $price_move_pct percent
+--   price_up / price_down                its measure (best_plans.measure: what its ranking ranks by) moved
+--                                        by at least $price_move_pct percent; only between days that
+--                                        measured it alike
 --   out_of_stock                         the previous plan's offer is gone or short of GPUs today
 --                                        (only said when its platform crawled fine today: else unknown)
 --   now_fits / no_longer_fits            a plan exists where none did, or none does any more; a job's
@@ -48,7 +49,9 @@ pairs AS (
         cur.measure_usd AS new_measure_usd,
         prev.platform || ' ' || prev.gpu_model || ' x' || prev.gpu_count AS old_plan,
         cur.platform || ' ' || cur.gpu_model || ' x' || cur.gpu_count AS new_plan,
-        100.0 * (cur.measure_usd - prev.measure_usd) / prev.measure_usd AS pct_change
+        -- only a measure taken alike on both days moves
+        CASE WHEN prev.measure = cur.measure
+            THEN 100.0 * (cur.measure_usd - prev.measure_usd) / prev.measure_usd END AS pct_change
     FROM best AS cur
     JOIN previous_day AS d ON TRUE
     -- the same subject: a job by its name, a daily plan by its model, method and ranking
@@ -107,7 +110,11 @@ changes AS (
         printf('%.2f', old_measure_usd) AS old_value,
         printf('%.2f', new_measure_usd) AS new_value,
         printf('%s: %.2f -> %.2f %s (%+.1f%%)', new_plan, old_measure_usd, new_measure_usd,
-               CASE measure WHEN 'total_usd' THEN 'USD in total' ELSE 'USD/month' END, pct_change) AS detail
+               CASE measure
+                   WHEN 'total_usd' THEN 'USD in total'
+                   WHEN 'commitment_usd' THEN 'USD for a month or the minimum term'
+                   ELSE 'USD (' || measure || ')'
+               END, pct_change) AS detail
     FROM both_ok
     WHERE abs(pct_change) >= $price_move_pct
 

@@ -2,4 +2,4 @@
 SELECT *
 FROM plan_changes
 WHERE change_date = $change_date AND subject = $subject
-ORDER BY job, model, method, ranking DESC, change_type
+ORDER BY job, model, method, ranking <> 'lowest_rent', ranking, change_type

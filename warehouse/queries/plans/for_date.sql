@@ -5,4 +5,4 @@ FROM cheapest_plans
 WHERE plan_date = coalesce(CAST($plan_date AS DATE), (SELECT max(plan_date) FROM cheapest_plans WHERE plan_day_reached(plan_date)))
   AND ($model IS NULL OR model = $model)
   AND ($method IS NULL OR method = $method)
-ORDER BY params NULLS LAST, model, method, ranking DESC
+ORDER BY params NULLS LAST, model, method, ranking <> 'lowest_rent', ranking

@@ -9,4 +9,4 @@ FROM ranked_plans(
 )
 WHERE ($model IS NULL OR model = $model)
   AND ($method IS NULL OR method = $method)
-ORDER BY params NULLS LAST, model, method, ranking DESC
+ORDER BY params NULLS LAST, model, method, ranking <> 'lowest_rent', ranking
