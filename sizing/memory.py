@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizing.activations import Activations
-from sizing.frameworks import Framework
+from sizing.frameworks import FRAGMENTATION, Framework
 from sizing.methods import StateBytes
 from sizing.setup import TrainingSetup
 from sizing.shapes import ModelSpec
@@ -185,9 +185,10 @@ def step_transient(
         group = min(partition, DEEPSPEED_SUB_GROUP)
         held = (FP32_GRAD_BYTES + temporary) * group + grad_bytes * partition
         return max(0.0, held - states.fp32_gradient_bytes / gpu_count)
-    # a 16-bit gradient becomes a new fp32 one; an fp32 one (adapters) is its own flat copy, kept
-    flat_kept = grad_bytes if not states.fp32_gradient_bytes else 0.0
-    return max(grad_bytes, temporary + flat_kept - grad_bytes) * partition
+    # a 16-bit gradient becomes a new fp32 one and its 16-bit partition is freed before the step;
+    # an fp32 one (adapters) is its own flat copy, which replaces it
+    excess = temporary - grad_bytes if states.fp32_gradient_bytes else temporary
+    return max(grad_bytes, excess) * partition
 
 
 def step_buffers(
@@ -213,7 +214,7 @@ def breakdown(
     gpu_count: int = 1,
     offload: str = "none",
     accounting: str = "zero",
-    fragmentation: float = 0.10,
+    fragmentation: float = FRAGMENTATION,
     paged_optimizer: bool = False,
     accumulating: bool = True,
     optimizer_in_backward: bool = False,

@@ -209,3 +209,38 @@ def test_the_loss_peak_by_framework(loss, chunks, tp, bytes_per_entry):
     assert got == pytest.approx(bytes_per_entry * tokens * spec.vocab)
     # Liger/Unsloth never hold the logits: 10 bytes a token per hidden element
     assert activations.loss_bytes(spec, "fused", tokens, 1, 1) == 10 * tokens * spec.hidden
+
+
+def test_deepspeed_overlap_adds_no_bucket_at_stage_3():
+    # overlap_comm's second IPG bucket belongs to stages 1-2 (stage_1_and_2.py); ZeRO-3 has one
+    overlapped = replace(PROFILES["deepspeed"], overlap_comm=True)
+    assert memory.step_buffers(STATES, SPEC, overlapped, 3, 2) == 5e8 * 2
+    assert memory.step_buffers(STATES, SPEC, overlapped, 2, 2) == 2 * 5e8 * 2
+
+
+def test_zero_1_2_step_holds_the_larger_of_the_flat_copy_and_the_temporary():
+    # 16-bit gradients (2 bytes) and a foreach temporary of 4: the flat copy (2) or the temporary
+    # less the freed 16-bit partition (4 - 2): 2 a parameter of the partition; a 6-byte temporary: 4
+    partition = P / 4
+    assert memory.step_transient(STATES, "foreach", 2, 4, "none", "deepspeed") == pytest.approx(2 * partition)
+    wide = replace(STATES, step_temporary_bytes=6)
+    assert memory.step_transient(wide, "foreach", 1, 4, "none", "deepspeed") == pytest.approx(4 * partition)
+    # fp32 gradients (adapters): the flat copy is the fp32 gradient; the temporary adds on its own
+    adapters = replace(STATES, gradients=4 * P, fp32_gradient_bytes=0.0, step_temporary_bytes=6)
+    assert memory.step_transient(adapters, "foreach", 2, 4, "none", "deepspeed") == pytest.approx(
+        6 * partition
+    )
+    assert memory.step_transient(adapters, "fused", 2, 4, "none", "deepspeed") == pytest.approx(4 * partition)
+    # plain torch (no DeepSpeed): the temporary over the partition, none at stage 0 sharding
+    assert memory.step_transient(STATES, "foreach", 3, 4, "none", "zero") == pytest.approx(4 * partition)
+    assert memory.step_transient(STATES, "foreach", 0, 4, "none", "zero") == pytest.approx(4 * P)
+    assert memory.step_transient(STATES, "foreach", 3, 4, "none", "zero", optimizer_in_backward=True) == 0.0
+
+
+def test_zero_3_step_per_sub_group():
+    # 8e9 parameters over 4 GPUs: a 2e9 partition in sub-groups of 1e9; fp32 gradient (4) and a
+    # foreach temporary (4) of one sub-group, the 16-bit partition (2 x 2e9), less the 4 x 2e9 the
+    # accounting holds: 8e9 + 4e9 - 8e9
+    big = mixed_adam_states(8 * P, step_temporary_bytes=4)
+    assert memory.step_transient(big, "foreach", 3, 4, "none", "deepspeed") == pytest.approx(4e9)
+    assert memory.step_transient(big, "fused", 3, 4, "none", "deepspeed") == 0.0
