@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 from synthetic_states import mixed_adam_states
 
-from sizing import collectives, hf_config, throughput
+from sizing import collectives, hf_config, kernels, throughput
 from sizing.catalog import find_gpu, load_gpus
-from sizing.parallel import Layout
+from sizing.parallel import Layout, stage_share
 from sizing.planner import prepare
 from sizing.setup import TrainingSetup
 
@@ -300,3 +300,42 @@ def test_tensor_parallel_overlap_needs_cuda():
     comm = lw.tp_bytes / (collectives.collective_gb_per_s(ascend, 2, INTERNODE) * 1e9)
     assert throughput.microbatch_seconds(overlapped, ascend, RATES, lw, INTERNODE) == pytest.approx(3 + comm)
     assert throughput.microbatch_seconds(overlapped, H100, RATES, lw, INTERNODE) == pytest.approx(3)
+
+
+def test_freeze_executes_attention_and_memory_work_for_its_trained_layers():
+    # 2 of 32 layers trained (share 1/16): flash attention forward everywhere, FlashAttention-2's
+    # backward (2.5 forwards) and the recomputed forward only where backward runs
+    seq, share = 2048, 2 / 32
+    setup = TrainingSetup(seq_len=seq, checkpointing="full", freeze_trainable_layers=2, framework="hf")
+    sizing = prepare("llama-2-7b", "freeze", setup)
+    spec, w = sizing.spec, sizing.work
+    attention = 0.5 * 2 * spec.layers * seq * 2 * spec.hidden
+    assert w.attention_flops_per_token == pytest.approx(attention * (1 + 2.5 * share + share))
+    # element-wise bytes: the forward, the recomputed forward of the trained layers, backward at twice
+    # the forward's bytes there
+    elementwise = 2048 * kernels.elementwise_bytes_per_token(spec, fused=False)
+    assert w.memory_bytes_per_microbatch == pytest.approx(elementwise * (1 + share + 2 * share))
+    # launches: every layer forward, the trained ones recomputed and backward
+    assert w.host_ops_per_microbatch == (32 + 2 * 2) * kernels.layer_ops(False, 0, 0)
+    # without flash: the score and value products as GEMMs over the full square, the same passes
+    eager = prepare("llama-2-7b", "freeze", replace(setup, flash_attention=False)).work
+    full_square = 2 * spec.layers * seq * 2 * spec.hidden
+    assert eager.gemm_flops_per_token - w.gemm_flops_per_token == pytest.approx(full_square * (1 + 3 * share))
+    scores = 24 * spec.heads * seq * spec.layers * 2048
+    assert eager.memory_bytes_per_microbatch - w.memory_bytes_per_microbatch == pytest.approx(
+        scores * (1 + 2 * share + share)
+    )
+
+
+def test_tp_collectives_without_recompute_and_the_shares_of_a_data_parallel_layout():
+    plain = prepare("llama-2-7b", "full", TrainingSetup(checkpointing="none")).work
+    assert plain.tp_collectives_per_layer == 4  # Megatron's f/g: two forward, two backward
+    lw = throughput.layout_work(plain, Layout())
+    assert (lw.share, lw.virtual, lw.host_seconds) == (
+        1.0,
+        1,
+        pytest.approx(plain.host_ops_per_microbatch * 10e-6),
+    )
+    assert lw.gemm_flops == pytest.approx(2048 * plain.gemm_flops_per_token)
+    split = throughput.layout_work(plain, Layout(tp=2, pp=2))
+    assert split.share == pytest.approx(stage_share(LLAMA_7B.spec, Layout(tp=2, pp=2), True))
