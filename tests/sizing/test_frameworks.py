@@ -119,6 +119,9 @@ TORCHTUNE_TABLE = [
     ("llama-3.1-8b", "lora", "RTX 4090 24GB", 1, {}, 16.2),
     ("llama-3.1-8b", "qlora", "RTX 4090 24GB", 1, {}, 7.4),
     ("llama-3.1-70b", "lora", "A100 SXM 80GB", 8, {}, 27.6),
+    # 70B full: fsdp_cpu_offload (parameters, gradients and the fused AdamW on the CPU), 13.9 GiB
+    # a GPU (shared/reference/sizing.md §5, item 6)
+    ("llama-3.1-70b", "full", "A100 SXM 80GB", 8, {"offload": "all"}, 13.9),
 ]  # fmt: skip
 
 
