@@ -9,6 +9,7 @@ middle ones (`…`) and the middle rows (`·`), and ends with what it left out (
 caller) become one on a private in-memory connection, each column cast back to its type (`types`,
 as DuckDB names them) so the box shows the types and aligns numbers as the query's own answer
 would. That connection reads nothing but these rows: external access is off before it is used.
+DuckDB draws no box narrower than 80 columns, whatever `width` says (a narrower terminal wraps).
 """
 
 from __future__ import annotations
