@@ -280,6 +280,9 @@ class Settings:
     offline: bool = False
     notify_file: Path | None = None  # GPUPLAN_NOTIFY: push channels, YAML (config/notify_file.py)
     export_dir: Path | None = None  # GPUPLAN_EXPORT_DIR: the open daily dataset (warehouse/export.py)
+    # GPUPLAN_MAX_NODES: the most whole nodes a job plan joins into one cluster, where the offer's
+    # platform sells a training fabric (sizing/data/clusters.csv); 1: never across nodes
+    max_nodes: int = 64
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -328,6 +331,8 @@ class Settings:
             offline=read.flag("GPUPLAN_OFFLINE", False),
             notify_file=Path(notify).expanduser() if (notify := env.get("GPUPLAN_NOTIFY")) else None,
             export_dir=Path(export).expanduser() if (export := env.get("GPUPLAN_EXPORT_DIR")) else None,
+            # The node ladder tops at 256 nodes (2,048 GPUs of 8): past it is a typo.
+            max_nodes=read.whole("GPUPLAN_MAX_NODES", 64, 1, 256),
         )
         if read.problems:
             raise SettingsError("; ".join(read.problems))

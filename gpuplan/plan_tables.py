@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 RANKING_LABELS = {"lowest_rent": "rent", "lowest_run_total": "run", "lowest_cost_per_btoken": "tok"}
 BILLING_LABELS = {"hour": "h", "day": "d", "week": "wk", "month": "mo", "year": "yr"}
 PLAN_BILLING = {"monthly_plan": "mo", "weekly_plan": "wk", "daily_plan": "d", "reserved": "res"}
-PLAN_LEGEND = "GPU×count platform, * stock unknown, ~ stale (price as of an earlier crawl), [N nodes] cluster"
+PLAN_LEGEND = (
+    "GPU×count platform, * stock unknown, ~ stale (price as of an earlier crawl), [N nodes] cluster "
+    "(with its fabric and Gb/s per GPU where nodes are joined)"
+)
 TERMS_LEGEND = "(mo)/(wk)/(d)/(res) monthly, weekly, daily or reserved terms"
 BILLED_LEGEND = "in whole billing periods, at least the minimum term"
 
@@ -92,10 +95,12 @@ def excluded_note(excluded: pd.DataFrame, shown: int = 5) -> str:
 
 
 def plan_label(row: pd.Series | Mapping[str, Any], billing: str | None) -> str:
-    """A plan in a few characters: `910B×2 quotes (mo)`, `H100×16 lambda [2 nodes]`, `4090×1 vastai*`."""
+    """A plan in a few characters: `910B×2 quotes (mo)`, `H100×16 lambda [2 nodes]`, `4090×1 vastai*`,
+    and a cluster joined over a platform's fabric with it: `H100×64 aws [8 nodes, EFA 400]`."""
     stock = ("~" if _truthy(row.get("stale")) else "") + ("" if row["stock_known"] else "*")
     term = f" ({billing})" if billing else ""
-    nodes = f" [{row['nodes']} nodes]" if row["nodes"] and row["nodes"] > 1 else ""
+    fabric = f", {row['fabric']}" if row.get("fabric") else ""
+    nodes = f" [{row['nodes']} nodes{fabric}]" if row["nodes"] and row["nodes"] > 1 else ""
     gpus = f"{gpu_names.short_name(row['gpu_model'])}×{row['gpu_count']}"
     return f"{gpus} {row['platform']}{stock}{term}{nodes}"
 

@@ -61,6 +61,11 @@ class WarehouseResource(dg.ConfigurableResource):
         description="A platform whose crawl failed keeps its last good crawl in the day's plans (stale) "
         "while that crawl is at most this many hours older (GPUPLAN_STALE_HOURS; 0: never).",
     )
+    max_nodes: int = Field(
+        default=Settings.max_nodes,
+        description="The most whole nodes a job plan joins over a platform's training fabric "
+        "(GPUPLAN_MAX_NODES; 1: never across nodes).",
+    )
     writer_wait_s: float = Field(
         default=WRITER_WAIT_S,
         description="Seconds a writing step waits for another writer (another run, `gpuplan load`), "
@@ -79,6 +84,7 @@ class WarehouseResource(dg.ConfigurableResource):
             jobs_file=str(settings.jobs_file) if settings.jobs_file else None,
             default_tokens=settings.default_tokens,
             stale_hours=settings.stale_hours,
+            max_nodes=settings.max_nodes,
         )
 
     @property

@@ -35,7 +35,7 @@ SALE_MODES = ("on_demand_node", "instant_cluster", "reserved_block", "sales_only
 # Node counts a cluster plan tries: powers of two and the halfway steps between them (1.5x), the
 # sizes people book (RunPod's 2-8 nodes, Capacity Blocks of 1-64 instances); each is sized, so a
 # ladder keeps a job plan interactive where every count up to 64 would size 63 clusters per GPU.
-NODE_LADDER = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+NODE_LADDER = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 DEFAULT_MAX_NODES = 64
 
 # Interruptions of a synchronous training job (Llama 3 report, arXiv 2407.21783 §3.3.4): 466 job
@@ -87,9 +87,8 @@ class Fabric:
 
     @property
     def label(self) -> str:
-        """The fabric in a few characters: `EFA 400` (kind and Gb/s per GPU)."""
-        kind = self.fabric_kind.split(" (")[0]
-        return f"{kind} {self.internode_gbps_per_gpu:g}"
+        """The fabric in a few characters: `EFA 400`, `IB 400` (its kind's first word and Gb/s per GPU)."""
+        return f"{self.fabric_kind.split()[0]} {self.internode_gbps_per_gpu:g}"
 
     def matches(self, platform: str, offer_id: str) -> bool:
         if self.offer_pattern is None or platform != self.platform:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from sizing import gpu_names, planner
@@ -125,8 +125,12 @@ def job_sizing(job: Job) -> planner.Sizing:
 
 
 def job_requirements(
-    job: Job, gpu_counts: Sequence[int], gpus: Sequence[str] | None
+    job: Job, gpu_counts: Sequence[int], gpus: Sequence[str] | None, internode_gb_per_s: float | None = None
 ) -> list[planner.Requirement]:
-    """The sizing model's rows for `job` on `gpus` (None: the catalog) at `gpu_counts`."""
+    """The sizing model's rows for `job` on `gpus` (None: the catalog) at `gpu_counts`; across nodes
+    at `internode_gb_per_s` per GPU (a cluster's fabric; None: the model's default)."""
     model = job.shape or job.model
-    return planner.requirements(model, job.method, gpu_counts, gpus, setup=_training_setup(job))
+    setup = _training_setup(job)
+    if internode_gb_per_s is not None:
+        setup = replace(setup, internode_gb_per_s=internode_gb_per_s)
+    return planner.requirements(model, job.method, gpu_counts, gpus, setup=setup)

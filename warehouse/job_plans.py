@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from sizing import fabric
+from sizing.catalog import load_gpus
 from sizing.jobs import Job
 from warehouse import plans, queries
-from warehouse.plan_requirements import job_requirement_rows
+from warehouse.plan_requirements import cluster_requirement_rows, job_requirement_rows
 
 if TYPE_CHECKING:  # planning a job builds no frame; storing a day's job plans does
     import pandas as pd
@@ -34,7 +36,11 @@ if TYPE_CHECKING:  # planning a job builds no frame; storing a day's job plans d
 MAX_TRAIN_DAYS = 36_525.0
 DAYS_PER_YEAR = 365.25
 
-# Columns of a stored job plan (table job_plans, migrations 050 and 051).
+# A job's requirement rows as the options query reads them: the daily rows' columns, the fabric a
+# cluster count was sized at and the goodput of its GPU count.
+REQUIREMENT_FIELDS = (*plans.REQUIREMENT_COLUMNS, "internode_gbps_per_gpu", "goodput")
+
+# Columns of a stored job plan (table job_plans, migrations 050, 051 and 120).
 JOB_PLAN_COLUMNS = (
     "plan_date",
     "job",
@@ -53,6 +59,10 @@ JOB_PLAN_COLUMNS = (
     "gpu_count",
     "units_rented",
     "nodes",
+    "fabric",
+    "internode_gbps_per_gpu",
+    "nodes_stock",
+    "goodput",
     "billing_period",
     "pricing_type",
     "stock_known",
@@ -95,8 +105,33 @@ def duration_text(days: float) -> str:
 
 
 def plan_text(plan: Mapping[str, Any]) -> str:
-    """One plan in a line's worth: `vastai H100 SXM 80GB x8 (offer 123)`."""
-    return f"{plan['platform']} {plan['gpu_model']} x{plan['gpu_count']} (offer {plan['offer_id']})"
+    """One plan in a line's worth: `vastai H100 SXM 80GB x8 (offer 123)`; a cluster says so:
+    `aws H100 SXM 80GB x64, a cluster of 8 nodes over EFA 400 (offer p5.48xlarge/us-east-1)`."""
+    cluster = f", a cluster of {plan['nodes']} nodes over {plan['fabric']}" if plan.get("fabric") else ""
+    return f"{plan['platform']} {plan['gpu_model']} x{plan['gpu_count']}{cluster} (offer {plan['offer_id']})"
+
+
+def cluster_assumptions(found: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What a job's cluster plans (rows with a `fabric`) assume, as lines of the plan's assumptions:
+    where nodes are joined, at what speed, what their stock is known to be, and the goodput of the
+    largest (none without a cluster plan)."""
+    clusters = [plan for plan in found if plan.get("fabric")]
+    if not clusters:
+        return []
+    unknown = sorted({plan["platform"] for plan in clusters if plan.get("nodes_stock") != "shown"})
+    largest = max(int(plan["gpu_count"]) for plan in clusters)
+    lines = [
+        "clusters: whole nodes of one offer, joined only where its platform sells a training fabric "
+        "(sizing/data/clusters.csv, README 'Clusters'), each sized at that fabric's Gb/s per GPU; "
+        "TP inside a node, PP and data parallelism across nodes, the fastest layout that fits",
+        fabric.goodput_line(largest) + "; a cluster plan's days include it",
+    ]
+    if unknown:
+        lines.append(
+            f"stock of the nodes unknown on {', '.join(unknown)} (*): no public API of theirs says how many "
+            "nodes are free; a plan never counts more nodes than a platform shows where one does"
+        )
+    return lines
 
 
 def _scope(job: Job, plan_date: date | None) -> str:
@@ -117,6 +152,7 @@ def plan_job(
     plan_date: date | None = None,
     fastest: bool = False,
     stale_hours: float | None = None,
+    max_nodes: int = fabric.DEFAULT_MAX_NODES,
 ) -> JobPlans:
     """Plan `job` from `plan_date`'s offers (None: each platform's latest usable crawl).
 
@@ -126,9 +162,17 @@ def plan_job(
     unknown) while at most `stale_hours` older than that attempt (GPUPLAN_STALE_HOURS; None: always);
     a day's carried crawls were bounded when recorded (`plans.record_plan_crawls`). Reads
     only (the job's requirement rows are a bound parameter): works on the published read-only snapshot.
+    A plan may join up to `max_nodes` whole nodes of an offer the cluster table lists
+    (`sizing/data/clusters.csv`; GPUPLAN_MAX_NODES, 1: never).
     """
     (answer,) = plan_jobs(
-        con, [job], start_at=start_at, plan_date=plan_date, fastest=fastest, stale_hours=stale_hours
+        con,
+        [job],
+        start_at=start_at,
+        plan_date=plan_date,
+        fastest=fastest,
+        stale_hours=stale_hours,
+        max_nodes=max_nodes,
     )
     return answer
 
@@ -141,26 +185,31 @@ def plan_jobs(
     plan_date: date | None = None,
     fastest: bool = False,
     stale_hours: float | None = None,
+    max_nodes: int = fabric.DEFAULT_MAX_NODES,
 ) -> list[JobPlans]:
     """`plan_job` for each of `jobs`, in one query over the offers (issue 29): the offers' shapes
     are made once, and jobs sized alike (model, method, framework, sequence, batch, GPU limit)
-    are sized once. Answers in the order of `jobs`; `stale_hours` as for `plan_job`."""
+    are sized once. Answers in the order of `jobs`; `stale_hours` and `max_nodes` as for `plan_job`."""
     scope = {"plan_date": plan_date, "latest": plan_date is None}
-    offered = con.execute(queries.sql("jobs/unit_sizes"), scope).fetchall()
-    units = sorted({(gpu_model, count) for _, gpu_model, count in offered})
+    fabrics = fabric_rows(max_nodes) or None  # an empty list has no STRUCT type to bind
+    offered = con.execute(queries.sql("jobs/unit_sizes"), {**scope, "fabrics": fabrics}).fetchall()
+    units = sorted({(gpu_model, count) for _, gpu_model, count, _, _ in offered})
     sizings: dict[tuple[object, ...], int] = {}
     requirements: list[dict[str, Any]] = []
     described: list[dict[str, Any]] = []
     for index, job in enumerate(jobs):
-        if not any(_in_scope(job, platform, gpu_model) for platform, gpu_model, _ in offered):
+        if not any(_in_scope(job, platform, gpu_model) for platform, gpu_model, *_ in offered):
             continue
         limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
         key = (job.shape or job.model, job.method, job.framework, job.seq_len, job.batch, limit)
         if key not in sizings:
             sizings[key] = len(sizings)
+            rows = job_requirement_rows(job, units) + cluster_requirement_rows(
+                job, _clusters(offered, job.max_gpus)
+            )
             requirements += [
-                {**{column: row[column] for column in plans.REQUIREMENT_COLUMNS}, "sizing": sizings[key]}
-                for row in job_requirement_rows(job, units)
+                {**{column: row[column] for column in REQUIREMENT_FIELDS}, "sizing": sizings[key]}
+                for row in rows
             ]
         described.append(
             {
@@ -169,6 +218,7 @@ def plan_jobs(
                 "train_tokens": job.train_tokens,
                 "deadline_hours": None if job.within_days is None else job.within_days * 24,
                 "max_gpu_count": limit,
+                "max_gpus": job.max_gpus,
                 "platforms": list(job.platforms) or None,
                 "gpus": list(job.gpus) or None,
             }
@@ -183,6 +233,7 @@ def plan_jobs(
             requirements=requirements,
             max_gpu_count=max(job["max_gpu_count"] for job in described),
             max_stale_hours=None if plan_date is not None else stale_hours,
+            fabrics=fabrics,
             max_train_hours=MAX_TRAIN_DAYS * 24,
             fastest=fastest,
             start_at=start_at,
@@ -192,15 +243,50 @@ def plan_jobs(
         by_job.setdefault(option.pop("job_index"), []).append(option)
     on_offer = {job["job_index"] for job in described}
     return [
-        _answer(job, by_job.get(index, []), plan_date, index in on_offer) for index, job in enumerate(jobs)
+        _answer(job, by_job.get(index, []), plan_date, index in on_offer, max_nodes)
+        for index, job in enumerate(jobs)
     ]
+
+
+def fabric_rows(max_nodes: int) -> list[dict[str, Any]]:
+    """The cluster table's rows that crawled offers can match, as plan_shapes' `fabrics`: each with
+    the node counts a plan may join (`Fabric.node_counts`); none when `max_nodes` is under 2."""
+    return [
+        {
+            "platform": row.platform,
+            "offer_pattern": row.offer_pattern,
+            "fabric": row.label,
+            "internode_gbps_per_gpu": row.internode_gbps_per_gpu,
+            "node_counts": list(row.node_counts(max_nodes)),
+            "min_term_hours": row.min_term_hours,
+        }
+        for row in fabric.load_fabrics()
+        if row.crawled and row.node_counts(max_nodes)
+    ]
+
+
+def _clusters(offered: Sequence[tuple[Any, ...]], cap: int | None) -> dict[float, dict[str, set[int]]]:
+    """Fabric Gb/s per GPU -> GPU model -> the GPU counts clusters of `offered` (rows of
+    jobs/unit_sizes.sql) take: whole nodes of the catalog's node size, up to `cap` GPUs (a job's
+    max_gpus; None: any). Whatever a job's platforms and GPUs: jobs sized alike share these rows."""
+    per_node = {gpu.gpu_model: gpu.gpus_per_node for gpu in load_gpus()}
+    clusters: dict[float, dict[str, set[int]]] = {}
+    for _, gpu_model, count, gbps, node_counts in offered:
+        if gbps is None or per_node.get(gpu_model) != count:
+            continue
+        counts = {nodes * count for nodes in node_counts if cap is None or nodes * count <= cap}
+        if counts:
+            clusters.setdefault(gbps, {}).setdefault(gpu_model, set()).update(counts)
+    return clusters
 
 
 def _in_scope(job: Job, platform: str, gpu_model: str) -> bool:
     return (not job.platforms or platform in job.platforms) and (not job.gpus or gpu_model in job.gpus)
 
 
-def _answer(job: Job, options: list[dict[str, Any]], plan_date: date | None, on_offer: bool) -> JobPlans:
+def _answer(
+    job: Job, options: list[dict[str, Any]], plan_date: date | None, on_offer: bool, max_nodes: int
+) -> JobPlans:
     """One job's answer from its rows of jobs/options.sql, with the reason when it has no plan."""
     if not on_offer:
         return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}")
@@ -211,6 +297,11 @@ def _answer(job: Job, options: list[dict[str, Any]], plan_date: date | None, on_
         reason = (
             f"no offer fits: {job.model} {job.method} fits on no GPU on offer{_scope(job, plan_date)} "
             f"with up to {limit} GPUs"
+            + (
+                f" on one machine or {max_nodes} nodes where a platform sells a fabric"
+                if max_nodes > 1
+                else ""
+            )
         )
     elif best["train_days"] > MAX_TRAIN_DAYS:
         reason = (
@@ -245,16 +336,21 @@ def _job_columns(job: Job, plan_date: date, computed_at: datetime) -> dict[str, 
 
 
 def compute_job_plans(
-    con: duckdb.DuckDBPyConnection, plan_date: date, jobs: Sequence[Job], start_at: datetime
+    con: duckdb.DuckDBPyConnection,
+    plan_date: date,
+    jobs: Sequence[Job],
+    start_at: datetime,
+    max_nodes: int = fabric.DEFAULT_MAX_NODES,
 ) -> int:
     """Replace `plan_date`'s job plans: for every job, its best plan per GPU model from the day's
     offers (rank 1 = the cheapest that meets its deadline), or one 'no_plan' row saying why.
 
-    `start_at` (UTC) is when the jobs would start. Returns the number of rows stored.
+    `start_at` (UTC) is when the jobs would start; `max_nodes` as for `plan_job`. Returns the number
+    of rows stored.
     """
     computed_at = _now_utc()
     rows: list[dict[str, Any]] = []
-    for answer in plan_jobs(con, jobs, start_at=start_at, plan_date=plan_date):
+    for answer in plan_jobs(con, jobs, start_at=start_at, plan_date=plan_date, max_nodes=max_nodes):
         job = answer.job
         columns = _job_columns(job, plan_date, computed_at)
         if answer.reason is None:

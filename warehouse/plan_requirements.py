@@ -17,10 +17,11 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import duckdb
 
+from sizing import fabric
 from sizing.catalog import GpuSpec, load_gpus
 from sizing.jobs import Job, job_requirements
 from sizing.planner import requirements
@@ -134,7 +135,33 @@ def job_requirement_rows(job: Job, unit_sizes: Iterable[tuple[str, int]]) -> lis
         if counts
         for requirement in job_requirements(job, counts, names)
     )
-    return requirement_rows(found, gpus)
+    return [{**row, "internode_gbps_per_gpu": None, "goodput": 1.0} for row in requirement_rows(found, gpus)]
+
+
+def cluster_requirement_rows(
+    job: Job, clusters: Mapping[float, Mapping[str, Iterable[int]]]
+) -> list[dict[str, object]]:
+    """The sizing model's rows for one job on clusters: `clusters` maps a fabric's Gb/s per GPU to
+    the GPU models joined over it and their GPU counts (whole nodes). Each row is sized at that
+    bandwidth and says it (`internode_gbps_per_gpu`), with the goodput its GPU count keeps
+    (`sizing.fabric.goodput`); GPU models taking the same counts are sized in one call."""
+    catalog = {gpu.gpu_model: gpu for gpu in load_gpus()}
+    rows: list[dict[str, object]] = []
+    for gbps, by_gpu in sorted(clusters.items()):
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for gpu_model, counts in by_gpu.items():
+            groups.setdefault(tuple(sorted(set(counts))), []).append(gpu_model)
+        found = (
+            requirement
+            for counts, names in groups.items()
+            for requirement in job_requirements(job, counts, names, gbps / 8)
+        )
+        gpus = [catalog[name] for names in groups.values() for name in names]
+        rows += [
+            {**row, "internode_gbps_per_gpu": gbps, "goodput": fabric.goodput(cast(int, row["gpu_count"]))}
+            for row in requirement_rows(found, gpus)
+        ]
+    return rows
 
 
 def job_sizes(gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame) -> pd.DataFrame:

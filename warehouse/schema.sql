@@ -124,7 +124,7 @@ CREATE TABLE gpus (
     PRIMARY KEY(gpu_model)
 );
 
--- made by migration 050; altered by 051, 094
+-- made by migration 050; altered by 051, 094, 120
 CREATE TABLE job_plans (
     plan_date               DATE NOT NULL,
     job                     VARCHAR NOT NULL,
@@ -158,7 +158,11 @@ CREATE TABLE job_plans (
     billed_hours            DOUBLE,
     within_days             DOUBLE,
     crawled_at              TIMESTAMP,
-    stale                   BOOLEAN DEFAULT false
+    stale                   BOOLEAN DEFAULT false,
+    fabric                  VARCHAR,
+    internode_gbps_per_gpu  DOUBLE,
+    goodput                 DOUBLE,
+    nodes_stock             VARCHAR
 );
 
 -- made by migration 001; altered by 031, 092, 100

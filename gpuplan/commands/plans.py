@@ -250,7 +250,13 @@ def _job(
 ) -> None:
     with connect.reader(settings.warehouse) as con:
         answer = job_plans.plan_job(
-            con, job, start_at=now, plan_date=day, fastest=fastest, stale_hours=settings.stale_hours
+            con,
+            job,
+            start_at=now,
+            plan_date=day,
+            fastest=fastest,
+            stale_hours=settings.stale_hours,
+            max_nodes=settings.max_nodes,
         )
     zone = ZoneInfo(settings.schedule_timezone)
     if answer.reason is not None:
@@ -263,7 +269,7 @@ def _job(
                 f"{local_text(best['finish'], zone)} ({settings.schedule_timezone})"
             )
         _fail(answer.reason)
-    lines = assumptions.describe(job_sizing(job))
+    lines = assumptions.describe(job_sizing(job)) + job_plans.cluster_assumptions(answer.plans)
     if as_json:
         records = plain_records(answer.plans)
         for record in records:

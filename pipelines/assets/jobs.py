@@ -102,7 +102,9 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
         with warehouse.writer(context) as con:
             days = plans.recorded_days(con, requested[0], requested[-1])
             rows = sum(
-                job_plans.compute_job_plans(con, day, jobs, start_of(day, partitions.timezone, now))
+                job_plans.compute_job_plans(
+                    con, day, jobs, start_of(day, partitions.timezone, now), max_nodes=warehouse.max_nodes
+                )
                 for day in days
             )
             changes = plans.compute_plan_changes_for_days(con, days, warehouse.price_move_pct, subject="job")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -19,12 +19,14 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuplan.cli import app
-from sizing.jobs import parse_duration
+from sizing import fabric
+from sizing.jobs import Job, parse_duration
 from warehouse import job_plans, plans
 
 pytestmark = pytest.mark.slow
 
 DAY1, DAY2 = "2026-11-29", "2026-11-30"
+START = datetime(2026, 12, 1, 8, 0)
 JOBS = """\
 # SYNTHETIC jobs for the test: one that changes plan when only autodl crawls, one impossible
 - name: qwen-lora
@@ -241,3 +243,50 @@ def test_a_bad_jobs_file_is_one_line_and_a_non_zero_refresh_while_the_rest_runs(
     assert 1 <= len(lines) <= 2
     assert all(f"{jobs} line 5: job 'qwen-lora': tokens must be" in line for line in lines)
     assert "Cheapest plans" in result.output  # the daily plans were made and printed
+
+
+def test_a_175b_job_plans_clusters_on_three_platforms_that_sell_a_fabric(offline):
+    records = _plans(offline, "--model", "175B", "--method", "full", "--tokens", "10B")
+    platforms = {plan["platform"] for plan in records}
+    assert len(platforms) >= 3
+    for plan in records:
+        listed = fabric.fabric_for(plan["platform"], plan["offer_id"])
+        assert listed is not None and plan["fabric"] == listed.label and plan["nodes"] > 1
+        assert plan["internode_gbps_per_gpu"] == listed.internode_gbps_per_gpu
+        assert plan["train_days"] > 0 and plan["total_usd"] > 0 and plan["finish"]
+        assert plan["nodes_stock"] in ("shown", "unknown")
+    table = _cli(offline, "plans", "--model", "175B", "--method", "full", "--tokens", "10B")
+    assert table.exit_code == 0, table.output
+    assert any(f"[{plan['nodes']} nodes, {plan['fabric']}]" in table.output for plan in records)
+
+
+def test_a_70b_job_within_14_days_scales_out_to_a_plan(offline):
+    records = _plans(offline, "--model", "70B", "--method", "full", "--tokens", "20B", "--within", "14d")
+    assert records and all(plan["train_days"] <= 14 for plan in records)
+    assert any(plan["nodes"] > 1 and plan["fabric"] for plan in records)
+
+
+def test_no_plan_on_any_platform_joins_nodes_of_an_offer_the_table_does_not_list(offline):
+    with duckdb.connect(offline["GPUPLAN_WAREHOUSE"], read_only=True) as con:
+        platforms = sorted(
+            row[0] for row in con.execute("SELECT DISTINCT platform FROM latest_offers").fetchall()
+        )
+        # fast and slow jobs, per platform: the fastest plans take the most nodes anything allows
+        jobs = [
+            Job(f"{platform}-{model}", model, method, tokens=tokens, platforms=(platform,))
+            for platform in platforms
+            for model, method, tokens in (("175B", "full", 10e9), ("70B", "full", 20e9), ("7B", "lora", 1e9))
+        ]
+        answers = job_plans.plan_jobs(con, jobs, start_at=START, fastest=True)
+    assert len(platforms) >= 20
+    joined = set()
+    for answer in answers:
+        for plan in [*answer.plans, *([answer.fastest] if answer.fastest else [])]:
+            if plan["units_rented"] > 1 and plan["nodes"] > 1:  # separate machines put together
+                listed = fabric.fabric_for(plan["platform"], plan["offer_id"])
+                assert listed is not None, plan
+                assert plan["fabric"] == listed.label
+                joined.add(plan["platform"])
+            else:
+                assert plan["fabric"] is None
+    assert joined and joined <= {row.platform for row in fabric.load_fabrics() if row.crawled}

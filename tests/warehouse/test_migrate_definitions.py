@@ -60,6 +60,7 @@ ADDED = {
     "price_floor_reason": "the price floor's reason in words, once for the check and the exclusions",
     "crawled_at_of": ADOPTED["crawled_at_of"],
     "plan_day_reached": "the latest plans are the newest day begun anywhere, not one dated ahead (issue 29)",
+    "cluster_billed_hours": "a cluster's bill: the offer's, never under the cluster's own minimum term",
 }
 
 VIEWS = """

@@ -22,3 +22,9 @@ CREATE OR REPLACE MACRO price_per_gpu_hour(price_amount, price_per, gpu_count, b
 CREATE OR REPLACE MACRO billed_hours(run_hours, billing_period, min_term_periods) AS
     greatest(min_term_periods, ceil(run_hours / hours_per_billing_period(billing_period)))
         * hours_per_billing_period(billing_period);
+
+-- A cluster's bill: the offer's (`billed_hours`, every node rented as the offer sells one), and never
+-- under the cluster's own minimum term (sizing/data/clusters.csv min_term_hours: a reserved block's
+-- weeks; NULL or 0: none beyond the offer's).
+CREATE OR REPLACE MACRO cluster_billed_hours(run_hours, billing_period, min_term_periods, cluster_min_term_hours) AS
+    greatest(billed_hours(run_hours, billing_period, min_term_periods), coalesce(cluster_min_term_hours, 0));

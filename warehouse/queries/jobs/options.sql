@@ -6,9 +6,12 @@
 --                  $requirements rows are its sizing model's answer: jobs sized alike share them),
 --                  train_tokens, deadline_hours
 --                  (NULL: no deadline), max_gpu_count, platforms and gpus (NULL: any)
---   $requirements  the sizing model's rows (REQUIREMENT_COLUMNS and sizing), bound by the caller: no
---                  frame to register, no pandas
---   train_hours    the job's tokens (x epochs) over the throughput of that GPU count
+--   $requirements  the sizing model's rows (REQUIREMENT_COLUMNS, sizing, internode_gbps_per_gpu: the
+--                  fabric a cluster count was sized at, NULL on one node or a unit sold whole, and
+--                  goodput), bound by the caller: no frame to register, no pandas
+--   $fabrics       the cluster table's crawled rows (plan_shapes' fabrics; NULL: no cluster)
+--   train_hours    the job's tokens (x epochs) over the throughput of that GPU count, over the
+--                  goodput (the time a cluster loses to interruptions, sizing/fabric.py)
 --   billed_hours   what the platform bills for that run (billed_hours: whole periods, the minimum term)
 --   total_usd/cny  rent per GPU-hour x GPUs x billed_hours
 -- Rows, per job: kind 'plan', the best plan of each GPU model among those that finish within the
@@ -34,7 +37,8 @@ shapes AS (
         (SELECT map_from_entries(list(DISTINCT (gpu_model, gpus_per_node))) FROM job_requirements),
         $max_gpu_count,
         latest := $latest,
-        max_stale_hours := $max_stale_hours
+        max_stale_hours := $max_stale_hours,
+        fabrics := $fabrics
     )
 ),
 -- A job's choice among offers alike (one GPU model, GPU count, billing period and minimum term: the
@@ -46,13 +50,15 @@ cheapest_shapes AS (
         arg_min(s, (s.price_usd_per_gpu_hour, NOT s.stock_known, s.platform, s.offer_id, s.units_rented))
             AS shape
     FROM shapes AS s
-    GROUP BY s.gpu_model, s.plan_gpu_count, s.billing_period, s.min_term_periods
+    GROUP BY s.gpu_model, s.plan_gpu_count, s.billing_period, s.min_term_periods, s.internode_gbps_per_gpu,
+        s.cluster_min_term_hours
     UNION ALL
     SELECT FALSE AS any_platform,
         arg_min(s, (s.price_usd_per_gpu_hour, NOT s.stock_known, s.offer_id, s.units_rented)) AS shape
     FROM shapes AS s
     WHERE EXISTS (SELECT 1 FROM jobs WHERE platforms IS NOT NULL)
-    GROUP BY s.platform, s.gpu_model, s.plan_gpu_count, s.billing_period, s.min_term_periods
+    GROUP BY s.platform, s.gpu_model, s.plan_gpu_count, s.billing_period, s.min_term_periods,
+        s.internode_gbps_per_gpu, s.cluster_min_term_hours
 ),
 options AS (
     SELECT
@@ -65,6 +71,9 @@ options AS (
         s.units_rented,
         s.plan_gpu_count AS gpu_count,
         s.nodes,
+        s.fabric,
+        s.internode_gbps_per_gpu,
+        s.cluster_min_term_hours,
         s.pricing_type,
         s.billing_period,
         s.min_term_periods,
@@ -79,25 +88,30 @@ options AS (
         r.per_gpu_memory_gb,
         r.mfu,
         r.tokens_per_second,
-        j.train_tokens / (r.tokens_per_second * 3600) AS train_hours,
+        r.goodput,
+        j.train_tokens / (r.tokens_per_second * 3600 * r.goodput) AS train_hours,
         j.deadline_hours
     FROM (SELECT any_platform, shape.* FROM cheapest_shapes) AS s
-    JOIN job_requirements AS r ON r.gpu_model = s.gpu_model AND r.gpu_count = s.plan_gpu_count
+    JOIN job_requirements AS r
+      ON r.gpu_model = s.gpu_model AND r.gpu_count = s.plan_gpu_count
+     AND r.internode_gbps_per_gpu IS NOT DISTINCT FROM s.internode_gbps_per_gpu
     JOIN jobs AS j ON j.sizing = r.sizing AND s.any_platform = (j.platforms IS NULL)
     WHERE r.fits
       AND r.tokens_per_second > 0
-      AND s.plan_gpu_count <= j.max_gpu_count
+      -- a job's GPU limit bounds one node's shapes; a cluster is bounded by its nodes unless the job
+      -- names a limit (max_gpus)
+      AND s.plan_gpu_count <= CASE WHEN s.fabric IS NULL THEN j.max_gpu_count ELSE coalesce(j.max_gpus, s.plan_gpu_count) END
       AND (j.platforms IS NULL OR list_contains(j.platforms, s.platform))
       AND (j.gpus IS NULL OR list_contains(j.gpus, s.gpu_model))
 ),
 billed AS (
     SELECT
         *,
-        billed_hours(train_hours, billing_period, min_term_periods) AS billed_hours,
-        price_usd_per_gpu_hour * gpu_count * billed_hours(train_hours, billing_period, min_term_periods)
-            AS total_usd,
-        price_cny_per_gpu_hour * gpu_count * billed_hours(train_hours, billing_period, min_term_periods)
-            AS total_cny,
+        cluster_billed_hours(train_hours, billing_period, min_term_periods, cluster_min_term_hours) AS billed_hours,
+        price_usd_per_gpu_hour * gpu_count
+            * cluster_billed_hours(train_hours, billing_period, min_term_periods, cluster_min_term_hours) AS total_usd,
+        price_cny_per_gpu_hour * gpu_count
+            * cluster_billed_hours(train_hours, billing_period, min_term_periods, cluster_min_term_hours) AS total_cny,
         train_hours <= $max_train_hours AND (deadline_hours IS NULL OR train_hours <= deadline_hours)
             AS meets_deadline
     FROM options
@@ -135,8 +149,10 @@ SELECT
             CASE WHEN $fastest THEN total_usd ELSE train_hours END,
             NOT stock_known, platform, offer_id, gpu_count
     ) AS INTEGER) AS rank,
-    * EXCLUDE (kind, meets_deadline, min_term_periods, deadline_hours),
+    * EXCLUDE (kind, meets_deadline, min_term_periods, deadline_hours, cluster_min_term_hours),
     train_hours / 24 AS train_days,
+    -- what is known of a cluster's N nodes: in stock as shown, or unknown (no API of the platform says)
+    CASE WHEN fabric IS NULL THEN NULL WHEN stock_known THEN 'shown' ELSE 'unknown' END AS nodes_stock,
     CASE
         WHEN train_hours <= $max_train_hours
         THEN CAST($start_at AS TIMESTAMP) + to_seconds(train_hours * 3600)
