@@ -244,3 +244,13 @@ def test_zero_3_step_per_sub_group():
     big = mixed_adam_states(8 * P, step_temporary_bytes=4)
     assert memory.step_transient(big, "foreach", 3, 4, "none", "deepspeed") == pytest.approx(4e9)
     assert memory.step_transient(big, "fused", 3, 4, "none", "deepspeed") == 0.0
+
+
+def test_ties_show_the_backward_moment():
+    # the step only takes over when it holds more; the activation peak only gives way to the end
+    # of backward when that holds more
+    tie = memory.breakdown(STATES, ACTS, fragmentation=0.0, transient=4e9)
+    assert (tie.activations, tie.optimizer) == (4.0, 12.0)
+    even = Activations(stored=2e9, working_layer=0.5e9, logits=0.5e9)  # peak 2.5 = 2 + 0.5
+    got = memory.breakdown(STATES, even, fragmentation=0.0, accumulating=False)
+    assert (got.gradients, got.activations) == (0.0, 2.5)
