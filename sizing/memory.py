@@ -180,7 +180,7 @@ def step_transient(
     temporary = states.step_temporary_bytes if optimizer_step == "foreach" else 0.0
     if accounting != "deepspeed" or stage == 0:
         return temporary * partition
-    grad_bytes = states.gradients / max(states.trainable_params, 1)
+    grad_bytes = states.gradients / states.trainable_params if states.trainable_params else 0.0
     if stage == 3:
         group = min(partition, DEEPSPEED_SUB_GROUP)
         held = (FP32_GRAD_BYTES + temporary) * group + grad_bytes * partition
