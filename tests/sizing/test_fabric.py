@@ -4,6 +4,7 @@ fastest layout across nodes, and the goodput factor."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import typer
@@ -137,3 +138,24 @@ def test_a_row_whose_figure_is_not_its_quote_per_gpu_is_refused(tmp_path, monkey
     finally:
         monkeypatch.undo()
         fabric._table.cache_clear()
+
+
+def test_every_bundled_offer_matches_at_most_one_row_and_only_whole_fabric_nodes():
+    """Over every spider's recorded items: no two rows claim one offer, and each row with a pattern
+    matches some offer we crawl (a pattern matching nothing is a typo, or a product renamed)."""
+    fixtures = Path(__file__).resolve().parents[2] / "scrapers" / "fixtures"
+    offers = [
+        json.loads(line)
+        for path in sorted(fixtures.glob("*/expected.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    rows = [row for row in fabric.load_fabrics() if row.crawled]
+    used = set()
+    for item in offers:
+        claims = [row for row in rows if row.matches(item["platform"], item["offer_id"])]
+        assert len(claims) <= 1, (item["offer_id"], [row.product for row in claims])
+        if claims:
+            used.add(claims[0].product)
+            assert item["gpu_count"] == claims[0].quoted_over_gpus or claims[0].quoted_per == "GPU"
+    assert used == {row.product for row in rows}
