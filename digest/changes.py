@@ -60,6 +60,8 @@ class PlanSide:
     cny_per_gpu_hour: float | None
     measure_usd: float | None  # the ranking's measure (ChangedPlan.measure)
     measure_cny: float | None
+    nodes: int | None = None  # machines the plan takes
+    fabric: str | None = None  # what joins them: a cluster plan (`EFA 400`); None: one machine
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,8 @@ def _side(row: dict[str, Any], prefix: str) -> PlanSide:
                 "cny_per_gpu_hour",
                 "measure_usd",
                 "measure_cny",
+                "nodes",
+                "fabric",
             )
         },
     )

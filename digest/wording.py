@@ -169,10 +169,13 @@ class Wording:
         """'vastai A100 PCIe 80GB x 2, by the hour', or 'no plan'."""
         if not side.ok:
             return self.t("plan.none")
+        machines = gpus(side.gpu_model, side.gpu_count)
+        if side.fabric:  # a cluster plan says so: its nodes and what joins them
+            machines = self.t("plan.cluster", gpus=machines, nodes=side.nodes, fabric=oneline(side.fabric))
         return self.t(
             "plan.side",
             platform=oneline(side.platform),
-            gpus=gpus(side.gpu_model, side.gpu_count),
+            gpus=machines,
             billing=self.name("billing", side.billing_period),
         )
 

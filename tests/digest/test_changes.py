@@ -8,10 +8,12 @@ from datetime import date, timedelta
 import pytest
 from synthetic_warehouse import CNY_PER_USD, HOURS_PER_MONTH, NOW
 
+from digest.catalogue import words
 from digest.changes import changed_plans
 from digest.content import build_digest
 from digest.export import digest_object
 from digest.render import render
+from digest.wording import Wording
 from warehouse import plans
 
 DAY = date(2026, 12, 1)
@@ -323,3 +325,22 @@ def test_jobs_come_first_with_their_total(warehouse):
     assert (job.old.measure_usd, job.new.measure_usd) == (620.0, 480.0)
     assert job.new.cny_per_gpu_hour == pytest.approx(0.25 * CNY_PER_USD)
     assert job.pct_change == pytest.approx(-22.580645)
+
+
+def test_a_jobs_cluster_plan_is_named_as_one(warehouse):
+    """A job whose best plan moves onto a cluster (job_plans.fabric: whole nodes joined over the
+    platform's fabric): the digest's line says it is a cluster, of how many nodes, over what."""
+    warehouse._insert(
+        "job_plans",
+        [
+            _job_plan(PREVIOUS, "big", "oci", "H100 SXM 80GB", 8, 10.0, 9000.0, nodes=1),
+            _job_plan(DAY, "big", "aws", "H100 SXM 80GB", 64, 6.88, 8000.0, nodes=8, fabric="EFA 400"),
+        ],
+    )
+    warehouse.job_changes(DAY, [{"job": "big", "change_type": "new_platform"}])
+    (job,) = changed_plans(warehouse.con, DAY)
+    assert (job.old.nodes, job.old.fabric, job.new.nodes, job.new.fabric) == (1, None, 8, "EFA 400")
+    english, chinese = Wording(words("en")), Wording(words("zh"))
+    assert english.plan(job.new) == "aws H100 SXM 80GB x 64 (a cluster of 8 nodes over EFA 400), by the hour"
+    assert "cluster" not in english.plan(job.old)
+    assert "8 台节点组成的集群" in chinese.plan(job.new) and "EFA 400" in chinese.plan(job.new)

@@ -11,6 +11,8 @@
 --                whole run is billed, the order of job_plans.rank)
 --   measure_usd  its value; measure_cny in CNY
 --   usd_per_gpu_hour, cny_per_gpu_hour   the offer's price
+--   nodes, fabric  the machines the plan takes, and the fabric joining them (a job's cluster plan,
+--                  job_plans.fabric; NULL: one machine or a unit sold whole)
 CREATE OR REPLACE VIEW best_plans AS
 SELECT
     'plan' AS subject,
@@ -29,6 +31,8 @@ SELECT
     billing_period,
     gpu_model,
     gpu_count,
+    nodes,
+    CAST(NULL AS VARCHAR) AS fabric,
     -- rent_*_per_hour is the offer's price per GPU-hour times the plan's GPUs
     rent_usd_per_hour / gpu_count AS usd_per_gpu_hour,
     rent_cny_per_hour / gpu_count AS cny_per_gpu_hour,
@@ -54,6 +58,8 @@ SELECT
     billing_period,
     gpu_model,
     gpu_count,
+    nodes,
+    fabric,
     price_usd_per_gpu_hour AS usd_per_gpu_hour,
     -- rows planned before job_plans kept the CNY price: at the run's own rate
     coalesce(price_cny_per_gpu_hour, price_usd_per_gpu_hour * total_cny / total_usd) AS cny_per_gpu_hour,
