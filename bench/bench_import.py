@@ -91,12 +91,15 @@ from warehouse.history import IMPORT_SETTINGS
 con = duckdb.connect(sys.argv[2])
 con.execute("SET memory_limit = $v", {"v": IMPORT_SETTINGS["memory_limit"]})
 con.execute("SET preserve_insertion_order = $v", {"v": IMPORT_SETTINGS["preserve_insertion_order"]})
+before = resource.getrusage(resource.RUSAGE_SELF)
+cpu_before = before.ru_utime + before.ru_stime
 start = time.perf_counter()
 con.execute("CREATE TABLE t AS SELECT * FROM read_csv($path)", {"path": sys.argv[1]})
 seconds = time.perf_counter() - start
 rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "rss_mb": rss, "rows": rows}))
+usage = resource.getrusage(resource.RUSAGE_SELF)
+cpu = usage.ru_utime + usage.ru_stime - cpu_before
+print(json.dumps({"seconds": seconds, "cpu_s": cpu, "rss_mb": usage.ru_maxrss / 1024, "rows": rows}))
 """
 
 IMPORT = """
@@ -107,16 +110,20 @@ from warehouse import connect
 from warehouse.imports import import_file
 file_format, path, warehouse, chunk_rows = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
 with connect.writer(warehouse, publish=False) as con:
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_before = before.ru_utime + before.ru_stime
     start = time.perf_counter()
     report = import_file(con, formats.get(file_format), path, chunk_rows=chunk_rows, platform=None)
     seconds = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
     stored = con.execute(
         "SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM rejected_offers), "
         "(SELECT count(*) FROM crawl_runs)"
     ).fetchone()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({
-    "seconds": seconds, "rss_mb": rss, "error": report.error, "rows_read": report.rows_read,
+    "seconds": seconds, "cpu_s": cpu, "rss_mb": rss, "error": report.error, "rows_read": report.rows_read,
     "offers": stored[0], "rejected": stored[1], "runs": stored[2],
 }))
 """
@@ -174,13 +181,16 @@ def main() -> int:
         )
         yard = child(YARDSTICK, str(path), str(folder / "yardstick.duckdb"))
         print(
-            f"yardstick read_csv: {yard['seconds']:.2f} s, peak RSS {yard['rss_mb']:,.0f} MB, "
+            f"yardstick read_csv: {yard['seconds']:.2f} s (CPU {yard['cpu_s']:.2f} s), "
+            f"peak RSS {yard['rss_mb']:,.0f} MB, "
             f"{yard['rows']:,} rows"
         )
         got = child(IMPORT, args.format, str(path), str(folder / "warehouse.duckdb"), str(chunk_rows))
         ratio = got["seconds"] / yard["seconds"]
+        cpu_ratio = got["cpu_s"] / yard["cpu_s"]
         print(
-            f"import: {got['seconds']:.2f} s ({ratio:.2f}x), peak RSS {got['rss_mb']:,.0f} MB; "
+            f"import: {got['seconds']:.2f} s ({ratio:.2f}x; CPU {got['cpu_s']:.2f} s, {cpu_ratio:.2f}x), "
+            f"peak RSS {got['rss_mb']:,.0f} MB; "
             f"{got['offers']:,} offers, {got['rejected']:,} rejected, {got['runs']:,} runs "
             f"(chunks of {chunk_rows:,} rows); load {load_average()}"
         )

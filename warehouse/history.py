@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import duckdb
 import pandas as pd
 
+from scrapers.history.offers import ITEM_COLUMNS
 from scrapers.history.paths import latest_real_day
 from warehouse import planning, plans, queries
 from warehouse.planning import PlanOptions
@@ -67,12 +68,9 @@ IMPORT_OFFER_COLUMNS = (
     "observed_at",
 )
 IMPORT_REFUSED_COLUMNS = ("crawl_id", "platform", "raw", "reason")
-# What ImportStaging.add takes per offer: IMPORT_OFFER_COLUMNS without the run, with its day.
-IMPORT_STAGED_OFFER_COLUMNS = (
-    "platform",
-    "day",
-    *(c for c in IMPORT_OFFER_COLUMNS if c not in ("crawl_id", "platform")),
-)
+# What ImportStaging.add takes per offer: the OfferItem fields but `extra`, which comes as JSON text
+# (`extra_json`), and the day of its run.
+IMPORT_STAGED_OFFER_COLUMNS = (*(name for name in ITEM_COLUMNS if name != "extra"), "extra_json", "day")
 # DuckDB settings while a file is staged and loaded: a bounded share of memory whatever the file's
 # size (the rest spills to the temp directory), and no insertion order to keep, which lets large
 # inserts stream. The connection's own values come back after.

@@ -12,6 +12,8 @@ the days that are new or changed.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,7 +80,7 @@ def import_file(
                 path, observed_on=observed_on, platform=platform, chunk_rows=chunk_rows
             ):
                 read.add(chunk)
-                staging.add(*_staged(chunk, read.offers_before))
+                staging.add(*_staged(chunk))
         except (OSError, ValueError, pd.errors.ParserError) as exc:
             return FileReport(path=path, format=file_format.name, error=str(exc))
         days = sorted_days(read.days)
@@ -104,8 +106,6 @@ class _Tally:
     rows_read: int = 0
     rows_not_gpu: int = 0
     rows_refused: int = 0
-    offers_before: int = 0  # offers in the chunks before the last one added
-    offers: int = 0
     days: set[PlatformDay] = field(default_factory=set)
     reasons: set[str] = field(default_factory=set)
     problem: str | None = None
@@ -114,22 +114,32 @@ class _Tally:
         self.rows_read += chunk.rows_read
         self.rows_not_gpu += chunk.rows_not_gpu
         self.rows_refused += len(chunk.rejected)
-        self.offers_before, self.offers = self.offers, self.offers + len(chunk.items)
         self.days.update(chunk.days)
         self.reasons.update(chunk.rejected["reason"])
         self.problem = chunk.problem or self.problem
 
 
-def _staged(chunk: ImportedChunk, offers_before: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A chunk's offers and refused rows as `history.ImportStaging.add` takes them: each offer with
-    its whole item as JSON (`item_json`: its `extra` is stored from it) and its day."""
+def _staged(chunk: ImportedChunk) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A chunk's offers and refused rows as `history.ImportStaging.add` takes them: each offer's
+    `extra` as JSON text (DuckDB writes the whole item's JSON from it) and its day."""
     items = chunk.items
-    lines = items.to_json(orient="records", lines=True, force_ascii=False) if len(items) else ""
     offers = items.drop(columns=["extra"]).assign(
-        item_json=lines.rstrip("\n").split("\n") if len(items) else [],
+        extra_json=[_json_object(extra) for extra in items["extra"]],
         day=items["observed_at"].str.slice(0, 10),
     )
     refused = chunk.rejected.assign(
         day=chunk.rejected["day"].map(lambda day: day.isoformat() if pd.notna(day) else None)
     )
     return offers, refused
+
+
+def _json_object(extra: dict) -> str:
+    """`extra` as JSON; a number that is no number (NaN, inf) as null, as JSON has none."""
+    try:
+        return json.dumps(extra, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        finite = {
+            key: None if isinstance(value, float) and not math.isfinite(value) else value
+            for key, value in extra.items()
+        }
+        return json.dumps(finite, ensure_ascii=False, allow_nan=False)

@@ -34,6 +34,7 @@ from scrapers.history.offers import (
     first_failure,
     last_chunk,
     offer_frame,
+    records,
     rejected_frame,
 )
 from scrapers.history.paths import midnight_utc, observation_day
@@ -125,7 +126,7 @@ def _chunk(raw: pd.DataFrame, path: Path, slug: str, day: dt.date) -> ImportedCh
             "gpu_memory_gb": gpu["gpu_memory_gb"],
             "gpu_form": gpu["gpu_form"],
             "region": rows["location"].where(rows["location"].str.strip() != ""),
-            "extra": pd.Series(extra.to_dict(orient="records"), index=rows.index),
+            "extra": pd.Series(records(extra), index=rows.index, dtype=object),
         },
         rows.index,
     )

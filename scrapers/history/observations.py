@@ -37,6 +37,7 @@ from scrapers.history.offers import (
     first_failure,
     last_chunk,
     offer_frame,
+    records,
     rejected_frame,
     sorted_days,
 )
@@ -153,7 +154,7 @@ def _chunk(raw: pd.DataFrame, observed_on: dt.date | None, platform: str | None)
             "gpu_memory_gb": gpu["gpu_memory_gb"],
             "gpu_form": gpu["gpu_form"],
             "region": rows["region"].where(rows["region"].str.strip() != ""),
-            "extra": pd.Series(extra.to_dict(orient="records"), index=rows.index),
+            "extra": pd.Series(records(extra), index=rows.index, dtype=object),
         },
         rows.index,
     )

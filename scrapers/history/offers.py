@@ -31,7 +31,7 @@ _DEFAULTS: dict[str, Any] = {
 }
 REJECTED_COLUMNS = ("platform", "day", "raw", "reason")
 # Rows a reader turns into offers at a time: a chunk's frames are a few hundred MB at most.
-CHUNK_ROWS = 250_000
+CHUNK_ROWS = 100_000
 # Counts are INTEGER (32-bit) in the warehouse: a row with a larger one (1e20, a typo) is refused
 # with its reason, never passed on to fail the whole import in a cast.
 MAX_COUNT = 2**31 - 1
@@ -146,6 +146,14 @@ def offer_frame(columns: Mapping[str, Any], index: pd.Index) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """One dict per row (a missing value None, never NaN), as `extra` holds them: built from the
+    columns' lists, several times faster than `DataFrame.to_dict` on a large chunk."""
+    names = list(frame.columns)
+    columns = [frame[name].astype(object).where(frame[name].notna(), None).tolist() for name in names]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
 def first_failure(checks: Sequence[tuple[pd.Series, str]], index: pd.Index) -> pd.Series:
     """Per row, the reason of the first check that fails (a True mask), or None when all pass."""
     if not checks:
@@ -164,7 +172,7 @@ def rejected_frame(rows: pd.DataFrame, reasons: pd.Series, platform: object, day
     `platform` and `day` are a value for the whole file or Series aligned on the file's rows
     (None where the row did not say).
     """
-    raw = [json.dumps(record, ensure_ascii=False) for record in rows.to_dict(orient="records")]
+    raw = [json.dumps(record, ensure_ascii=False) for record in records(rows)]
     frame = pd.DataFrame(
         {
             "platform": platform.loc[rows.index] if isinstance(platform, pd.Series) else platform,

@@ -5,9 +5,12 @@
 -- how it was read, and one day imported twice is one run. Params: $source, $problem.
 CREATE OR REPLACE TEMP TABLE import_runs AS
 WITH lines AS (
-    SELECT platform, day, item_json AS line, 0 AS refused FROM import_offer_rows
-    UNION ALL
-    SELECT platform, day, raw, 1 FROM import_refused_rows
+    SELECT platform, day, md5_number(line) AS md5, refused
+    FROM (
+        SELECT platform, day, item_json AS line, 0 AS refused FROM import_offer_rows
+        UNION ALL
+        SELECT platform, day, raw, 1 FROM import_refused_rows
+    )
 ),
 per_run AS (
     SELECT
@@ -15,8 +18,8 @@ per_run AS (
         day,
         count(*) AS items_yielded,
         sum(refused) AS rows_refused,
-        sum(md5_number_upper(line)) AS upper_sum,
-        sum(md5_number_lower(line)) AS lower_sum
+        sum(CAST(md5 >> 64 AS UBIGINT)) AS upper_sum,
+        sum(CAST(md5 & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT)) AS lower_sum
     FROM lines
     GROUP BY platform, day
 )

@@ -30,16 +30,25 @@ WITH import_text AS (
             available_gpus := nullif(lower(CAST(o.available_gpus AS VARCHAR)), 'nan'),
             source_url := CAST(o.source_url AS VARCHAR),
             observed_at := CAST(o.observed_at AS VARCHAR),
-            extra := json_extract(o.item_json, '$.extra'),
+            extra := o.parsed[1],
             -- the contract's optional fields, from the whole item (a reader that sets none gives NULL)
-            gpu_frac := json_extract_string(o.item_json, '$.gpu_frac'),
-            machine_id := json_extract_string(o.item_json, '$.machine_id'),
-            gpu_ids := json_extract(o.item_json, '$.gpu_ids'),
-            catalog := json_extract_string(o.item_json, '$.catalog'),
-            catalog_date := json_extract_string(o.item_json, '$.catalog_date'),
-            pool_id := json_extract_string(o.item_json, '$.pool_id')
+            gpu_frac := o.optional[1],
+            machine_id := o.optional[2],
+            gpu_ids := o.parsed[2],
+            catalog := o.optional[3],
+            catalog_date := o.optional[4],
+            pool_id := o.optional[5]
         ) AS item
-    FROM import_offers AS o
+    FROM (
+        -- each item's JSON parsed twice (once per result type), not once per field
+        SELECT
+            *,
+            json_extract(item_json, ['$.extra', '$.gpu_ids']) AS parsed,
+            json_extract_string(
+                item_json, ['$.gpu_frac', '$.machine_id', '$.catalog', '$.catalog_date', '$.pool_id']
+            ) AS optional
+        FROM import_offers
+    ) AS o
     JOIN import_runs AS r USING (crawl_id)
     ANTI JOIN crawl_runs AS done ON done.crawl_id = o.crawl_id
 ),
