@@ -1,4 +1,4 @@
-"""The import formats: every module of this package that defines `FORMAT` and `read_chunks`.
+"""The import formats: every module of this package that defines `FORMAT` and `read_chunks(path, options)`.
 
 Adding a format is adding one module; nothing keeps a list by hand.
 """
@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import scrapers.history
-from scrapers.history.offers import CHUNK_ROWS, ImportedChunk, ImportedFile, whole_file
+from scrapers.history.offers import CHUNK_ROWS, ImportedChunk, ImportedFile, ReadOptions, whole_file
 
 ReadChunks = Callable[..., Iterator[ImportedChunk]]
 
@@ -38,7 +38,7 @@ class Format:
         """Read one file `chunk_rows` rows at a time; `observed_on` and `platform` override what the
         file or its name says. Errors (not this format, no date) come at the first chunk or, for a
         row the CSV parser cannot split, at its chunk."""
-        return self.read_chunks(path, observed_on=observed_on, platform=platform, chunk_rows=chunk_rows)
+        return self.read_chunks(path, ReadOptions(observed_on, platform, chunk_rows))
 
     def read(
         self, path: Path, *, observed_on: dt.date | None = None, platform: str | None = None

@@ -26,10 +26,10 @@ from pathlib import Path
 import pandas as pd
 
 from scrapers.history.offers import (
-    CHUNK_ROWS,
     MAX_COUNT,
     ImportedChunk,
     PlatformDay,
+    ReadOptions,
     canonical_gpus,
     first_failure,
     last_chunk,
@@ -50,22 +50,16 @@ _EXTRA_COLUMNS = ("cpu", "memory", "disk_size", "gpu_vendor", "flags", "cpu_arch
 _SPOT = {"True": True, "False": False, "true": True, "false": False}
 
 
-def read_chunks(
-    path: Path,
-    *,
-    observed_on: dt.date | None = None,
-    platform: str | None = None,
-    chunk_rows: int = CHUNK_ROWS,
-) -> Iterator[ImportedChunk]:
-    """Read one provider's catalog CSV, `chunk_rows` rows at a time."""
-    day = observation_day(path, observed_on)
-    slug = platform_slug(platform or path.stem)
+def read_chunks(path: Path, options: ReadOptions) -> Iterator[ImportedChunk]:
+    """Read one provider's catalog CSV, `options.chunk_rows` rows at a time."""
+    day = observation_day(path, options.observed_on)
+    slug = platform_slug(options.platform or path.stem)
     header = pd.read_csv(path, dtype=str, nrows=0).columns
     missing = [column for column in _REQUIRED if column not in header]
     if missing:
         raise ValueError(f"{path.name}: not a gpuhunt catalog CSV, missing columns {missing}")
     rows = gpu_rows = 0
-    for raw in pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=chunk_rows):
+    for raw in pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=options.chunk_rows):
         chunk = _chunk(raw, path, slug, day)
         rows, gpu_rows = rows + chunk.rows_read, gpu_rows + chunk.rows_read - chunk.rows_not_gpu
         yield chunk

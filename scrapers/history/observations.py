@@ -29,10 +29,10 @@ from pathlib import Path
 import pandas as pd
 
 from scrapers.history.offers import (
-    CHUNK_ROWS,
     MAX_COUNT,
     ImportedChunk,
     PlatformDay,
+    ReadOptions,
     canonical_gpus,
     first_failure,
     last_chunk,
@@ -64,24 +64,18 @@ _REQUIRED = (
 _PRICING_TYPES = {"on_demand": "on_demand", "spot": "spot"}
 
 
-def read_chunks(
-    path: Path,
-    *,
-    observed_on: dt.date | None = None,
-    platform: str | None = None,
-    chunk_rows: int = CHUNK_ROWS,
-) -> Iterator[ImportedChunk]:
-    """Read the file `chunk_rows` rows at a time; each row's `date` and `provider` say its day and platform.
-
-    `observed_on` and `platform`, when given, keep only that day or platform.
+def read_chunks(path: Path, options: ReadOptions) -> Iterator[ImportedChunk]:
+    """Read the file `options.chunk_rows` rows at a time; each row's `date` and `provider` say its day
+    and platform. `options.observed_on` and `options.platform`, when given, keep only that day or
+    platform.
     """
     header = pd.read_csv(path, dtype=str, nrows=0).columns
     missing = [column for column in _REQUIRED if column not in header]
     if missing:
         raise ValueError(f"{path.name}: not a daily observations CSV, missing columns {missing}")
     rows_in_file = rows_selected = 0
-    for raw in pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=chunk_rows):
-        chunk = _chunk(raw, observed_on, platform)
+    for raw in pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=options.chunk_rows):
+        chunk = _chunk(raw, options.observed_on, options.platform)
         rows_in_file, rows_selected = rows_in_file + len(raw), rows_selected + chunk.rows_read
         yield chunk
     yield last_chunk((), _problem(path, rows_in_file, rows_selected))

@@ -71,6 +71,17 @@ class ImportedFile:
 
 
 @dataclass(frozen=True)
+class ReadOptions:
+    """What a reader is told beside the file: the day (`--date`) and platform (`--platform`: a
+    catalog's platform, or the one platform of a multi-platform file to keep), overriding what the
+    file or its name says; and how many rows to read at a time."""
+
+    observed_on: dt.date | None = None
+    platform: str | None = None
+    chunk_rows: int = CHUNK_ROWS
+
+
+@dataclass(frozen=True)
 class ImportedChunk:
     """Some rows of one history file read into offers (the fields of `ImportedFile`, for these rows).
 

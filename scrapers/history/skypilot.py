@@ -8,7 +8,7 @@ row the reader will not pass on is refused with the spiders' reason (`record_inc
 NULL. The file's day is every offer's `catalog_date`. A file with a header and no rows is a broken
 catalog run: a failed day, not an empty one.
 
-The file is read as a stream of rows, `chunk_rows` at a time; GCP's table, whose GPU rows need the
+The file is read as a stream of rows, `ReadOptions.chunk_rows` at a time; GCP's table, whose GPU rows need the
 host VMs of their zone, is read twice (its VM rows first).
 """
 
@@ -26,10 +26,10 @@ from typing import Any
 import pandas as pd
 
 from scrapers.history.offers import (
-    CHUNK_ROWS,
     REJECTED_COLUMNS,
     ImportedChunk,
     PlatformDay,
+    ReadOptions,
     item_frame,
     last_chunk,
 )
@@ -47,16 +47,11 @@ _REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region", "GpuInfo"
 _CLOUD_IN_NAME = re.compile(r"^(?P<cloud>[A-Za-z0-9.-]+?)_vms(?:[_.-]|$)")
 
 
-def read_chunks(
-    path: Path,
-    *,
-    observed_on: dt.date | None = None,
-    platform: str | None = None,
-    chunk_rows: int = CHUNK_ROWS,
-) -> Iterator[ImportedChunk]:
-    """Read one cloud's vms.csv; the cloud is `platform`, else the file's (lambda_vms_*.csv, vast/vms.csv)."""
-    day = observation_day(path, observed_on)
-    slug = platform_slug(platform) if platform else _platform_in_name(path)
+def read_chunks(path: Path, options: ReadOptions) -> Iterator[ImportedChunk]:
+    """Read one cloud's vms.csv; the cloud is `options.platform`, else the file's (lambda_vms_*.csv,
+    vast/vms.csv)."""
+    day = observation_day(path, options.observed_on)
+    slug = platform_slug(options.platform) if options.platform else _platform_in_name(path)
     table = CatalogTable.of(slug)(
         slug, midnight_utc(day), path.resolve().as_uri(), catalog_date=day.isoformat()
     )
@@ -70,7 +65,7 @@ def read_chunks(
     rows = _rows(path)
     days = (PlatformDay(slug, day),)
     rows_read = rows_not_gpu = 0
-    while chunk := list(islice(rows, chunk_rows)):
+    while chunk := list(islice(rows, options.chunk_rows)):
         offers: list[OfferItem] = []
         refused: list[dict[str, Any]] = []
         gpu_rows = [row for row in chunk if table.is_gpu_row(row)]
