@@ -15,6 +15,7 @@ from scrapy.spiderloader import SpiderLoader
 
 from scrapers.platform import PlatformSpider, Token
 from scrapers.replay import SNAPSHOT_FILE
+from sizing.gpu_names import did_you_mean, nearest_names
 
 SETTINGS_MODULE = "scrapers.settings"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -36,6 +37,18 @@ def _loader() -> SpiderLoader:
 def platforms() -> list[str]:
     """Every platform, from Scrapy's spider loader (the only registry)."""
     return sorted(_loader().list())
+
+
+def platform(name: str) -> str:
+    """The platform a person means by `name`: its slug, in any case. Raises UnknownPlatform naming
+    the nearest platforms (all of them when none is near)."""
+    slug = name.strip().lower()
+    known = platforms()
+    if slug in known:
+        return slug
+    nearest = nearest_names(slug, known)
+    hint = did_you_mean(nearest) if nearest else f"; known: {', '.join(known)}"
+    raise UnknownPlatform(f"unknown platform {name!r}{hint}")
 
 
 def spider_class(name: str) -> type[PlatformSpider]:

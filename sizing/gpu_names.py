@@ -30,6 +30,7 @@ from __future__ import annotations
 import csv
 import difflib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -328,9 +329,7 @@ def resolve(name: str) -> GpuMatch:
             return _family_default(name, family, candidates)
         if not _described(words).foreign:  # a size or form this family does not come in
             raise UnknownGpu(_unknown_message(name, [v.gpu_model for v in family.variants]))
-    raise UnknownGpu(
-        _unknown_message(name, difflib.get_close_matches(name, sorted(_loose_names()), n=3, cutoff=0.4))
-    )
+    raise UnknownGpu(_unknown_message(name, nearest_names(name, _loose_names())))
 
 
 def _family_default(name: str, family: _Family, candidates: list[_Variant]) -> GpuMatch:
@@ -353,8 +352,18 @@ def _loose_names() -> set[str]:
 
 
 def _unknown_message(name: str, nearest: list[str]) -> str:
-    hint = f"; did you mean {', '.join(repr(n) for n in nearest)}?" if nearest else ""
-    return f"unknown GPU {name!r}{hint} (`gpuplan gpus` lists every card and its names)"
+    return f"unknown GPU {name!r}{did_you_mean(nearest)} (`gpuplan gpus` lists every card and its names)"
+
+
+def nearest_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """Up to `n` of `names` closest to `name` as typed, closest first (difflib's ratio, at least 0.4):
+    what an unknown name's error suggests, for GPUs and platforms alike."""
+    return difflib.get_close_matches(name, sorted(names), n=n, cutoff=0.4)
+
+
+def did_you_mean(nearest: Sequence[str]) -> str:
+    """ "; did you mean 'a', 'b'?" for an error message, or "" when nothing is near."""
+    return f"; did you mean {', '.join(repr(n) for n in nearest)}?" if nearest else ""
 
 
 def family_models(name: str) -> tuple[str, ...]:

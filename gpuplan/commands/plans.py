@@ -31,6 +31,7 @@ from gpuplan.plan_tables import (
     print_job_plans,
     print_plans,
 )
+from scrapers import registry
 from sizing import assumptions, gpu_names
 from sizing.jobs import (
     DURATION_HOURS,
@@ -128,6 +129,7 @@ def plans_command(
     job_options |= {"--max-gpus": max_gpus, "--platform": platform, "--fastest": fastest or None}
     try:
         gpus = [_resolve_gpu(name) for name in gpu or []]
+        platforms = [registry.platform(name) for name in platform or []]
         if tokens is None:
             given = [name for name, value in job_options.items() if value is not None]
             if given:
@@ -151,12 +153,17 @@ def plans_command(
             seq_len=seq_len,
             batch=batch,
             max_gpus=max_gpus,
-            platforms=tuple(platform or ()),
+            platforms=tuple(platforms),
             gpus=tuple(gpus),
             framework=framework,
         )
         _job(settings, job, day.date() if day else None, now, currency, fastest, wide, as_json)
-    except (ValueError, connect.NoWarehouseError, connect.OutdatedWarehouseError) as exc:
+    except (
+        ValueError,
+        registry.UnknownPlatform,
+        connect.NoWarehouseError,
+        connect.OutdatedWarehouseError,
+    ) as exc:
         _fail(str(exc))
 
 

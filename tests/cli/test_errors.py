@@ -38,6 +38,15 @@ def test_an_unknown_gpu_is_one_line_naming_the_nearest_and_the_list(tmp_path: Pa
     assert "unknown GPU 'H10'; did you mean" in line and "`gpuplan gpus`" in line
 
 
+def test_an_unknown_platform_is_one_line_naming_the_nearest(tmp_path: Path) -> None:
+    """Refused before any warehouse is read: a typo is not "no offers from nosuch"."""
+    result = _gpuplan(
+        tmp_path, "plans", "-p", "nosuch", "--model", "7B", "--method", "lora", "--tokens", "1B"
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == ["error: unknown platform 'nosuch'; did you mean 'oci'?"]
+
+
 def test_no_warehouse_yet_names_the_command_that_makes_one(tmp_path: Path) -> None:
     result = _gpuplan(tmp_path, "history", "H100", "--days", "30")
     assert result.returncode == 1
