@@ -275,15 +275,19 @@ class Wording:
         return self.tn("stock.back", change.new_available_gpus)
 
     def failure_effect(self, failure: CrawlFailure) -> str:
-        """What a failed crawl did to the day's plans: its last good crawl carried (prices as of it,
-        stock unknown), or its offers dropped out, past GPUPLAN_STALE_HOURS; '' for a partial crawl."""
-        if failure.status not in ("failed", "skipped"):
-            return ""
+        """What a crawl that did not stand for all did to the day's plans: its last good crawl
+        carried (prices as of it, stock unknown; beside a partial crawl, for what it did not read), or
+        its offers dropped out, past GPUPLAN_STALE_HOURS."""
+        partial = failure.status == "partial"
         if failure.last_good_at is None:
-            return self.t("failed.no_good_crawl")
+            return "" if partial else self.t("failed.no_good_crawl")
         values = {"at": f"{failure.last_good_at:%Y-%m-%d %H:%M}", "hours": f"{failure.stale_hours or 0:.0f}"}
+        if failure.carried and partial:
+            return self.t("failed.partial_carried", **values)
         if failure.carried:
             return self.t("failed.carried", **values)
+        if partial:
+            return self.t("failed.partial_dropped", **values)
         return self.t("failed.dropped", **values)
 
     def excluded(self, offer: ExcludedOffer) -> str:

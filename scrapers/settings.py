@@ -60,7 +60,12 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapers.middlewares.PlatformHostsMiddleware": 650,
 }
 # Closest to the spider, so it sees a callback's exception first.
-SPIDER_MIDDLEWARES = {"scrapers.middlewares.CrawlErrorMiddleware": 1000}
+# ReadSourcesMiddleware sits next to the spider (above CrawlErrorMiddleware): it sees a callback's
+# exception pass, so an answer that raised is never counted as read.
+SPIDER_MIDDLEWARES = {
+    "scrapers.middlewares.CrawlErrorMiddleware": 1000,
+    "scrapers.coverage.ReadSourcesMiddleware": 1100,
+}
 ITEM_PIPELINES = {"scrapers.pipelines.OfferChecks": 100}
 EXTENSIONS = {"scrapers.extensions.CrawlReport": 500}
 

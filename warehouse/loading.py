@@ -177,6 +177,14 @@ def _stage_scraper_rejects(con: duckdb.DuckDBPyConnection, summary: CrawlSummary
     return True, None
 
 
+def _read_sources(summary: CrawlSummary) -> list[str] | None:
+    """The addresses the crawl read whole (stats.read_sources), or None when its summary does not say."""
+    found = summary.stats.get("read_sources")
+    if not isinstance(found, list) or not all(isinstance(source, str) for source in found):
+        return None
+    return found
+
+
 def _dated_ahead(con: duckdb.DuckDBPyConnection, summary: CrawlSummary, now: dt.datetime) -> str | None:
     """A note when the crawl says it ran after it was loaded (the crawling host's clock ahead): it
     then counts as crawled when it was loaded (usable_runs.crawled_at), never as newer than later crawls."""
@@ -318,6 +326,7 @@ def _load_in_transaction(
             offline=summary.offline,
             source_file=str(feed or summary.path or summary.platform),
             loaded_at=now,
+            read_sources=_read_sources(summary),
         )
         if voted:  # after the run is recorded: its votes count only if it worked
             queries.execute(con, "load/price_references")

@@ -95,15 +95,22 @@ def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> 
 
 
 def record_plan_crawls(
-    con: duckdb.DuckDBPyConnection, plan_date: date, crawls: pd.DataFrame, stale_hours: float = STALE_HOURS
+    con: duckdb.DuckDBPyConnection,
+    plan_date: date,
+    crawls: pd.DataFrame,
+    stale_hours: float = STALE_HOURS,
+    carry_uncrawled: bool = False,
 ) -> int:
     """Say which crawl of each platform feeds `plan_date`'s plans (columns: PLAN_CRAWL_COLUMNS).
 
     A platform already recorded for the day is replaced (a re-crawl wins); other platforms stay. A
-    crawl that did not work stays recorded as the failure it is, and the platform's last good crawl
-    stands in for it in the day's plans (carried, marked stale) while that crawl is at most
-    `stale_hours` older than the failed one (GPUPLAN_STALE_HOURS; 0: never). Returns the number of
-    platforms recorded for the day.
+    crawl that does not stand for all (failed, skipped, empty, partial) stays recorded as it is, and
+    the platform's last good crawl stands in the day's plans for what it did not read (carried,
+    marked stale) while the two are at most `stale_hours` apart (GPUPLAN_STALE_HOURS; 0: never): the
+    carry rule, warehouse/definitions/15_crawl_carries.sql. With `carry_uncrawled` (the daily run:
+    the crawls it made are all of the day's), every other platform with a good crawl is recorded as
+    'not_crawled' and its last good crawl carried by the same rule. Returns the number of platforms
+    recorded for the day.
     """
     _require_columns(crawls, PLAN_CRAWL_COLUMNS, "crawls")
     if not (stale_hours >= 0 and math.isfinite(stale_hours)):
@@ -111,13 +118,19 @@ def record_plan_crawls(
     frame = crawls.loc[:, list(PLAN_CRAWL_COLUMNS)].drop_duplicates("platform", keep="last")
     con.register("recorded_crawls", frame)
     try:
-        queries.execute(
-            con,
-            "plans/record_crawls",
-            plan_date=plan_date,
-            recorded_at=_now_utc(),
-            stale_hours=float(stale_hours),
-        )
+        with transaction(con):
+            queries.execute(
+                con,
+                "plans/record_crawls",
+                plan_date=plan_date,
+                recorded_at=_now_utc(),
+                stale_hours=float(stale_hours),
+                carry_uncrawled=carry_uncrawled,
+            )
+            con.execute("DELETE FROM plan_carried_crawls WHERE plan_date = $d", {"d": plan_date})
+            queries.execute(
+                con, "plans/record_carried_crawls", plan_date=plan_date, stale_hours=float(stale_hours)
+            )
     finally:
         con.unregister("recorded_crawls")
     return _scalar(con, "SELECT count(*) FROM plan_crawls WHERE plan_date = $d", plan_date)

@@ -51,7 +51,7 @@ CREATE TABLE cheapest_plans (
     PRIMARY KEY(plan_date, model, "method", ranking)
 );
 
--- made by migration 001
+-- made by migration 001; altered by 115
 CREATE TABLE crawl_runs (
     crawl_id        VARCHAR NOT NULL,
     platform        VARCHAR NOT NULL,
@@ -66,6 +66,7 @@ CREATE TABLE crawl_runs (
     offline         BOOLEAN NOT NULL DEFAULT false,
     source_file     VARCHAR,
     loaded_at       TIMESTAMP NOT NULL,
+    read_sources    VARCHAR[],
     PRIMARY KEY(crawl_id),
     CHECK((status IN ('ok', 'failed', 'partial', 'skipped')))
 );
@@ -242,6 +243,16 @@ CREATE TABLE plan_candidates (
     total_cny                    DOUBLE,
     crawled_at                   TIMESTAMP,
     stale                        BOOLEAN NOT NULL DEFAULT false
+);
+
+-- made by migration 115
+CREATE TABLE plan_carried_crawls (
+    plan_date    DATE NOT NULL,
+    platform     VARCHAR NOT NULL,
+    crawl_id     VARCHAR NOT NULL,
+    read_by      VARCHAR[] NOT NULL,
+    carry_hours  DOUBLE NOT NULL,
+    PRIMARY KEY(plan_date, platform, crawl_id)
 );
 
 -- made by migration 010

@@ -51,7 +51,8 @@ def _record_day(
                 continue
             loaded.append({"platform": result.platform, "crawl_id": result.crawl_id, "status": result.status})
     if loaded:
-        plans.record_plan_crawls(con, day, pd.DataFrame(loaded), warehouse.stale_hours)
+        # the folder holds all the day's crawls: a platform it lacks was not crawled, and is carried
+        plans.record_plan_crawls(con, day, pd.DataFrame(loaded), warehouse.stale_hours, carry_uncrawled=True)
     elif not summaries and not is_current(day, timezone):
         # no crawl of ours that day: what was imported for it stands in (a backfill of history)
         added = history.record_history_crawls(con, day, day)

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scrapers import pipelines
+from scrapers import coverage, pipelines
 from scrapers.crawl.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
 from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED, STAT_UNVERIFIED
 from scrapers.redaction import redact
@@ -48,6 +48,8 @@ def summarize(
         "partial": stats.get(STAT_PARTIAL),
         "unverified": stats.get(STAT_UNVERIFIED),
         "finish_reason": finish_reason,
+        # what a partial crawl stands for: the platform addresses whose answers it read whole
+        "read_sources": coverage.read_sources(stats),
     }
     skipped = stats.get(STAT_SKIPPED)
     if skipped:

@@ -89,7 +89,10 @@ def _keys_built() -> set[str]:
         *(f"plans.{ranking}" for ranking in (*RANKINGS, "lowest_cost_per_btoken")),
         *(f"billing.{period}" for period in get_args(BillingPeriod)),
         *(f"pricing.{kind}" for kind in get_args(PricingType)),
-        *(f"status.{status}" for status in ("failed", "partial", "skipped", "no_offer_fits", "drift")),
+        *(
+            f"status.{status}"
+            for status in ("failed", "partial", "skipped", "not_crawled", "no_offer_fits", "drift")
+        ),
         *(f"watch.now.{kind}" for kind in ("price", "stock", "job")),
         *(f"chart.axis.{currency}" for currency in ("USD", "CNY")),
         *(f"push.title.{kind}" for kind in ("summary", "watches", "plan_changes", "failures", "test")),

@@ -165,10 +165,11 @@ def crawl_day(
         ]
 
 
-def run_day(settings: Settings, day: date) -> list[LoadResult]:
+def run_day(settings: Settings, day: date, carry_uncrawled: bool = False) -> list[LoadResult]:
     """The daily run after the crawls, in one writer session: the steps of the `offers`, `gpus`
     and plan assets for one day (load every crawl summary of the day, record them as the day's
-    crawls, size, candidates, cheapest plans, changes)."""
+    crawls, size, candidates, cheapest plans, changes). `carry_uncrawled` as the `offers` asset
+    records a day: the platforms the day did not crawl are carried."""
     with connect.writer(migrated(settings.warehouse)) as con:
         results = [
             load_crawl(con, path)
@@ -177,7 +178,7 @@ def run_day(settings: Settings, day: date) -> list[LoadResult]:
         loaded = pd.DataFrame(
             [{"platform": r.platform, "crawl_id": r.crawl_id, "status": r.status} for r in results]
         )
-        plans.record_plan_crawls(con, day, loaded)
+        plans.record_plan_crawls(con, day, loaded, settings.stale_hours, carry_uncrawled=carry_uncrawled)
         gpus.sync_catalog(con)
         planning.plan_days(con, [day], PlanOptions.from_settings(settings))
     return results

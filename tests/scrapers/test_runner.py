@@ -80,6 +80,7 @@ def test_summary_stats_carry_the_counts() -> None:
         "gpuplan/unverified": "read from a page no public copy confirms",
         "downloader/request_count": 2,
         "retry/count": 1,
+        "gpuplan/read_sources": {"https://b.invalid/2": True, "https://a.invalid/1": True},
     }
     _, _, summary_stats = summarize(_report(**stats), 4, 1)
     assert summary_stats == {
@@ -96,6 +97,7 @@ def test_summary_stats_carry_the_counts() -> None:
         "partial": None,
         "unverified": "read from a page no public copy confirms",
         "finish_reason": "finished",
+        "read_sources": ["https://a.invalid/1", "https://b.invalid/2"],
     }
 
 

@@ -38,6 +38,7 @@ CHANGED: dict[str, str] = {
     "daily_runs": "says when its run crawled (crawled_at), as day_runs does",
     "day_runs": "a failed platform's carried last good crawl stands for the day, stale, with crawled_at",
     "latest_runs": "stale when a later attempt failed, and by how many hours (the same rule, latest)",
+    "latest_offers": "the offers standing now: a carried crawl's too, marked stale (issue 37)",
     "plan_shapes": "passes judged_offers' bound on a stale latest crawl (max_stale_hours)",
     "ranked_plans": "each plan says its offer's crawled_at and whether it is stale",
 }
@@ -61,6 +62,12 @@ ADDED = {
     "crawled_at_of": ADOPTED["crawled_at_of"],
     "plan_day_reached": "the latest plans are the newest day begun anywhere, not one dated ahead (issue 29)",
     "cluster_billed_hours": "a cluster's bill: the offer's, never under the cluster's own minimum term",
+    # a partial crawl stands only for what it read (issue 37): the carry rule in one home
+    "crawl_stands_for": "what a crawl stands for: all, what it read, nothing",
+    "carry_hours": "the hours between an attempt and the last good crawl carried for it",
+    "carry_chain": "a carried partial crawl brings its own carried crawl, and so on back",
+    "crawl_carries": "each attempt that does not stand for all, with its last good crawl",
+    "standing_offers": "the offers of runs, less what a partial crawl beside a carried one read",
 }
 
 VIEWS = """

@@ -1,7 +1,9 @@
--- For people (`gpuplan sql`) and ad-hoc plans: per platform, the offers of its latest usable crawl
--- (latest_runs). A failed, skipped or empty crawl after it keeps it visible, so an outage never
--- reads as "sold out".
+-- For people (`gpuplan sql`) and ad-hoc plans: per platform, the offers that stand for it now
+-- (latest_runs, standing_offers): its latest crawl's, and where that crawl did not stand for all
+-- (failed, skipped, empty, partial) its last good crawl's, marked stale, for what it did not read, so
+-- an outage never reads as "sold out". Not bounded by GPUPLAN_STALE_HOURS (a view knows no settings):
+--   crawled_at   when the offer's crawl crawled
+--   stale        TRUE: carried from the last good crawl; stale_hours how much older than the attempt
 CREATE OR REPLACE VIEW latest_offers AS
-SELECT o.*, r.crawled_at
-FROM offers AS o
-JOIN latest_runs AS r ON r.crawl_id = o.crawl_id AND r.platform = o.platform AND o.run_day = r.run_day;
+SELECT * EXCLUDE (status, offline, read_by)
+FROM standing_offers('latest_runs');

@@ -3,7 +3,8 @@
 -- 00_price_window.sql) and the price floor (placeholders, 00_price_floor.sql), with spot and
 -- plannability said in columns.
 -- Plans, plan changes, the digest, price trends and `gpuplan history` all read through it; nothing
--- else re-types these filters. Arguments:
+-- else re-types these filters. The offers of the runs are standing_offers(): a run carried beside a
+-- partial crawl brings only what that crawl did not read. Arguments:
 --   first_day, last_day  the days (day_runs) whose offers to read;
 --   latest := TRUE       instead: each platform's latest usable crawl (latest_runs), as one group,
 --                        `day` NULL (what ad-hoc plans price from);
@@ -14,8 +15,9 @@
 -- Every offer of those runs on a canonical GPU with a positive price per GPU-hour and GPUs, with:
 --   day                the day (NULL with latest);
 --   crawled_at         when its run crawled: what its price stands "as of";
---   stale              its run was carried because a later crawl of the platform failed
---                      (day_runs.stale, latest_runs.stale): its stock is unknown, so available_gpus
+--   stale              its run was carried by the carry rule (15_crawl_carries.sql: the day's or
+--                      latest crawl failed, was partial, or did not happen; day_runs.stale,
+--                      latest_runs.stale): its stock is unknown, so available_gpus
 --                      is NULL (no stock figure counts it, a plan says stock_known FALSE);
 --   run_status         the run's status: 'ok' or 'partial' (a partial run's stock is incomplete);
 --   spot               the offer is interruptible (pricing_type 'spot');
@@ -37,31 +39,29 @@
 -- marketplace's dozens of listings nor a platform quoting instance totals sways the median.
 CREATE OR REPLACE MACRO judged_offers(first_day, last_day, latest := FALSE, gpu := NULL, max_stale_hours := NULL) AS TABLE
 WITH runs AS MATERIALIZED (
-    SELECT day, platform, crawl_id, status, run_day, crawled_at, stale
+    SELECT day, platform, crawl_id, status, run_day, crawled_at, stale, read_by
     FROM day_runs
     WHERE NOT latest AND day BETWEEN first_day AND last_day
     UNION ALL
-    SELECT CAST(NULL AS DATE) AS day, platform, crawl_id, status, run_day, crawled_at, stale
+    SELECT CAST(NULL AS DATE) AS day, platform, crawl_id, status, run_day, crawled_at, stale, read_by
     FROM latest_runs
     WHERE latest AND (max_stale_hours IS NULL OR stale_hours <= max_stale_hours)
 ),
 run_offers AS MATERIALIZED (
     SELECT
-        r.day,
-        o.* REPLACE (CASE WHEN r.stale THEN NULL ELSE o.available_gpus END AS available_gpus),
-        r.crawled_at,
-        r.stale,
-        r.status AS run_status,
-        o.pricing_type = 'spot' AS spot,
-        o.gpu_frac IS NOT NULL AS fractional
-    FROM offers AS o
-    JOIN runs AS r ON r.crawl_id = o.crawl_id AND r.platform = o.platform AND o.run_day = r.run_day
-    WHERE o.gpu_model IS NOT NULL
-      -- the runs' days bound the scan: offers are stored in load order, so the zone maps skip the rest
-      AND o.run_day BETWEEN (SELECT min(run_day) FROM runs) AND (SELECT max(run_day) FROM runs)
-      AND (gpu IS NULL OR o.gpu_model = gpu)
-      AND o.price_usd_per_gpu_hour > 0
-      AND o.gpu_count >= 1
+        day,
+        * EXCLUDE (day, status, crawled_at, stale, read_by)
+            REPLACE (CASE WHEN stale THEN NULL ELSE available_gpus END AS available_gpus),
+        crawled_at,
+        stale,
+        status AS run_status,
+        pricing_type = 'spot' AS spot,
+        gpu_frac IS NOT NULL AS fractional
+    FROM standing_offers('runs')
+    WHERE gpu_model IS NOT NULL
+      AND (gpu IS NULL OR gpu_model = gpu)
+      AND price_usd_per_gpu_hour > 0
+      AND gpu_count >= 1
 ),
 history_keys AS (
     SELECT DISTINCT run_day, gpu_model, pricing_type, platform FROM run_offers WHERE NOT fractional

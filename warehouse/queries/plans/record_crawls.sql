@@ -3,10 +3,16 @@
 -- Demo data never poses as live data: an offline crawl of a platform that has a usable live crawl
 -- (usable_runs) records that platform's latest live crawl up to the day instead, so
 -- "demo, then live, then demo again" keeps planning from the live offers.
--- A crawl that did not work (failed, skipped) is recorded as it is (the failure stays a failure),
--- with the platform's last good crawl of ours before it (last_good_crawl_id), and carried = TRUE
--- when that crawl is at most $stale_hours hours older than the failed one (crawled_at_of both): its
--- offers then stand in the day's plans, marked stale (day_runs). Past the bound nothing is carried.
+-- A crawl that does not stand for all (failed, skipped, empty, partial: the carry rule,
+-- definitions/15_crawl_carries.sql) is recorded as it is (a failure stays a failure), with the
+-- platform's last good crawl (crawl_carries.last_good_crawl_id), and carried = TRUE when the two are
+-- at most $stale_hours hours apart (carry_hours): that crawl's offers then stand in the day's plans,
+-- marked stale, beside a partial crawl only for what it did not read (day_runs). Past the bound
+-- nothing is carried.
+-- With $carry_uncrawled (the daily run), each other platform with a usable crawl of ours, not
+-- recorded for the day yet, is recorded as 'not_crawled' (crawl_id: its last good crawl, the one
+-- nearest the latest of the crawls recorded now, as crawl_carries picks): carried the same way. Past the bound it is
+-- recorded only on the day it drops out, not carried.
 INSERT OR REPLACE INTO plan_crawls BY NAME
 WITH incoming AS (
     SELECT c.platform, c.crawl_id, c.status, coalesce(r.offline, FALSE) AS offline
@@ -27,29 +33,55 @@ recorded AS (
     FROM incoming AS i
     LEFT JOIN latest_live AS l USING (platform)
 ),
-last_good AS (
+crawled AS (
     SELECT
         a.platform,
-        u.crawl_id AS last_good_crawl_id,
-        epoch(crawled_at_of(r.finished_at, r.started_at, r.loaded_at)) - epoch(u.crawled_at)
-            <= CAST($stale_hours AS DOUBLE) * 3600 AS carried
+        a.crawl_id,
+        a.status,
+        c.last_good_crawl_id,
+        coalesce(c.carry_hours <= CAST($stale_hours AS DOUBLE), FALSE) AS carried
+    FROM recorded AS a
+    LEFT JOIN crawl_carries AS c USING (crawl_id)
+),
+run_time AS (
+    SELECT max(crawled_at_of(r.finished_at, r.started_at, r.loaded_at)) AS attempted_at
     FROM recorded AS a
     JOIN crawl_runs AS r USING (crawl_id)
-    JOIN usable_runs AS u
-      ON u.platform = a.platform
-     AND u.source = 'crawl'
-     AND u.crawl_id <> a.crawl_id
-     AND u.crawled_at <= crawled_at_of(r.finished_at, r.started_at, r.loaded_at)
-    WHERE NOT run_worked(a.status)
-    QUALIFY row_number() OVER (PARTITION BY a.platform ORDER BY u.crawled_at DESC, u.loaded_at DESC, u.crawl_id) = 1
+),
+not_crawled AS (
+    SELECT
+        u.platform,
+        u.crawl_id,
+        'not_crawled' AS status,
+        u.crawl_id AS last_good_crawl_id,
+        carry_hours(t.attempted_at, u.crawled_at) <= CAST($stale_hours AS DOUBLE) AS carried
+    FROM usable_runs AS u, run_time AS t
+    WHERE $carry_uncrawled
+      AND u.source = 'crawl'
+      AND u.platform NOT IN (SELECT platform FROM recorded)
+      AND u.platform NOT IN (SELECT platform FROM plan_crawls WHERE plan_date = CAST($plan_date AS DATE))
+    QUALIFY row_number() OVER (
+        PARTITION BY u.platform
+        ORDER BY carry_hours(t.attempted_at, u.crawled_at), u.crawled_at <= t.attempted_at DESC, u.loaded_at DESC, u.crawl_id
+    ) = 1
 )
 SELECT
     CAST($plan_date AS DATE) AS plan_date,
-    a.platform,
-    a.crawl_id,
-    a.status,
-    g.last_good_crawl_id,
-    coalesce(g.carried, FALSE) AS carried,
+    platform,
+    crawl_id,
+    status,
+    last_good_crawl_id,
+    carried,
     $recorded_at AS recorded_at
-FROM recorded AS a
-LEFT JOIN last_good AS g USING (platform)
+FROM (
+    SELECT * FROM crawled
+    UNION ALL BY NAME
+    -- past the bound, only on the day it drops out (it stood the plan day before): the digest says so
+    SELECT * FROM not_crawled
+    WHERE carried OR platform IN (
+        SELECT platform
+        FROM plan_crawls
+        WHERE plan_date = (SELECT max(plan_date) FROM plan_crawls WHERE plan_date < CAST($plan_date AS DATE))
+          AND (run_worked(status) OR carried)
+    )
+)
