@@ -32,6 +32,8 @@ from email.utils import getaddresses
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from config import numbers
+
 
 class SettingsError(ValueError):
     """One or more environment variables hold values gpuplan cannot use; the message names them."""
@@ -147,7 +149,7 @@ class _Reader:
             return default
         bound = f"{'over' if above_low else 'from'} {low:g} {'up ' if above_low else ''}to {high:g}"
         try:
-            value = float(text)
+            value = numbers.decimal(text)
         except ValueError:
             value = math.nan
         if not math.isfinite(value) or value > high or value < low or (above_low and value == low):
@@ -160,7 +162,7 @@ class _Reader:
         if not text.strip():
             return default
         try:
-            value = int(text.strip())
+            value = numbers.whole(text)
         except ValueError:
             value = low - 1
         if not low <= value <= high:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from config import numbers
 from config.user_files import Item, UserFileError, read_text, yaml_list
 from sizing import gpu_names
 
@@ -141,7 +142,8 @@ def _watch(item: Item, source: str, platforms: Collection[str] | None) -> Watch:
         raise fail(f"a {kind} watch needs {', '.join(missing)}")
 
     def number(key: str, *, integer: bool = False) -> Any:
-        value = _as_number(values[key])
+        # as written, not as YAML 1.1 builds it (`4_8` is its int 48, `0x30` too): ASCII digits only
+        value = _as_number(texts[key] if isinstance(texts[key], str) else values[key])
         ok = isinstance(value, int) if integer else isinstance(value, int | float)
         if isinstance(value, bool) or not ok or value <= 0:
             raise fail(
@@ -180,7 +182,7 @@ def _as_number(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        number = float(value.strip())
+        number = numbers.decimal(value)
     except ValueError:
         return value
     if not math.isfinite(number):  # "nan", "inf": text, refused as text

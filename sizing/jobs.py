@@ -20,7 +20,10 @@ from sizing.setup import MAX_COUNT, MAX_SEQ_LEN, TrainingSetup
 from sizing.shapes import ModelSpec
 
 TOKEN_UNITS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
-_AMOUNT = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
+# ASCII digits only: `\d` alone takes the fullwidth ５ and other scripts' digits, which float() reads.
+_AMOUNT = re.compile(
+    r"^\s*(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII
+)
 DURATION_HOURS = {"h": 1.0, "d": 24.0, "w": 168.0}
 # Upper bounds of a job's amounts (issue 29: `tokens: 1e30` reached DuckDB as an interval out of
 # range and failed every job's plans). 1e15 tokens is a thousand times the largest pretraining

@@ -191,8 +191,18 @@ def plan_jobs(
     are made once, and jobs sized alike (model, method, framework, sequence, batch, GPU limit)
     are sized once. Answers in the order of `jobs`; `stale_hours` and `max_nodes` as for `plan_job`."""
     scope = {"plan_date": plan_date, "latest": plan_date is None}
+    too_stale: dict[str, str] = {}
+    if plan_date is None and stale_hours is not None:
+        too_stale = {
+            row["platform"]: _stale_text(row["platform"], row["crawled_at"], row["stale_hours"], stale_hours)
+            for row in queries.records(con, "jobs/stale_platforms", max_stale_hours=float(stale_hours))
+        }
     fabrics = fabric_rows(max_nodes) or None  # an empty list has no STRUCT type to bind
-    offered = con.execute(queries.sql("jobs/unit_sizes"), {**scope, "fabrics": fabrics}).fetchall()
+    offered = [
+        row
+        for row in con.execute(queries.sql("jobs/unit_sizes"), {**scope, "fabrics": fabrics}).fetchall()
+        if row[0] not in too_stale
+    ]
     units = sorted({(gpu_model, count) for _, gpu_model, count, _, _ in offered})
     sizings: dict[tuple[object, ...], int] = {}
     requirements: list[dict[str, Any]] = []
@@ -243,7 +253,7 @@ def plan_jobs(
         by_job.setdefault(option.pop("job_index"), []).append(option)
     on_offer = {job["job_index"] for job in described}
     return [
-        _answer(job, by_job.get(index, []), plan_date, index in on_offer, max_nodes)
+        _answer(job, by_job.get(index, []), plan_date, index in on_offer, max_nodes, too_stale)
         for index, job in enumerate(jobs)
     ]
 
@@ -280,16 +290,31 @@ def _clusters(offered: Sequence[tuple[Any, ...]], cap: int | None) -> dict[float
     return clusters
 
 
+def _stale_text(platform: str, crawled_at: datetime, hours: float, bound: float) -> str:
+    return (
+        f"{platform}'s last good crawl ({crawled_at:%Y-%m-%d %H:%M} UTC) is {hours:.0f} h older than its "
+        f"latest crawl attempt, past GPUPLAN_STALE_HOURS ({bound:g} h): its offers are left out"
+    )
+
+
 def _in_scope(job: Job, platform: str, gpu_model: str) -> bool:
     return (not job.platforms or platform in job.platforms) and (not job.gpus or gpu_model in job.gpus)
 
 
 def _answer(
-    job: Job, options: list[dict[str, Any]], plan_date: date | None, on_offer: bool, max_nodes: int
+    job: Job,
+    options: list[dict[str, Any]],
+    plan_date: date | None,
+    on_offer: bool,
+    max_nodes: int,
+    too_stale: Mapping[str, str],
 ) -> JobPlans:
-    """One job's answer from its rows of jobs/options.sql, with the reason when it has no plan."""
+    """One job's answer from its rows of jobs/options.sql, with the reason when it has no plan
+    (`too_stale`: why each platform left out as stale is, in words)."""
+    stale = [text for platform, text in too_stale.items() if not job.platforms or platform in job.platforms]
+    because = f"; {'; '.join(stale)}" if stale else ""
     if not on_offer:
-        return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}")
+        return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}{because}")
     found = [_without_kind(option) for option in options if option["kind"] == "plan"]
     best = next((_without_kind(option) for option in options if option["kind"] == "fastest"), None)
     limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
@@ -302,6 +327,7 @@ def _answer(
                 if max_nodes > 1
                 else ""
             )
+            + because
         )
     elif best["train_days"] > MAX_TRAIN_DAYS:
         reason = (

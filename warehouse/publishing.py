@@ -15,7 +15,9 @@ The rules (issue 14):
   it. A damaged writer file is never published; the published file stays as it was and the error
   says to run `gpuplan doctor`.
 - The snapshot it replaces is kept as `<warehouse>.prev` (a hard link: no copy), unless that
-  snapshot is itself damaged, in which case the last good previous one stays.
+  snapshot is itself damaged, in which case the last good previous one stays. Once there has been a
+  previous snapshot there is always one: `.prev` is replaced, never removed, so a publish killed at
+  any point leaves a good one (`gpuplan doctor` says the warehouse is not healthy without it).
 - Publishing does not copy the whole file when it need not (issue 16): the snapshot kept as
   `.prev` two publishes ago is, when no reader has it open (an OFD lock proves it), brought up to
   date in place by writing only the blocks that differ from the writer file, then renamed into
@@ -276,7 +278,14 @@ def _write_over_previous(warehouse: Path, temp: Path, generation: int) -> bool:
         _require_good(check, warehouse, generation)
         if check.differing is None:
             return False
-        os.rename(previous, temp)  # it is about to change: it is no longer the previous snapshot
+        # It is about to change, so it stops being the previous snapshot; the published one, about
+        # to be replaced, takes its name first: a restorable `.prev` at every instant, a kill
+        # included. The temp name is linked, then `.prev` replaced, never a moment without either.
+        os.link(previous, temp, follow_symlinks=False)
+        if os.lstat(temp).st_ino != os.fstat(fd).st_ino:  # `.prev` was swapped since it was opened
+            temp.unlink()
+            return False
+        _keep_previous(warehouse)
         _write_blocks(private, fd, check.differing)
         os.fsync(fd)
         log.info(

@@ -117,10 +117,19 @@ def _line(check: FileCheck) -> str:
 
 
 def _verdict(checks: list[FileCheck]) -> tuple[str, bool]:
-    """One line on what to do, and whether the warehouse is healthy (published and writer good)."""
+    """One line on what to do, and whether the warehouse is healthy: published and writer good, and
+    a good previous snapshot to go back to (none is kept before the second publish)."""
     published, previous, private = checks
     if not published.exists and not private.exists:
         return "no warehouse here yet: run `gpuplan refresh`", previous.good or not previous.exists
+    first_publish = not previous.exists and (published.generation or 0) <= 1
+    if published.good and (private.good or not private.exists) and not (previous.good or first_publish):
+        state = "damaged" if previous.exists else "missing"
+        return (
+            f"no copy to go back to: the published warehouse is good, but its previous snapshot is "
+            f"{state}; `gpuplan doctor --fix` keeps one",
+            False,
+        )
     if published.good and (private.good or not private.exists):
         behind = (
             private.good

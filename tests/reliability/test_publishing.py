@@ -14,7 +14,11 @@ report on a small warehouse of SYNTHETIC crawls (warehouse_files.py), through th
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -151,3 +155,62 @@ def test_writer_file_not_duckdb_says_what_it_is(tmp_path: Path, content: bytes, 
     assert sha256(settings.warehouse) == published
     private.rename(private.with_name(private.name + ".bad"))  # as the message says
     assert cli(settings, "load", str(crawl(settings, THIRD_DAY, 5))).returncode == 0
+
+
+# A `gpuplan load` killed (SIGKILL) as an in-place publish starts writing the previous snapshot's
+# blocks (warehouse.publishing._write_over_previous): the moment `.prev` used to be renamed away.
+KILLED_AT_BLOCKS = """
+import os, signal, sys
+from pathlib import Path
+from warehouse import publishing
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+publishing._write_blocks = killed
+from gpuplan.cli import run
+sys.argv = ["gpuplan", "load", sys.argv[1]]
+run()
+"""
+
+
+def test_a_publish_killed_in_place_keeps_a_previous_snapshot(tmp_path: Path) -> None:
+    """Before: `.prev` was renamed to the publish's temp name before its blocks were rewritten, so a
+    kill there left no previous snapshot until the next publish, and `gpuplan doctor` listed it
+    missing yet said "healthy"."""
+    settings = settings_in(tmp_path)
+    history(settings)
+    previous = connect.previous_path(settings.warehouse)
+    assert previous.is_file() and previous.stat().st_nlink == 1  # the in-place path will be taken
+    published = offers_by_crawl(settings.warehouse)
+    env = {
+        **os.environ,
+        "GPUPLAN_WAREHOUSE": str(settings.warehouse),
+        "GPUPLAN_CRAWL_DIR": str(settings.crawl_dir),
+    }
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AT_BLOCKS, str(crawl(settings, THIRD_DAY, 7, name="killed"))],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+    assert previous.is_file(), "the kill left no previous snapshot"
+    assert offers_by_crawl(previous) == published  # the snapshot the publish was replacing
+    report = cli(settings, "doctor")
+    assert report.returncode == 0 and f"{previous}: good" in report.stdout, report.stdout
+
+
+def test_doctor_is_not_healthy_without_a_previous_snapshot(tmp_path: Path) -> None:
+    settings = settings_in(tmp_path)
+    history(settings)
+    previous = connect.previous_path(settings.warehouse)
+    previous.unlink()
+
+    report = cli(settings, "doctor")
+
+    assert report.returncode == 1, report.stdout
+    assert f"{previous}: missing" in report.stdout
+    verdict = report.stdout.splitlines()[-1]
+    assert verdict.startswith("no copy to go back to: "), verdict
+    fixed = cli(settings, "doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert fixed.stdout.splitlines()[-1].startswith("healthy: "), fixed.stdout
+    assert offers_by_crawl(previous) == offers_by_crawl(settings.warehouse)

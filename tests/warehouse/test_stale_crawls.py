@@ -169,3 +169,18 @@ def test_the_latest_crawls_mark_a_failed_platform_stale_and_drop_it_past_the_bou
     assert (carried["platform"], carried["stale"], carried["stock_known"]) == ("cloud", True, False)
     fresh = job_plans.plan_job(con, job, start_at=start, stale_hours=24.0).plans[0]
     assert (fresh["platform"], fresh["stale"]) == ("other", False)
+
+
+def test_a_job_on_a_platform_past_the_bound_says_so(con):
+    """`gpuplan plans --tokens ... -p cloud` past GPUPLAN_STALE_HOURS. Before: "fits on no GPU on
+    offer from cloud", as if the platform sold nothing the job fits on."""
+    _market(con, DAY1)
+    _crawl(con, DAY4, "cloud", [], status="failed")  # 72 h after cloud's last good crawl
+    job = Job(name="ad hoc", model="7B", method="lora", tokens=1e8, platforms=("cloud",))
+    answer = job_plans.plan_job(con, job, start_at=datetime(2026, 12, 3), stale_hours=48.0)
+    assert answer.plans == [] and answer.reason is not None
+    assert "fits on no GPU" not in answer.reason
+    assert (
+        "cloud's last good crawl (2026-11-29 00:00 UTC) is 72 h older than its latest crawl attempt, "
+        "past GPUPLAN_STALE_HOURS (48 h)"
+    ) in answer.reason
