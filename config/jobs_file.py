@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from config import model_files, numbers
+from config import model_files
+from config.settings import ascii_decimal, ascii_whole
 from config.user_files import UserFileError, Written, read_text, yaml_list
 from sizing.jobs import Job, parse_duration, parse_tokens
 from sizing.shapes import ModelSpec
@@ -120,14 +121,14 @@ def _names(source: str, value: Written, key: str) -> tuple[str, ...]:
 
 def _whole(text: str, key: str) -> int:
     try:
-        return numbers.whole(text)
+        return ascii_whole(text)
     except ValueError:
         raise ValueError(f"{key} must be a whole number, got {text!r}") from None
 
 
 def _epochs(text: str) -> float:
     try:
-        return numbers.decimal(text)
+        return ascii_decimal(text)
     except ValueError:
         raise ValueError(f"epochs must be a number, got {text!r}") from None
 
@@ -135,7 +136,7 @@ def _epochs(text: str) -> float:
 def _within_days(text: str) -> float:
     """Days (4, 1.5) or a duration (36h, 3d, 2w)."""
     try:
-        return numbers.decimal(text)
+        return ascii_decimal(text)
     except ValueError:
         return parse_duration(text) / timedelta(days=1)
 

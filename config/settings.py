@@ -32,8 +32,6 @@ from email.utils import getaddresses
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from config import numbers
-
 
 class SettingsError(ValueError):
     """One or more environment variables hold values gpuplan cannot use; the message names them."""
@@ -132,6 +130,29 @@ def _value_problem(value: str, name: str, low: int, high: int, names: tuple[str,
     )
 
 
+# Numbers as people write them in settings and in their files (config.jobs_file, config.watches_file):
+# ASCII digits only. float() and int() read far more than people mean: `4_8` (a digit group
+# separator) and the fullwidth `４８` or Arabic-Indic `٤٨` digits all read as 48, so a slip of the
+# keyboard or a pasted value passes as a figure. A number is ASCII digits with an optional sign,
+# decimal point and exponent (`48`, `-2`, `0.5`, `1e9`), space around it allowed.
+_DECIMAL = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*", re.ASCII)
+_WHOLE = re.compile(r"\s*[+-]?\d+\s*", re.ASCII)
+
+
+def ascii_decimal(text: str) -> float:
+    """`text` as a number (ValueError unless ASCII digits, as above). `nan`/`inf` are not numbers."""
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(f"not a number written with ASCII digits: {text!r}")
+    return float(text)
+
+
+def ascii_whole(text: str) -> int:
+    """`text` as a whole number (ValueError unless ASCII digits with an optional sign)."""
+    if not _WHOLE.fullmatch(text):
+        raise ValueError(f"not a whole number written with ASCII digits: {text!r}")
+    return int(text)
+
+
 class _Reader:
     """Reads and checks variables of `env`; each bad one adds a problem, all raised at the end."""
 
@@ -149,7 +170,7 @@ class _Reader:
             return default
         bound = f"{'over' if above_low else 'from'} {low:g} {'up ' if above_low else ''}to {high:g}"
         try:
-            value = numbers.decimal(text)
+            value = ascii_decimal(text)
         except ValueError:
             value = math.nan
         if not math.isfinite(value) or value > high or value < low or (above_low and value == low):
@@ -162,7 +183,7 @@ class _Reader:
         if not text.strip():
             return default
         try:
-            value = numbers.whole(text)
+            value = ascii_whole(text)
         except ValueError:
             value = low - 1
         if not low <= value <= high:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from config import numbers
+from config.settings import ascii_decimal
 from config.user_files import Item, UserFileError, read_text, yaml_list
 from sizing import gpu_names
 
@@ -182,7 +182,7 @@ def _as_number(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        number = numbers.decimal(value)
+        number = ascii_decimal(value)
     except ValueError:
         return value
     if not math.isfinite(number):  # "nan", "inf": text, refused as text

@@ -1,4 +1,5 @@
-"""config.numbers: settings and file values are numbers only when written in ASCII digits.
+"""config.settings.ascii_decimal and ascii_whole: settings and file values are numbers only when
+written in ASCII digits.
 
 Before: float() and int() read `4_8` (a digit group separator), the fullwidth `４８` and the
 Arabic-Indic `٤٨` as 48: `GPUPLAN_STALE_HOURS=4_8` carried crawls for 48 hours.
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from config import jobs_file, numbers, settings, watches_file
-from config.settings import Settings, SettingsError
+from config import jobs_file, settings, watches_file
+from config.settings import Settings, SettingsError, ascii_decimal, ascii_whole
 from config.user_files import UserFileError
 
 NOT_ASCII = {"underscore": "4_8", "fullwidth": "４８", "arabic_indic": "٤٨", "superscript": "4⁸"}
@@ -25,16 +26,16 @@ NUMERIC_SETTINGS = re.findall(
 @pytest.mark.parametrize("written", NOT_ASCII.values(), ids=NOT_ASCII.keys())
 def test_only_ascii_digits_are_numbers(written: str) -> None:
     with pytest.raises(ValueError, match="ASCII digits"):
-        numbers.decimal(written)
+        ascii_decimal(written)
     with pytest.raises(ValueError, match="ASCII digits"):
-        numbers.whole(written)
+        ascii_whole(written)
 
 
 @pytest.mark.parametrize(
     ("written", "value"), [("48", 48), (" 48 ", 48), ("-2", -2), ("0.5", 0.5), ("1e9", 1e9)]
 )
 def test_numbers_as_people_write_them(written: str, value: float) -> None:
-    assert numbers.decimal(written) == value
+    assert ascii_decimal(written) == value
 
 
 @pytest.mark.parametrize("name", NUMERIC_SETTINGS)
