@@ -13,31 +13,26 @@
 --               did not happen
 --   read_by     the partial crawls above a carried run: what they read is left out of it
 CREATE OR REPLACE VIEW day_runs AS
+WITH stood AS (
+    SELECT plan_date, platform, crawl_id, FALSE AS stale, CAST([] AS VARCHAR[]) AS read_by
+    FROM plan_crawls
+    WHERE run_worked(status)
+    UNION ALL
+    SELECT plan_date, platform, crawl_id, TRUE AS stale, read_by
+    FROM plan_carried_crawls
+)
 SELECT
-    p.plan_date AS day,
-    p.platform,
+    s.plan_date AS day,
+    s.platform,
     r.crawl_id,
     r.status,
     run_day_of(r.started_at, r.loaded_at) AS run_day,
     crawled_at_of(r.finished_at, r.started_at, r.loaded_at) AS crawled_at,
-    FALSE AS stale,
-    CAST([] AS VARCHAR[]) AS read_by
-FROM plan_crawls AS p
-JOIN crawl_runs AS r ON r.crawl_id = p.crawl_id
-WHERE run_worked(p.status) AND run_worked(r.status)
-UNION ALL
-SELECT
-    c.plan_date AS day,
-    c.platform,
-    g.crawl_id,
-    g.status,
-    run_day_of(g.started_at, g.loaded_at) AS run_day,
-    crawled_at_of(g.finished_at, g.started_at, g.loaded_at) AS crawled_at,
-    TRUE AS stale,
-    c.read_by
-FROM plan_carried_crawls AS c
-JOIN crawl_runs AS g ON g.crawl_id = c.crawl_id
-WHERE run_worked(g.status)
+    s.stale,
+    s.read_by
+FROM stood AS s
+JOIN crawl_runs AS r ON r.crawl_id = s.crawl_id
+WHERE run_worked(r.status)
 UNION ALL
 SELECT d.day, d.platform, d.crawl_id, d.status, d.day AS run_day, d.crawled_at, FALSE AS stale, [] AS read_by
 FROM daily_runs AS d
