@@ -39,13 +39,19 @@ import duckdb
 
 from warehouse import queries
 
-# Each table of the dataset: the query of one day (warehouse/queries/export/<table>.sql) and what its
-# day is. Offers and their daily history are days of observation (UTC); plans are the schedule's days.
+# Each table of the dataset: what its day is, and the named query of one day. Offers and their daily
+# history are days of observation (UTC); plans are the schedule's days.
 TABLES: dict[str, str] = {
     "offers": "observed_date (UTC)",
     "price_history_daily": "observed_date (UTC)",
     "cheapest_plans": "plan_date (GPUPLAN_SCHEDULE_TZ)",
     "plan_changes": "change_date (GPUPLAN_SCHEDULE_TZ)",
+}
+QUERIES: dict[str, str] = {
+    "offers": "export/offers",
+    "price_history_daily": "export/price_history_daily",
+    "cheapest_plans": "export/cheapest_plans",
+    "plan_changes": "export/plan_changes",
 }
 CSV_TABLES = ("offers",)
 DATASET = "gpuplan daily GPU rental prices and training plans"
@@ -143,39 +149,40 @@ def days_of_plan_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> list[dt.da
 def _versions(con: duckdb.DuckDBPyConnection) -> tuple[int, str]:
     """(schema version: the newest migration applied, methodology version: a hash of every view and
     macro the warehouse applies, i.e. its rules of prices, stock and plans)."""
-    (schema,) = con.execute("SELECT max(version) FROM schema_migrations").fetchone() or (0,)
+    ((schema,),) = con.execute("SELECT max(version) FROM schema_migrations").fetchall()
     rules = con.execute("SELECT name, sha256 FROM schema_definitions ORDER BY name").fetchall()
     methodology = hashlib.sha256(json.dumps(rules).encode()).hexdigest()[:16]
     return int(schema or 0), methodology
 
 
 def _write_files(con: duckdb.DuckDBPyConnection, day: dt.date, into: Path) -> list[dict[str, Any]]:
+    """Each table's day as Parquet (the query runs once), and the CSV ones read back from that file."""
     files = []
     for table in TABLES:
-        relation = con.sql(queries.sql(f"export/{table}"), params={"day": day})
-        formats = ["parquet", "csv"] if table in CSV_TABLES else ["parquet"]
-        for form in formats:
-            path = into / f"{table}.{form}"
-            if form == "parquet":
-                relation.write_parquet(str(path), compression="zstd")
-            else:
-                relation.write_csv(str(path), header=True)
+        relation = con.sql(queries.sql(QUERIES[table]), params={"day": day})
+        columns = [
+            {"name": name, "type": str(kind), **({"unit": unit} if (unit := price_unit(name)) else {})}
+            for name, kind in zip(relation.columns, relation.types, strict=True)
+        ]
+        parquet = into / f"{table}.parquet"
+        relation.write_parquet(str(parquet), compression="zstd")
+        written = [parquet]
+        if table in CSV_TABLES:
+            written.append(into / f"{table}.csv")
+            con.read_parquet(str(parquet)).write_csv(str(written[-1]), header=True)
+        ((rows,),) = con.execute(
+            "SELECT count(*) FROM read_parquet($path)", {"path": str(parquet)}
+        ).fetchall()
+        for path in written:
             files.append(
                 {
                     "table": table,
-                    "format": form,
+                    "format": path.suffix[1:],
                     "day_is": TABLES[table],
                     "name": path.name,
-                    "rows": len(relation),
+                    "rows": int(rows),
                     "sha256": _sha256(path),
-                    "columns": [
-                        {
-                            "name": name,
-                            "type": str(kind),
-                            **({"unit": unit} if (unit := price_unit(name)) else {}),
-                        }
-                        for name, kind in zip(relation.columns, relation.types, strict=True)
-                    ],
+                    "columns": columns,
                 }
             )
     return files
@@ -267,8 +274,8 @@ def _check(path: Path, entry: dict[str, Any], problems: list[str]) -> None:
         return
     if entry["format"] == "parquet":
         with duckdb.connect() as con:
-            (rows,) = con.execute(
+            ((rows,),) = con.execute(
                 "SELECT count(*) FROM read_parquet($path)", {"path": str(path)}
-            ).fetchone() or (0,)
+            ).fetchall()
         if rows != entry["rows"]:
             problems.append(f"{path}: {rows} rows, its manifest says {entry['rows']}")

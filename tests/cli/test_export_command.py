@@ -148,3 +148,7 @@ def test_every_price_column_of_the_dataset_states_its_unit(demo: dict[str, str])
                 )
                 if pricey and "tokens" not in name.replace("per_billion_tokens", ""):
                     assert export.price_unit(name), f"{table}.{name} has no unit in the dataset's manifest"
+
+
+def test_every_table_has_its_named_query() -> None:
+    assert set(export.QUERIES) == set(export.TABLES)

@@ -48,6 +48,7 @@ DROPPED = {
 }
 ADDED = {
     "run_worked": ADOPTED["run_worked"],
+    "price_history_between": "price_history_daily of some days, reading only their offers (dataset export)",
     "feed_records": "how a crawl feed is read, once a statement's first part (load_stage_feed.sql)",
     "checked_offers": "the checks every offer passes, once appended to another file (load_check_staged.sql)",
     "best_plans": "the best plan of each daily plan and job, what the one change detector compares",

@@ -11,7 +11,12 @@
 -- too: filter `offers` for one type. Fractional offers (gpu_frac: a share of one card, priced per
 -- share) are left out: their price is not a card's, their stock no card. Trends and the digest read
 -- judged_offers instead.
-CREATE OR REPLACE VIEW price_history_daily AS
+--
+-- price_history_between(first_day, last_day) is the same for the days from first_day to last_day
+-- (both included): it reads only those days' offers, where a filter on the view would aggregate the
+-- whole history first (its offers are read twice, for prices and for stock, so DuckDB materializes
+-- them before any filter applies). The open dataset's export of one day reads it.
+CREATE OR REPLACE MACRO price_history_between(first_day, last_day) AS TABLE
 WITH daily_offers AS (
     SELECT
         observed_date,
@@ -30,6 +35,7 @@ WITH daily_offers AS (
     FROM offers
     WHERE gpu_model IS NOT NULL
       AND gpu_frac IS NULL
+      AND observed_date BETWEEN first_day AND last_day
     GROUP BY observed_date, gpu_model, platform, offer_id, pricing_type
 ),
 stock AS (
@@ -51,3 +57,6 @@ SELECT
 FROM daily_offers AS d
 LEFT JOIN stock AS s USING (observed_date, gpu_model)
 GROUP BY d.observed_date, d.gpu_model;
+
+CREATE OR REPLACE VIEW price_history_daily AS
+SELECT * FROM price_history_between(DATE '0001-01-01', DATE '9999-12-31');
