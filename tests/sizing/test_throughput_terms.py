@@ -12,6 +12,7 @@ from synthetic_states import mixed_adam_states
 
 from sizing import collectives, hf_config, kernels, throughput
 from sizing.catalog import find_gpu, load_gpus
+from sizing.methods import NF4_DQ_BYTES_PER_PARAM
 from sizing.parallel import Layout, stage_share
 from sizing.planner import prepare
 from sizing.setup import TrainingSetup
@@ -339,3 +340,26 @@ def test_tp_collectives_without_recompute_and_the_shares_of_a_data_parallel_layo
     assert lw.gemm_flops == pytest.approx(2048 * plain.gemm_flops_per_token)
     split = throughput.layout_work(plain, Layout(tp=2, pp=2))
     assert split.share == pytest.approx(stage_share(LLAMA_7B.spec, Layout(tp=2, pp=2), True))
+
+
+@pytest.mark.parametrize("checkpointing", ["none", "full"])
+def test_lora_and_qlora_memory_traffic_and_launches(checkpointing):
+    # LoRA adds its adapters' traffic (forward per forward pass, backward once) and A, B, scale and
+    # add launches per adapted linear; QLoRA dequantises every NF4 linear's weights to bf16 once a
+    # forward and once in backward (read 0.516 + write 2 bytes a weight), plus a dequantisation
+    # launch pair per linear
+    setup = TrainingSetup(seq_len=2048, checkpointing=checkpointing, framework="hf")
+    full = prepare("llama-2-7b", "full", setup).work
+    lora = prepare("llama-2-7b", "lora", setup).work
+    qlora = prepare("llama-2-7b", "qlora", setup).work
+    spec, tokens = LLAMA_7B.spec, 2048
+    recomputes = checkpointing == "full"
+    forward, backward = kernels.lora_bytes_per_token(spec, False, ("all",))
+    adapters = tokens * (forward * (2 if recomputes else 1) + backward)
+    assert lora.memory_bytes_per_microbatch - full.memory_bytes_per_microbatch == pytest.approx(adapters)
+    dequant = (3 if recomputes else 2) * spec.decoder_linear_params * (NF4_DQ_BYTES_PER_PARAM + 2)
+    assert qlora.memory_bytes_per_microbatch - lora.memory_bytes_per_microbatch == pytest.approx(dequant)
+    passes = 32 + 32 * (2 if recomputes else 1)
+    assert lora.host_ops_per_microbatch == passes * (40 + 4 * 7)
+    assert qlora.host_ops_per_microbatch == passes * (40 + 4 * 7 + 2 * 7)
+    assert full.host_ops_per_microbatch == passes * 40
