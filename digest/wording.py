@@ -180,7 +180,7 @@ class Wording:
         )
 
     def measure(self, change: ChangedPlan) -> str:
-        """'rent per month $1,460 (¥10,512) -> $599 (¥4,310), -59.0%'."""
+        """'total as billed $620 (¥4,464) -> $480 (¥3,456) (-22.6%)'."""
         return self.t(
             "change.measure",
             measure=self.name("measure", change.measure),

@@ -214,8 +214,9 @@ def compute_plan_changes(
     plans: the one change detector (queries/plans/changes.sql) for both subjects, 'plan' (each daily
     (model, method, ranking)) and 'job' (each job's rank-1 plan).
 
-    A price change counts when the measure (a daily plan's rent per month, a job's total) moved by
-    at least `price_move_pct` percent. Returns the number of changes (0 on the first day planned).
+    A price change counts when the measure (best_plans.measure: what the plan's ranking ranks by, a
+    month's rent or a run's total; a job's total) moved by at least `price_move_pct` percent.
+    Returns the number of changes (0 on the first day planned).
     """
     if subject not in SUBJECTS:
         raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, got {subject!r}")
