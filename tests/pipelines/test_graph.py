@@ -110,6 +110,29 @@ def test_the_offline_demo_ranks_as_billed(refreshed):
     assert any(line.split()[2:3] == ["run"] for line in output.splitlines())
 
 
+@pytest.mark.parametrize("model, method", [("7B", "full"), ("13B", "lora"), ("70B", "qlora")])
+def test_the_run_plan_is_the_job_planners_best_for_that_run(refreshed, model, method):
+    """The daily run plan is what `gpuplan plans --tokens` plans for a job of GPUPLAN_DEFAULT_TOKENS
+    on the same day's crawls: the same offer, GPUs and total as billed."""
+    env, settings, _ = refreshed
+    daily = CliRunner().invoke(app, ["plans", "--model", model, "--method", method, "--json"], env=env)
+    [run] = [r for r in json.loads(daily.output) if r["ranking"] == "lowest_run_total"]
+    tokens = f"{settings.default_tokens:g}"
+    job = CliRunner().invoke(
+        app,
+        ["plans", "--model", model, "--method", method, "--tokens", tokens, "--date", DAY, "--json"],
+        env=env,
+    )
+    assert job.exit_code == 0, job.output
+    best = json.loads(job.output)[0]
+    assert (best["platform"], best["offer_id"], best["gpu_count"]) == (
+        run["platform"],
+        run["offer_id"],
+        run["gpu_count"],
+    )
+    assert best["total_usd"] == pytest.approx(run["total_usd"])
+
+
 def test_refresh_prints_the_plans_one_per_line_within_80_columns(refreshed):
     """The same fitted table as `gpuplan plans` (issue 20): no row wrapped, the legend below."""
     _, settings, output = refreshed
