@@ -255,6 +255,10 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
     ]
     preview = cheapest.metadata["preview"].value
     assert "| model | method | ranking |" in preview
+    # the UI shows each plan's ranking and the measure it ranks by, as the tables and the digest do
+    assert (
+        "| lowest_run_total |" in preview and "| total_usd |" in preview and "| commitment_usd |" in preview
+    )
 
 
 def test_refresh_says_which_step_failed_and_exits_non_zero(env):
