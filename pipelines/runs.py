@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import dagster as dg
+import duckdb
 from dagster_shared.error import SerializableErrorInfo
 
 from config.settings import Settings
@@ -119,10 +120,22 @@ def previous_demo_day(
     if not recorded or before < dt.date.fromisoformat(FIRST_DAY):
         return None
     if settings.warehouse.exists():
-        with connect.reader(settings.warehouse) as con:
+        with _current_reader(settings) as con:
             if plans.has_history_before(con, day):
                 return None
     return before, recorded
+
+
+def _current_reader(settings: Settings) -> duckdb.DuckDBPyConnection:
+    """A reader of the published warehouse; one published by an older gpuplan is first migrated by a
+    writer session, as the refresh about to run would (an upgrade must not stop the refresh that
+    the error message asks for)."""
+    try:
+        return connect.reader(settings.warehouse)
+    except connect.OutdatedWarehouseError:
+        with connect.writer(settings.warehouse):
+            pass
+        return connect.reader(settings.warehouse)
 
 
 def _run_day(

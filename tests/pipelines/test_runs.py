@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 from warehouse_template import migrated
@@ -63,3 +64,33 @@ def test_the_day_before_is_replayed_only_on_a_warehouse_without_history(settings
             {"at": dt.datetime.combine(DAY - dt.timedelta(days=10), dt.time(6))},
         )
     assert previous_demo_day(settings, DAY, ["quotes"]) is None, "demo data must not land beside history"
+
+
+def test_a_warehouse_published_by_an_older_gpuplan_is_migrated_not_refused(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """An upgrade: the published snapshot lacks this code's newest migration. The refresh the error
+    message asks for must not stop on that same error before it writes."""
+    import shutil
+
+    import duckdb
+
+    from warehouse.migrate import available, migrate
+
+    newest = max(migration.version for migration in available())
+    older = tmp_path / "older_migrations"
+    older.mkdir()
+    shipped = Path(connect.__file__).with_name("migrations")
+    for migration in available():
+        if migration.version < newest:
+            shutil.copy(shipped / migration.name, older)
+    settings.warehouse.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(settings.warehouse)) as con:
+        migrate(con, older)
+    with pytest.raises(connect.OutdatedWarehouseError):
+        connect.reader(settings.warehouse)
+
+    assert previous_demo_day(settings, dt.date(2026, 11, 30), None) is not None
+    with connect.reader(settings.warehouse) as con:  # migrated and published: readers work again
+        (version,) = con.execute("SELECT max(version) FROM schema_migrations").fetchall()[0]
+    assert version == newest
