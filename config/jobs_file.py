@@ -60,6 +60,12 @@ class JobsRead:
     refused: tuple[UserFileError, ...] = ()
 
 
+# The most jobs one file may hold: the daily run plans them in chunks (warehouse.job_plans.JOB_CHUNK),
+# in time and memory bench/bench_many_jobs.py measures at this count (README, "Plan your own job").
+# Past it the file is refused, in one line, before any job is read.
+MAX_JOBS = 20_000
+
+
 def read_jobs(path: Path) -> list[Job]:
     """The jobs of the jobs file at `path`; raises UserFileError (file, line, problem) for the
     first problem, a refused job's included."""
@@ -86,7 +92,14 @@ def parse_each_job(text: str, source: str = "jobs file", base: Path | None = Non
     """`parse_jobs`, with each job's problem kept in `refused` and the other jobs read."""
     jobs: dict[str, Job] = {}
     refused: list[UserFileError] = []
-    for item in yaml_list(text, source, "jobs", "- name: ..."):
+    # the top-level list's items counted before YAML builds them (seconds for 20,000), then again
+    listed = sum(1 for line in text.splitlines() if line.startswith("- ") or line.rstrip() == "-")
+    if listed > MAX_JOBS:
+        raise _too_many(source, listed)
+    items = yaml_list(text, source, "jobs", "- name: ...")
+    if len(items) > MAX_JOBS:
+        raise _too_many(source, len(items))
+    for item in items:
         try:
             if item.refused is not None:
                 raise UserFileError(source, item.refused, item.line)
@@ -98,6 +111,10 @@ def parse_each_job(text: str, source: str = "jobs file", base: Path | None = Non
             continue
         jobs[job.name] = job
     return JobsRead(tuple(jobs.values()), tuple(refused))
+
+
+def _too_many(source: str, count: int) -> UserFileError:
+    return UserFileError(source, f"{count:,} jobs: at most {MAX_JOBS:,} are planned in a day; split the file")
 
 
 def _all_or_first(read: JobsRead) -> list[Job]:

@@ -176,10 +176,11 @@ class Digest:
             or self.failed_crawls
         )
 
-    def changes_by_group(self) -> dict[str, tuple[ChangedPlan, ...]]:
-        """The plan changes by job (its name) or model, in the changes' order: jobs first."""
+    def changes_by_group(self, limit: int | None = None) -> dict[str, tuple[ChangedPlan, ...]]:
+        """The plan changes by job (its name) or model, in the changes' order: jobs first; the
+        first `limit` of them (None: all)."""
         groups: dict[str, list[ChangedPlan]] = {}
-        for change in self.plan_changes:
+        for change in self.plan_changes[:limit]:
             groups.setdefault(change.job if change.job is not None else change.model, []).append(change)
         return {name: tuple(changes) for name, changes in groups.items()}
 

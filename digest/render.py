@@ -33,6 +33,10 @@ TEXT_COLUMNS = {"model": 6, "method": 6, "platform": 14, "gpus": 20}
 # one line saying how many more. With 28 platforms, one platform's restock of 30 GPU models must not
 # push every other platform's news down the mail. `--json` and the tables keep every one.
 LINES_PER_PLATFORM = 4
+# Plan changes a mail lists (about 1.5 KB each in the two parts); the rest is one line saying how
+# many more and where every one is (`gpuplan digest --json`, the plan_changes table). 2,675 changes
+# made a 4 MB mail; 40 keep it near 60 KB, and the watches, jobs and smallest models come first.
+PLAN_CHANGES_LISTED = 40
 
 
 class _OfPlatform(Protocol):
@@ -118,6 +122,8 @@ def render(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> RenderedDigest:
         "chart_days": CHART_DAYS,
         "excluded_check": EXCLUDED_OFFERS_CHECK,
         "columns": TEXT_COLUMNS,
+        "change_groups": digest.changes_by_group(PLAN_CHANGES_LISTED),
+        "more_changes": max(0, len(digest.plan_changes) - PLAN_CHANGES_LISTED),
         "stock_groups": per_platform(digest.stock_changes),
         "excluded_groups": per_platform(digest.excluded_offers),
     }

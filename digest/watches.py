@@ -8,8 +8,10 @@ platforms); this module reads what each watch looks at from the warehouse.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 import duckdb
 
@@ -63,32 +65,49 @@ def _holds(watch: Watch, reading: WatchReading | None) -> bool:
 def evaluate_watches(
     con: duckdb.DuckDBPyConnection, watches: tuple[Watch, ...], day: date, previous_day: date | None
 ) -> tuple[WatchResult, ...]:
-    """Each watch read on `day` and on `previous_day` (the digest's previous day with plans)."""
+    """Each watch read on `day` and on `previous_day` (the digest's previous day with plans): one
+    query per kind of watch, whatever their number (the offers are read once for all of them)."""
     days = [d for d in (previous_day, day) if d is not None]
-    results = []
-    for watch in watches:
-        readings = _readings(con, watch, days)
-        results.append(WatchResult(watch, readings.get(day), readings.get(previous_day)))
-    return tuple(results)
+    readings: dict[tuple[int, date], WatchReading] = {}
+    numbered = list(enumerate(watches))
+    jobs = [(no, w) for no, w in numbered if isinstance(w, JobWatch)]
+    if jobs:
+        for r in queries.records(
+            con,
+            "digest/watch_jobs",
+            days=days,
+            watch_nos=[no for no, _ in jobs],
+            jobs=[w.job for _, w in jobs],
+        ):
+            readings[r["watch_no"], r["day"]] = WatchReading(
+                r["total_usd"], r["platform"], r["gpu_model"], r["gpu_count"]
+            )
+    stocks = [(no, w) for no, w in numbered if isinstance(w, StockWatch)]
+    if stocks:
+        for r in queries.records(con, "digest/watch_stock", days=days, **_scopes(stocks)):
+            gpu_model = watches[r["watch_no"]].gpu_model
+            readings[r["watch_no"], r["day"]] = WatchReading(r["available_gpus"], r["platform"], gpu_model)
+    prices = [(no, w) for no, w in numbered if isinstance(w, PriceWatch)]
+    if prices:
+        for r in queries.records(con, "digest/watch_prices", days=days, **_scopes(prices)):
+            watch = watches[r["watch_no"]]
+            column = "usd" if watch.currency == "USD" else "cny"
+            if r[f"min_{column}_per_gpu_hour"] is not None:
+                readings[r["watch_no"], r["day"]] = WatchReading(
+                    r[f"min_{column}_per_gpu_hour"], r[f"{column}_platform"], watch.gpu_model
+                )
+    return tuple(
+        WatchResult(
+            watch, readings.get((no, day)), readings.get((no, previous_day)) if previous_day else None
+        )
+        for no, watch in numbered
+    )
 
 
-def _readings(
-    con: duckdb.DuckDBPyConnection, watch: Watch, days: list[date]
-) -> dict[date | None, WatchReading]:
-    if isinstance(watch, JobWatch):
-        rows = queries.records(con, "digest/watch_jobs", days=days, job=watch.job)
-        return {
-            r["day"]: WatchReading(r["total_usd"], r["platform"], r["gpu_model"], r["gpu_count"])
-            for r in rows
-        }
-    scope = {"days": days, "gpu_model": watch.gpu_model, "platforms": list(watch.platforms) or None}
-    if isinstance(watch, StockWatch):
-        rows = queries.records(con, "digest/watch_stock", **scope)
-        return {r["day"]: WatchReading(r["available_gpus"], r["platform"], watch.gpu_model) for r in rows}
-    rows = queries.records(con, "digest/watch_prices", **scope)
-    column = "usd" if watch.currency == "USD" else "cny"
+def _scopes(numbered: Sequence[tuple[int, StockWatch | PriceWatch]]) -> dict[str, list[Any]]:
+    """The watches' numbers, cards and platforms ([]: every platform), as parallel lists."""
     return {
-        r["day"]: WatchReading(r[f"min_{column}_per_gpu_hour"], r[f"{column}_platform"], watch.gpu_model)
-        for r in rows
-        if r[f"min_{column}_per_gpu_hour"] is not None
+        "watch_nos": [no for no, _ in numbered],
+        "gpu_models": [w.gpu_model for _, w in numbered],
+        "platforms": [list(w.platforms) for _, w in numbered],
     }

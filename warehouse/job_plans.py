@@ -34,6 +34,10 @@ if TYPE_CHECKING:  # planning a job builds no frame; storing a day's job plans d
 # range", and failed every job's plans). Bounded amounts (sizing.jobs) keep most such jobs out
 # when they are read; a huge model on a slow card can still be this slow.
 MAX_TRAIN_DAYS = 36_525.0
+# Jobs planned in one query by compute_job_plans: the query's memory grows with the jobs' sizings
+# and options, so the daily run plans them this many at a time (bench/bench_many_jobs.py measures
+# 20,000 jobs, config.jobs_file.MAX_JOBS, in chunks of this size).
+JOB_CHUNK = 1_000
 DAYS_PER_YEAR = 365.25
 
 # A job's requirement rows as the options query reads them: the daily rows' columns, the fabric a
@@ -371,26 +375,31 @@ def compute_job_plans(
     """Replace `plan_date`'s job plans: for every job, its best plan per GPU model from the day's
     offers (rank 1 = the cheapest that meets its deadline), or one 'no_plan' row saying why.
 
+    The jobs are planned JOB_CHUNK at a time, each chunk's rows stored before the next is planned,
+    so memory stays flat however many jobs there are (config.jobs_file.MAX_JOBS bounds them).
     `start_at` (UTC) is when the jobs would start; `max_nodes` as for `plan_job`. Returns the number
     of rows stored.
     """
-    computed_at = _now_utc()
-    rows: list[dict[str, Any]] = []
-    for answer in plan_jobs(con, jobs, start_at=start_at, plan_date=plan_date, max_nodes=max_nodes):
-        job = answer.job
-        columns = _job_columns(job, plan_date, computed_at)
-        if answer.reason is None:
-            rows += [{**plan, **columns, "status": "ok", "reason": None} for plan in answer.plans]
-        else:
-            rows.append({**columns, "rank": 1, "status": "no_plan", "reason": answer.reason})
     import pandas as pd  # the daily run's path: binding 40,000 rows as one parameter took 15 s
 
-    frame = pd.DataFrame.from_records(
-        [{column: row.get(column) for column in JOB_PLAN_COLUMNS} for row in rows], columns=JOB_PLAN_COLUMNS
-    )
+    computed_at = _now_utc()
     with plans.transaction(con):
         con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
-        if rows:
+        for first in range(0, len(jobs), JOB_CHUNK):
+            rows: list[dict[str, Any]] = []
+            chunk = jobs[first : first + JOB_CHUNK]
+            for answer in plan_jobs(con, chunk, start_at=start_at, plan_date=plan_date, max_nodes=max_nodes):
+                columns = _job_columns(answer.job, plan_date, computed_at)
+                if answer.reason is None:
+                    rows += [{**plan, **columns, "status": "ok", "reason": None} for plan in answer.plans]
+                else:
+                    rows.append({**columns, "rank": 1, "status": "no_plan", "reason": answer.reason})
+            if not rows:
+                continue
+            frame = pd.DataFrame.from_records(
+                [{column: row.get(column) for column in JOB_PLAN_COLUMNS} for row in rows],
+                columns=JOB_PLAN_COLUMNS,
+            )
             con.register("job_plan_rows", frame)
             try:
                 con.execute("INSERT INTO job_plans BY NAME SELECT * FROM job_plan_rows")

@@ -29,6 +29,7 @@ EXPECTED = {
     "bench_jobs.py": ("process: gpuplan plans --json", "naive: Python loop", "not judged in --quick"),
     "bench_many_jobs.py": ("ours: the job plans writer session", "per job: plan_job", "not judged"),
     "bench_export.py": ("export s (median)", "long / short", "not judged in --quick"),
+    "bench_watches.py": ("ours: evaluate_watches", "per watch: one call", "peak RSS", "not judged"),
 }
 
 

@@ -14,7 +14,7 @@ from busy_digest import BUSY, DAY, HOSTILE, WATCHES
 from digest.chart import chart_currency
 from digest.content import CrawlFailure, PricePoint, StockChange
 from digest.export import digest_object
-from digest.render import LINES_PER_PLATFORM, embed_images, render
+from digest.render import LINES_PER_PLATFORM, PLAN_CHANGES_LISTED, embed_images, render
 from digest.wording import amount, pad, pct
 
 
@@ -339,3 +339,18 @@ def test_one_platform_takes_a_few_lines_of_a_per_platform_list_and_says_how_many
     visible_html, _ = _visible(rendered)
     assert "GPU 03" in visible_html and "GPU 04" not in visible_html and "--json" in visible_html
     assert len(digest_object(busy, lang)["stock_changes"]) == 31
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_mail_lists_a_bounded_number_of_plan_changes_and_says_how_many_more(lang):
+    """2,675 plan changes made a 4 MB mail: the first PLAN_CHANGES_LISTED are listed, then one line
+    with the count of the rest; --json keeps every one."""
+    many = tuple(
+        replace(BUSY.plan_changes[index % len(BUSY.plan_changes)], model=f"{index + 1}B")
+        for index in range(2_675)
+    )
+    rendered = render(replace(BUSY, plan_changes=many), lang)
+    more = 2_675 - PLAN_CHANGES_LISTED
+    assert f"{more}" in rendered.text and "--json" in rendered.text.split(f"{more}")[1].splitlines()[0]
+    assert len(rendered.text.encode()) + len(rendered.html.encode()) < 200_000
+    assert len(digest_object(replace(BUSY, plan_changes=many), lang)["plan_changes"]) == 2_675

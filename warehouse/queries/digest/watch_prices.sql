@@ -1,17 +1,37 @@
--- What a price watch compares with its threshold: per day of $days, the cheapest plannable offer of
--- $gpu_model (judged_offers: not spot, not under the price floor, as the plans read offers), on
--- $platforms (NULL: every platform), by USD and by CNY per GPU-hour, and where it is.
-SELECT
-    day,
-    min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
-    arg_min(platform, price_usd_per_gpu_hour) AS usd_platform,
-    min(price_cny_per_gpu_hour) AS min_cny_per_gpu_hour,
-    arg_min(platform, price_cny_per_gpu_hour) AS cny_platform
-FROM judged_offers(
-    list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])), gpu := CAST($gpu_model AS VARCHAR)
+-- What each price watch compares with its threshold, all watches in one pass over the offers: per
+-- watch ($watch_nos, each with its GPU model in $gpu_models and its platforms in $platforms, [] for
+-- every platform) and day of $days, the cheapest plannable offer of its card (judged_offers: not spot,
+-- not under the price floor, as the plans read offers) on its platforms, by USD and by CNY per
+-- GPU-hour, and where it is. The day's cheapest per card and platform is found once, then each
+-- watch takes the least of its platforms'.
+WITH watches AS (
+    SELECT
+        unnest(CAST($watch_nos AS INTEGER[])) AS watch_no,
+        unnest(CAST($gpu_models AS VARCHAR[])) AS gpu_model,
+        unnest(CAST($platforms AS VARCHAR[][])) AS platforms
+),
+cheapest AS (
+    SELECT
+        day,
+        gpu_model,
+        platform,
+        min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
+        min(price_cny_per_gpu_hour) AS cny_per_gpu_hour
+    FROM judged_offers(list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])))
+    WHERE plannable
+      AND list_contains(CAST($days AS DATE[]), day)
+      AND gpu_model IN (SELECT gpu_model FROM watches)
+    GROUP BY ALL
 )
-WHERE plannable
-  AND list_contains(CAST($days AS DATE[]), day)
-  AND ($platforms IS NULL OR list_contains(CAST($platforms AS VARCHAR[]), platform))
-GROUP BY day
-ORDER BY day
+SELECT
+    w.watch_no,
+    c.day,
+    min(c.usd_per_gpu_hour) AS min_usd_per_gpu_hour,
+    arg_min(c.platform, (c.usd_per_gpu_hour, c.platform)) AS usd_platform,
+    min(c.cny_per_gpu_hour) AS min_cny_per_gpu_hour,
+    arg_min(c.platform, (c.cny_per_gpu_hour, c.platform)) FILTER (c.cny_per_gpu_hour IS NOT NULL) AS cny_platform
+FROM watches AS w
+JOIN cheapest AS c
+  ON c.gpu_model = w.gpu_model AND (len(w.platforms) = 0 OR list_contains(w.platforms, c.platform))
+GROUP BY w.watch_no, c.day
+ORDER BY w.watch_no, c.day

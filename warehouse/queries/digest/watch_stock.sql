@@ -1,29 +1,39 @@
--- What a stock watch compares with its minimum: per day of $days, the platform (of $platforms; NULL:
--- every platform) with the most GPUs of $gpu_model free, all its offers of the card together.
--- Offers are the day's (judged_offers) that say their stock and are not under the price floor (a
--- placeholder is no sign of stock), counted once per machine (free_gpus: a machine listed whole and
--- in slices, or on demand and at a spot bid, counts its free GPUs once; pod sizes of one stock count
--- are one pool, counted by the largest; a fractional offer is no card).
-WITH judged AS (
+-- What each stock watch compares with its minimum, all watches in one pass over the offers: per
+-- watch ($watch_nos, each with its GPU model in $gpu_models and its platforms in $platforms, [] for
+-- every platform) and day of $days, the platform with the most GPUs of its card free, all its offers
+-- of the card together. Offers are the day's (judged_offers) that say their stock and are not under
+-- the price floor (a placeholder is no sign of stock), counted once per unit of stock (free_gpus: a
+-- machine listed whole and in slices, or on demand and at a spot bid, counts its free GPUs once; pod
+-- sizes of one stock count are one pool, counted by the largest; a fractional offer is no card).
+-- The free GPUs per day, card and platform are counted once, then each watch takes the most of its
+-- platforms'.
+WITH watches AS (
+    SELECT
+        unnest(CAST($watch_nos AS INTEGER[])) AS watch_no,
+        unnest(CAST($gpu_models AS VARCHAR[])) AS gpu_model,
+        unnest(CAST($platforms AS VARCHAR[][])) AS platforms
+),
+judged AS (
     SELECT
         day AS scope, platform, gpu_model, offer_id, machine_id, pool_id, gpu_ids, gpu_frac, available_gpus
-    FROM judged_offers(
-        list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])), gpu := CAST($gpu_model AS VARCHAR)
-    )
+    FROM judged_offers(list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])))
     WHERE NOT below_price_floor
       AND available_gpus IS NOT NULL
       AND list_contains(CAST($days AS DATE[]), day)
-      AND ($platforms IS NULL OR list_contains(CAST($platforms AS VARCHAR[]), platform))
+      AND gpu_model IN (SELECT gpu_model FROM watches)
 ),
 free AS (
-    SELECT scope AS day, platform, sum(free_gpus) AS available_gpus
+    SELECT scope AS day, gpu_model, platform, sum(free_gpus) AS available_gpus
     FROM free_gpus('judged')
     GROUP BY ALL
 )
 SELECT
-    day,
-    CAST(max(available_gpus) AS INTEGER) AS available_gpus,
-    arg_max(platform, (available_gpus, platform)) AS platform
-FROM free
-GROUP BY day
-ORDER BY day
+    w.watch_no,
+    f.day,
+    CAST(max(f.available_gpus) AS INTEGER) AS available_gpus,
+    arg_max(f.platform, (f.available_gpus, f.platform)) AS platform
+FROM watches AS w
+JOIN free AS f
+  ON f.gpu_model = w.gpu_model AND (len(w.platforms) = 0 OR list_contains(w.platforms, f.platform))
+GROUP BY w.watch_no, f.day
+ORDER BY w.watch_no, f.day
