@@ -69,6 +69,7 @@ ADDED = {
     "carry_chain": "a carried partial crawl brings its own carried crawl, and so on back",
     "crawl_carries": "each attempt that does not stand for all, with its last good crawl",
     "standing_offers": "the offers of runs, less what a partial crawl beside a carried one read",
+    "watch_scopes": "the card watches of one digest query, all watches read in one pass (issue 37)",
 }
 
 VIEWS = """

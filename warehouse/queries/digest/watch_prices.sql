@@ -5,10 +5,7 @@
 -- GPU-hour, and where it is. The day's cheapest per card and platform is found once, then each
 -- watch takes the least of its platforms'.
 WITH watches AS (
-    SELECT
-        unnest(CAST($watch_nos AS INTEGER[])) AS watch_no,
-        unnest(CAST($gpu_models AS VARCHAR[])) AS gpu_model,
-        unnest(CAST($platforms AS VARCHAR[][])) AS platforms
+    SELECT * FROM watch_scopes($watch_nos, $gpu_models, $platforms)
 ),
 cheapest AS (
     SELECT

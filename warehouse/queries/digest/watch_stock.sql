@@ -8,10 +8,7 @@
 -- The free GPUs per day, card and platform are counted once, then each watch takes the most of its
 -- platforms'.
 WITH watches AS (
-    SELECT
-        unnest(CAST($watch_nos AS INTEGER[])) AS watch_no,
-        unnest(CAST($gpu_models AS VARCHAR[])) AS gpu_model,
-        unnest(CAST($platforms AS VARCHAR[][])) AS platforms
+    SELECT * FROM watch_scopes($watch_nos, $gpu_models, $platforms)
 ),
 judged AS (
     SELECT
