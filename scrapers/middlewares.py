@@ -14,12 +14,11 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.downloadermiddlewares.useragent import UserAgentMiddleware
-from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.response import response_status_message
 
 from scrapers import parsing
-from scrapers.platform import ORIGIN_OVERRIDE_SETTING, RATE_LIMITED_STATUS, PlatformSpider
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING, RATE_LIMITED_STATUS, PlatformSpider, Refused, shown
 
 logger = logging.getLogger(__name__)
 
@@ -176,27 +175,46 @@ class SigningMiddleware:
 
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})  # what Scrapy's RedirectMiddleware follows
-# Second-level labels under which a site is three labels deep ("autodl.com.cn", "example.co.uk").
-SHARED_SECOND_LEVEL = frozenset({"com", "net", "org", "co", "gov", "edu", "ac"})
 
 
-class OffPlatformRedirect(IgnoreRequest):
+class OffPlatformRedirect(Refused):
     """A redirect to a host outside the platform's site: not followed."""
 
 
-def site_of(host: str) -> str:
-    """The site a host belongs to, as a redirect rule reads it: its last two labels ("api.runpod.io"
-    is "runpod.io"), three under a shared second level ("x.autodl.com.cn"); an address as it is."""
-    labels = host.lower().rstrip(".").split(".")
-    if labels[-1].isdigit() or len(labels) <= 2:
-        return ".".join(labels)
-    depth = 3 if labels[-2] in SHARED_SECOND_LEVEL else 2
-    return ".".join(labels[-depth:])
+class SiteRuleMiddleware:
+    """Downloader middleware, before anything signs or sends a request: every request a spider makes
+    (a first page, a next-page link from an answer, a host built from an answer's id, a retry, a
+    followed redirect) must name a place on the platform's site (`PlatformSpider.refusal`), so a
+    crawl never asks another host, reads a local file or a data: URI, and never sends a platform's
+    credentials elsewhere. A refused request fails alone, in one line naming it; the crawl goes on.
+    Under `GPUPLAN_ORIGIN_OVERRIDE` the platform's URL (`source_url`) is judged, and the request
+    must go to the overriding origin."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        origin = crawler.settings.get(ORIGIN_OVERRIDE_SETTING)
+        self.origin = _origin(origin) if origin else None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SiteRuleMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        spider = self.crawler.spider
+        if not isinstance(spider, PlatformSpider):
+            return
+        source = request.meta.get("source_url", request.url)
+        problem = spider.refusal(source)
+        routed = self.origin is not None and _origin(request.url) == self.origin
+        if problem is None and request.url != source and not routed:
+            problem = spider.refusal(request.url)
+        if problem is not None:
+            raise Refused(f"refused: {shown(source)} {problem}; not asked")
 
 
 class PlatformHostsMiddleware:
     """Downloader middleware, before Scrapy's RedirectMiddleware (600) sees the answer: a redirect is
-    followed only within the site of the platform URL asked (`source_url`), so a platform's answer
+    followed only to a place the site rule allows (`PlatformSpider.refusal`), so a platform's answer
     never comes from, and its request (credentials or not) never goes to, another site. One
     elsewhere fails the request in one line naming the host. Under `GPUPLAN_ORIGIN_OVERRIDE` a
     redirect to the overriding origin or to the platform's own site goes to the overriding origin,
@@ -225,11 +243,10 @@ class PlatformHostsMiddleware:
         source = request.meta.get("source_url", request.url)
         if self.origin is not None and _origin(target) == self.origin:
             return response
-        site = site_of(urlsplit(source).hostname or "")
-        if site_of(urlsplit(target).hostname or "") != site:
+        if spider.refusal(target) is not None:
             raise OffPlatformRedirect(
                 f"HTTP {response.status} from {source} redirects off {spider.name}'s site "
-                f"({site}), to {urlsplit(target).hostname}: not followed"
+                f"({', '.join(spider.sites)}), to {shown(urlsplit(target).hostname or target)}: not followed"
             )
         routed = spider.routed(target)
         if routed == target:

@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import scrapy
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
@@ -49,8 +50,22 @@ RATE_LIMITED_STATUS = 429  # Too Many Requests (RFC 6585): said as "rate limited
 # (e.g. "http://127.0.0.1:8123") instead of the platform's. Items keep the
 # platform's URLs, so the output is the same as a live crawl's.
 ORIGIN_OVERRIDE_SETTING = "GPUPLAN_ORIGIN_OVERRIDE"
+# What a crawl may ask: the web, over these schemes (never a local file, a data: URI, S3 or FTP).
+SCHEMES = ("http", "https")
+_HOST = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+$")  # a host name as DNS spells it, nothing else
+MAX_SHOWN_URL = 120  # characters of a refused URL a message shows
 # Scrapy's HttpCompressionMiddleware refusing an answer that inflates past DOWNLOAD_MAXSIZE (2.19's text).
 DECOMPRESSION_REFUSED = re.compile(r"exceeded DOWNLOAD_MAXSIZE \((\d+) B\) during decompression")
+
+
+class Refused(IgnoreRequest):
+    """A request the site rule (`PlatformSpider.refusal`) will not send: its message is the one line."""
+
+
+def shown(text: str) -> str:
+    """A URL or id from an answer as a message shows it: unprintable characters escaped, cut short."""
+    flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return flat if len(flat) <= MAX_SHOWN_URL else flat[:MAX_SHOWN_URL] + "…"
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,16 @@ class PlatformSpider(scrapy.Spider):
     or callbacks of their own that use `offer()`."""
 
     token: ClassVar[Token | None] = None
+    # The domains this platform's requests may go to: a host is on one when it is it or ends in
+    # "." + it ("azure.com" takes "prices.azure.com"). Every request, a next-page link or a host
+    # built from an answer's id alike, must be on one (`refusal`), checked as it leaves.
+    sites: ClassVar[tuple[str, ...]] = ()
+    # Bounds on what an answer can make a crawl ask: the pages of one list (`next_page`,
+    # `later_pages`) and the regions or zones an answer lists to be asked in turn (`fan_out`). A
+    # spider that pages or fans out states its own, sourced from what the platform really answers,
+    # with margin; a crawl past one ends partial instead of running until its deadline.
+    max_pages: ClassVar[int] = 1
+    max_fan_out: ClassVar[int] = 0
     # An environment variable naming a file this spider reads (the quotes spider's
     # GPUPLAN_QUOTES_FILE): the runner makes a relative one absolute against the caller's folder.
     file_env: ClassVar[str | None] = None
@@ -118,6 +143,10 @@ class PlatformSpider(scrapy.Spider):
     def token_value(self) -> str | None:
         """The spider's credential from the environment, read when the crawl starts."""
         return self.token.value() if self.token else None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._followed: dict[str, set[str]] = {}  # walk -> the tokens it followed (`next_page`)
 
     async def start(self) -> AsyncIterator[Request]:
         reason = self.skip_reason()
@@ -184,6 +213,29 @@ class PlatformSpider(scrapy.Spider):
             return url
         target = urlsplit(origin)
         return urlunsplit((target.scheme, target.netloc, parts.path, parts.query, parts.fragment))
+
+    def refusal(self, url: str) -> str | None:
+        """Why the platform's `url` may not be asked (not http(s), or a host on none of `sites`), in a
+        few words for "refused: <url> <why>"; None when it may. The one site rule of every request
+        (`middlewares.SiteRuleMiddleware`) and every redirect (`middlewares.PlatformHostsMiddleware`)."""
+        parts = urlsplit(url)
+        if parts.scheme not in SCHEMES:
+            return f"is not {' or '.join(SCHEMES)}"
+        host = (parts.hostname or "").rstrip(".")
+        if not _HOST.match(host) or parts.username is not None or parts.password is not None:
+            return "names no plain host"
+        if not any(host == site or host.endswith(f".{site}") for site in self.sites):
+            return f"is off {self.name}'s site ({', '.join(self.sites) or 'none declared'})"
+        return None
+
+    def checked_id(self, value: Any, what: str, pattern: re.Pattern[str]) -> str | None:
+        """An id from an answer that goes into a host or a path (Alibaba's region ids), as text when
+        the whole of it matches `pattern`; else None, the refusal recorded in one line naming it."""
+        text = str(value)
+        if pattern.fullmatch(text):
+            return text
+        self.record_failure(f"refused: the {what} {shown(text)!r} is not {pattern.pattern}; not asked")
+        return None
 
     @staticmethod
     def source_url(response: Response) -> str:
@@ -292,13 +344,62 @@ class PlatformSpider(scrapy.Spider):
 
     def later_pages(self, response: Response, last_page: int) -> Iterator[Request]:
         """Pages 2..`last_page`, asked once page 1 has answered (a page count in the answer: AutoDL's
-        `max_page`, matpool's `num_pages`, 恒源云's total). On a later page: nothing."""
+        `max_page`, matpool's `num_pages`, 恒源云's total). On a later page: nothing. A count over
+        `max_pages` is refused: page 1 is kept, the crawl ends partial naming the count."""
         if response.meta.get("page", 1) != 1:
+            return
+        if last_page > self.max_pages:
+            self.mark_partial(
+                f"{shown(self.source_url(response))} says {last_page:,} pages, more than the "
+                f"{self.max_pages} {self.name} is bounded to: only its first page is read"
+            )
             return
         for page in range(2, last_page + 1):
             request = self.page_request(page)
             request.meta["page"] = page
             yield request
+
+    def next_page(
+        self, response: Response, token: Any, request_of: Callable[[str], Request], what: str = "next link"
+    ) -> Iterator[Request]:
+        """The page after `response` in its walk of a list, named by `token` (Azure's `NextPageLink`,
+        Vultr's cursor, Alibaba's `NextToken`), made by `request_of(token)`; nothing when `token` is
+        empty. The one rule of every walk: a token this walk followed before is a loop, and a page
+        past `max_pages` is refused; either ends the walk, and the crawl is partial naming it. A walk
+        is named by its first page's URL (`meta["walk"]`), its page number in `meta["page"]`."""
+        if token is None or token == "":
+            return
+        walk = response.meta.get("walk") or self.source_url(response)
+        page = response.meta.get("page", 1)
+        text = str(token)
+        followed = self._followed.setdefault(walk, set())
+        if text in followed:
+            self.mark_partial(
+                f"{shown(walk)}: page {page + 1} is asked by a {what} followed before ({shown(text)}): "
+                "a loop; the rest of this list is not read"
+            )
+            return
+        if page >= self.max_pages:
+            self.mark_partial(
+                f"{shown(walk)}: more than {self.max_pages} pages, the most {self.name} is bounded to: "
+                "the rest of this list is not read"
+            )
+            return
+        followed.add(text)
+        request = request_of(text)
+        request.meta.update(walk=walk, page=page + 1)
+        yield request
+
+    def fan_out(self, items: Sequence[Any], what: str) -> Sequence[Any]:
+        """The first `max_fan_out` of `items` (an answer's regions or zones, each to be asked in
+        turn); more are refused, the crawl partial naming how many there were."""
+        if len(items) <= self.max_fan_out:
+            return items
+        self.mark_partial(
+            f"{self.name} lists {len(items):,} {what}, more than the {self.max_fan_out} it is bounded to: "
+            f"only the first {self.max_fan_out} are asked"
+        )
+        return items[: self.max_fan_out]
 
     def gpu_of(self, row: Mapping[str, Any], memory_gb: float | None = None) -> tuple[str, GpuIdentity]:
         """The row's GPU: its raw name (the first of `gpu_name_fields` it fills) and its catalog
@@ -374,7 +475,7 @@ def describe_failure(failure: Failure, download_timeout_s: float) -> str:
     name = type(error).__name__
     if "Timeout" in name:
         return f"timed out (no answer in {download_timeout_s:g} s) from {url}{tries}"
-    if name == "OffPlatformRedirect":
+    if isinstance(error, Refused):
         return str(error)
     if name == "IgnoreRequest" and "not in cache" in str(error):
         return f"not in the offline snapshot: {request.method if request else '?'} {url}"

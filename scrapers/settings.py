@@ -54,11 +54,17 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapers.middlewares.ContactUserAgentMiddleware": 500,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "scrapers.middlewares.BackoffRetryMiddleware": 550,
+    # Every request, a retry and a followed redirect too, on the platform's site or not sent.
+    "scrapers.middlewares.SiteRuleMiddleware": 540,
     # Signs each request as it goes out, a retry too (it passes every process_request again).
     "scrapers.middlewares.SigningMiddleware": 560,
     # Sees a redirect before Scrapy's RedirectMiddleware (600) follows it: only within the platform's site.
     "scrapers.middlewares.PlatformHostsMiddleware": 650,
 }
+# A crawl asks the web over HTTP(S) only: a link in an answer must never read a local file
+# (Scrapy's file handler has no size cap: file:///dev/zero fills the crawl process), a data: URI,
+# S3 or FTP. The quotes spider, which reads the user's own file, enables "file" for itself alone.
+DOWNLOAD_HANDLERS = {"file": None, "data": None, "s3": None, "ftp": None}
 # Closest to the spider, so it sees a callback's exception first.
 # ReadSourcesMiddleware sits next to the spider (above CrawlErrorMiddleware): it sees a callback's
 # exception pass, so an answer that raised is never counted as read.

@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -80,6 +81,9 @@ SLICE_FAMILIES = ("ecs.sgn", "ecs.vgn")  # vGPU families: a share of a card per 
 TYPE_FIELDS = ("InstanceTypeId", "GPUAmount", "GPUSpec")
 # What a price request carries to its answer (`price_requests`), and on to its spot request.
 PRICE_META = ("kind", "zone", "label", "billing_period", "pricing_type", "available", "stock_category")
+# Region ids become the host of a signed request (`ecs.<region>.aliyuncs.com`): only these characters
+# (every id DescribeRegions answers: "cn-hangzhou", "ap-northeast-1", "me-east-1").
+REGION_ID = re.compile(r"[a-z0-9-]+")
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 SIGNED = (
     "host",
@@ -131,6 +135,7 @@ def is_slice(kind: Mapping[str, Any]) -> bool:
 
 class AlicloudSpider(PlatformSpider):
     name = "alicloud"
+    sites = ("aliyuncs.com",)
     token = Token(
         env="ALIBABA_CLOUD_ACCESS_KEY_ID",
         required=True,
@@ -145,6 +150,10 @@ class AlicloudSpider(PlatformSpider):
     replay_headers = ("x-acs-action",)  # the call; path and body are the same for every one
     envelope = parsing.CodeEnvelope(ok=(), key="Code", messages=("Message",))  # a success has no Code
     offer_fields = {"price_per": "instance"}
+    max_pages = 20  # of 100 GPU types: the recording's list takes 2
+    # Regions and the zones of one region, each asked in turn: Alibaba lists about 30 public regions
+    # and a dozen zones at most (cn-hangzhou's); the recording, trimmed, holds 2 and 2.
+    max_fan_out = 100
 
     def first_requests(self) -> Iterable[Request]:
         self._types: dict[str, Mapping[str, Any]] = {}
@@ -196,31 +205,46 @@ class AlicloudSpider(PlatformSpider):
                 else:
                     self._types[str(kind["InstanceTypeId"])] = dict(kind)
         next_token = payload.get("NextToken") if isinstance(payload, Mapping) else None
-        if next_token:
-            query = {"MinimumGPUAmount": "1", "MaxResults": PAGE_SIZE, "NextToken": str(next_token)}
-            yield self.api(TYPES_REGION, "DescribeInstanceTypes", query, self.parse_types)
-        else:
-            yield self.api(TYPES_REGION, "DescribeRegions", {"ResourceType": "instance"}, self.parse_regions)
+        query = {"MinimumGPUAmount": "1", "MaxResults": PAGE_SIZE}
+        pages = list(
+            self.next_page(
+                response,
+                next_token,
+                lambda token: self.api(
+                    TYPES_REGION, "DescribeInstanceTypes", {**query, "NextToken": token}, self.parse_types
+                ),
+                "NextToken",
+            )
+        )
+        # The types read so far are priced when the list ends, or is cut short.
+        yield from pages or [
+            self.api(TYPES_REGION, "DescribeRegions", {"ResourceType": "instance"}, self.parse_regions)
+        ]
 
     def parse_regions(self, response: Response) -> Iterator[Request]:
         regions, _ = split_complete(
             dig(self.payload(response), "Regions", "Region"), ("RegionId",), "regions"
         )
-        for region in regions:
+        for region in self.fan_out(regions, "regions"):
             if region.get("Status") not in (None, "available"):
                 continue
+            region_id = self.checked_id(region["RegionId"], "region id", REGION_ID)
+            if region_id is None:
+                continue
             query = {
-                "RegionId": str(region["RegionId"]),
+                "RegionId": region_id,
                 "DestinationResource": "InstanceType",
                 "InstanceChargeType": "PostPaid",
                 "ResourceType": "instance",
             }
-            yield self.api(str(region["RegionId"]), "DescribeAvailableResource", query, self.parse_zones)
+            yield self.api(region_id, "DescribeAvailableResource", query, self.parse_zones)
 
     def parse_zones(self, response: Response) -> Iterator[Request]:
         zones = dig(self.payload(response), "AvailableZones", "AvailableZone")
-        for zone in zones if isinstance(zones, list) else ():
+        for zone in self.fan_out(zones, "zones in a region"):
             if not isinstance(zone, Mapping) or not zone.get("ZoneId") or not zone.get("RegionId"):
+                continue
+            if self.checked_id(zone["RegionId"], "region id", REGION_ID) is None:
                 continue
             for resource in (zone.get("AvailableResources") or {}).get("AvailableResource") or ():
                 if not isinstance(resource, Mapping) or resource.get("Type") != "InstanceType":

@@ -103,6 +103,7 @@ class _RegionStock:
 
 class AutodlSpider(PlatformSpider):
     name = "autodl"
+    sites = ("autodl.com",)
     token = Token(
         env="AUTODL_TOKEN",
         required=True,
@@ -110,6 +111,7 @@ class AutodlSpider(PlatformSpider):
     )
     rows_at = ("data", "list")
     rows_name = "machines"
+    max_pages = 20  # of 100 machines: the recording's market takes 2 (`max_page` 2)
     required = ("machine_id", "gpu_name", "payg_price")
     gpu_name_fields = ("gpu_name",)
     envelope = parsing.CodeEnvelope(ok=OK_CODES)

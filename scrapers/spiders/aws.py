@@ -84,6 +84,7 @@ def location_of(url: str) -> str:
 
 class AwsSpider(PlatformSpider):
     name = "aws"
+    sites = ("awsstatic.com",)
     rows_at = ("regions",)  # then the Location the URL names: `rows_path`
     rows_keyed_by = "rate_key"
     rows_name = "instance prices"

@@ -112,11 +112,15 @@ def pricing_url(region: str, price_type: str) -> str:
 
 class AzureSpider(PlatformSpider):
     name = "azure"
+    sites = ("azure.com",)
     rows_at = ("Items",)
     rows_name = "price meters"
     required = ("armSkuName", "meterName", "productName", "type", "retailPrice")
     kept = ("meterName", "productName", "skuId", "effectiveStartDate", "reservationTerm")
     offer_fields = {"price_per": "instance"}
+    # A walk's pages of 1000: West Europe, the largest, has 4K+ VM meters of every price type
+    # (itTkm), so a walk of one type takes at most 5; the recorded walks take 1 or 2.
+    max_pages = 20
 
     def first_requests(self) -> Iterable[Request]:
         for region in REGIONS:
@@ -158,7 +162,9 @@ class AzureSpider(PlatformSpider):
     def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
         link = payload.get("NextPageLink")
         if link:
-            return [self.request(str(link), self.parse_rows)]
+            return self.next_page(
+                response, link, lambda url: self.request(url, self.parse_rows), "NextPageLink"
+            )
         if len(found) >= PAGE_SIZE:
             # Microsoft Q&A 1188465: the link once came back empty on a full page with more to come.
             self.mark_partial(

@@ -36,6 +36,7 @@ PERIODS: tuple[BillingPeriod, ...] = ("hour", "day", "week", "month", "year")
 
 class ChenyuSpider(PlatformSpider):
     name = "chenyu"
+    sites = ("chenyu.cn",)
     token = Token(
         env="CHENYU_API_KEY",
         required=True,

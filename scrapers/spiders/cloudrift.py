@@ -44,6 +44,7 @@ STAT_NOT_PLACED = "cloudrift/variants_in_no_datacenter"
 
 class CloudriftSpider(PlatformSpider):
     name = "cloudrift"
+    sites = ("cloudrift.ai",)
     rows_at = ("data", "instance_types")
     rows_name = "instance types"
     required = ("variants",)

@@ -172,6 +172,8 @@ def signed(params: Mapping[str, str], public_key: str, private_key: str) -> dict
 
 class CompshareSpider(PlatformSpider):
     name = "compshare"
+    max_fan_out = 50  # zones asked in turn: the recording lists 2
+    sites = ("compshare.cn",)
     token = Token(
         env="COMPSHARE_PUBLIC_KEY",
         required=False,
@@ -214,7 +216,7 @@ class CompshareSpider(PlatformSpider):
     def parse_zones(self, response: Response) -> Iterator[Request]:
         zones = dig(self.payload(response), "ZoneInfo")
         complete, _ = split_complete(zones, ("Region", "Zone"), "zones")
-        for zone in complete:
+        for zone in self.fan_out(complete, "zones"):
             params = {
                 "Action": "DescribeAvailableCompShareInstanceTypes",
                 "Region": zone["Region"],

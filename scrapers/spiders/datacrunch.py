@@ -40,6 +40,7 @@ NOT_SERVED_STATUSES = frozenset({401, 403, 404, 410})
 
 class DatacrunchSpider(PlatformSpider):
     name = "datacrunch"
+    sites = ("verda.com", "datacrunch.io")  # Verda is DataCrunch renamed
     rows_at = ()  # the answer is the list
     rows_name = "instance types"
     required = ("instance_type", "price_per_hour", "gpu")

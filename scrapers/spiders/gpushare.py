@@ -48,6 +48,7 @@ REFUSED_STATUSES = (401, 403)
 
 class GpushareSpider(PlatformSpider):
     name = "gpushare"
+    sites = ("gpushare.com",)
     token = Token(
         env="GPUSHARE_TOKEN",
         required=True,
@@ -55,6 +56,7 @@ class GpushareSpider(PlatformSpider):
     )
     rows_at = ("data", "list")
     rows_name = "machines"
+    max_pages = 20  # of 50 machines: the recording's market takes 2 (`total` 54)
     required = ("id", "gpuNum", "baseInfo", "skuList")
     gpu_name_fields = (("baseInfo", "gpuName"),)
     # UNVERIFIED unit: CNY per GPU-hour (module docstring).

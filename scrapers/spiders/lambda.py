@@ -8,7 +8,7 @@ cherielilili/gpu-pricing-tracker fetch): the second is asked when the first is n
 or 410), redirects off the platform or carries no pricing tables. Any other failure (HTTP 403, 5xx
 after the retries, a timeout) is the site's, and fails the crawl as it is: asking a second address
 of a site in trouble would only add load (as the DataCrunch spider's old host). Redirects are
-followed by the spider itself, within Lambda's own hosts (`PLATFORM_HOSTS`), at most
+followed by the spider itself, within Lambda's own hosts (`sites`), at most
 `MAX_REDIRECTS` hops, so that items cite the page that answered and a replayed redirect stays in
 its snapshot.
 
@@ -50,7 +50,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from parsel import Selector
 from scrapy.http import Request, Response
@@ -65,7 +65,6 @@ from sizing import gpu_names
 
 # The pricing page: its own name first, then the address the other public clients fetch.
 PRICING_PAGE_URLS = ("https://lambda.ai/pricing", "https://lambda.ai/service/gpu-cloud")
-PLATFORM_HOSTS = ("lambda.ai", "lambdalabs.com")  # and their subdomains: lambdalabs.com moved to lambda.ai
 MAX_REDIRECTS = 5  # a pricing page is one or two hops away at most; more is a redirect loop
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 NOT_SERVED_STATUSES = frozenset({404, 410})  # the page is not (or no more) at this address
@@ -85,6 +84,7 @@ INSTANCE_SIZE = re.compile(r"^gpu_\d+x_")
 
 class LambdaSpider(PlatformSpider):
     name = "lambda"
+    sites = ("lambda.ai", "lambdalabs.com")  # lambdalabs.com moved to lambda.ai
     token = Token(
         env="LAMBDA_API_KEY",
         required=False,
@@ -159,7 +159,7 @@ class LambdaSpider(PlatformSpider):
         target = urljoin(url, location) if location else ""
         if not target:
             problem = f"HTTP {response.status} from {url} names no Location"
-        elif not _on_platform(target):
+        elif self.refusal(target) is not None:
             problem = f"HTTP {response.status} from {url} redirects off Lambda's hosts, to {target}"
         elif meta["hops"] >= MAX_REDIRECTS:
             problem = f"more than {MAX_REDIRECTS} redirects from {PRICING_PAGE_URLS[0]}, the last to {target}"
@@ -323,14 +323,6 @@ def _tabs(value: Any) -> Iterator[Mapping[str, str]]:
     elif isinstance(value, list):
         for nested in value:
             yield from _tabs(nested)
-
-
-def _on_platform(url: str) -> bool:
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    return parts.scheme in ("http", "https") and any(
-        host == own or host.endswith(f".{own}") for own in PLATFORM_HOSTS
-    )
 
 
 def _leading_count(description: str) -> int:

@@ -43,8 +43,10 @@ PERIODS: tuple[tuple[str, BillingPeriod], ...] = (("hourly", "hour"), ("monthly"
 
 class LinodeSpider(PlatformSpider):
     name = "linode"
+    sites = ("linode.com",)
     rows_at = ("data",)
     rows_name = "plan types"
+    max_pages = 10  # the whole catalog (about 60 types) fits its first page of 100 today ("pages": 1)
     required = ("id", "gpus")
     gpu_name_fields = ("label",)
     kept = ("label", "class", "vcpus", "memory")

@@ -49,6 +49,7 @@ STAT_BELOW_MINIMUM = "lium/nodes_with_fewer_free_gpus_than_their_minimum"
 
 class LiumSpider(PlatformSpider):
     name = "lium"
+    sites = ("lium.io",)
     rows_at = ("nodes",)
     rows_name = "nodes"
     required = ("id", "gpu_count", "price_per_gpu_hour", "tier")

@@ -64,8 +64,10 @@ def gpus_per_unit(machine: Mapping[str, Any]) -> int | None:
 
 class MatpoolSpider(PlatformSpider):
     name = "matpool"
+    sites = ("matgo.cn",)
     rows_at = ("pools",)
     rows_name = "machine pools"
+    max_pages = 20  # of 100 pools: the recording's takes 2 (`num_pages` 2)
     required = ("resource_pool_id", "machine")
     gpu_name_fields = ("gpu_model", (*HARDWARE, "gpu", "gpuName"))
     envelope = parsing.CodeEnvelope(ok=(0,))

@@ -81,6 +81,7 @@ PARTS = {
 
 class OciSpider(PlatformSpider):
     name = "oci"
+    sites = ("oracle.com",)
     rows_at = ("items",)
     rows_name = "price-list parts"
     required = ("partNumber", "metricName", "currencyCodeLocalizations")

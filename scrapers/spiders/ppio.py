@@ -48,6 +48,7 @@ NO_STOCK = "none"  # inventoryState
 
 class PpioSpider(PlatformSpider):
     name = "ppio"
+    sites = ("ppinfra.com",)
     token = Token(
         env="PPIO_API_KEY",
         required=True,

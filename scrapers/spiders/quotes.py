@@ -53,8 +53,12 @@ EXAMPLE_URL = "file:scrapers/data/quotes.example.yaml"
 class QuotesSpider(PlatformSpider):
     name = "quotes"
     # file:// requests go through the HTTP cache like any other (Scrapy skips "file" by
-    # default), so offline replay answers them from the snapshot and recording keeps them.
-    custom_settings: dict[str, Any] | None = {"HTTPCACHE_IGNORE_SCHEMES": []}
+    # default), so offline replay answers them from the snapshot and recording keeps them. The one
+    # spider whose source is a file, named by its user: the file handler every other crawl has off.
+    custom_settings: dict[str, Any] | None = {
+        "HTTPCACHE_IGNORE_SCHEMES": [],
+        "DOWNLOAD_HANDLERS": {"file": "scrapy.core.downloader.handlers.file.FileDownloadHandler"},
+    }
     file_env = "GPUPLAN_QUOTES_FILE"
 
     def first_requests(self) -> Iterable[Request]:
@@ -72,6 +76,7 @@ class QuotesSpider(PlatformSpider):
             if refusal is not None:
                 self.record_failure(f"GPUPLAN_QUOTES_FILE {path}: {refusal}")
                 return
+        self._file_urls = {path.as_uri(), cited}
         # Built here, not with self.request(): for the example the URL read and the URL cited differ.
         yield Request(
             path.as_uri(),
@@ -81,6 +86,10 @@ class QuotesSpider(PlatformSpider):
             meta={"source_url": cited, "dont_retry": True},
             dont_filter=True,
         )
+
+    def refusal(self, url: str) -> str | None:
+        """The quotes file named (or the bundled example) is the one thing this spider may ask."""
+        return None if url in getattr(self, "_file_urls", ()) else "is not the quotes file"
 
     def _replaying(self) -> bool:
         """Offline replay (scrapers.crawl.runner): the HTTP cache answers from the snapshot, records none."""

@@ -87,6 +87,7 @@ CLOUD_SPREAD = 3.0
 
 class RunpodSpider(PlatformSpider):
     name = "runpod"
+    sites = ("runpod.io",)
     token = Token(
         env="RUNPOD_API_KEY",
         required=False,

@@ -33,7 +33,7 @@ Stock: "shortage" is sold out (0 GPUs); "available" and "scarce" say there is so
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from scrapy.http import Request, Response
@@ -58,15 +58,17 @@ ZONES = (
     "pl-waw-3",
 )
 PER_PAGE = 100  # the API's most per page (gpu-index)
-MAX_PAGES = 5  # 500 types a zone; Paris has ~136: more pages than this is a catalog we no longer know
 BYTES_PER_GIB = 1024**3
 SOLD_OUT = "shortage"
 
 
 class ScalewaySpider(PlatformSpider):
     name = "scaleway"
+    sites = ("scaleway.com",)
     rows_at = ("servers",)
     rows_keyed_by = "commercial_type"
+    max_pages = 5  # 500 types a zone; Paris has ~136: more pages than this is a catalog we no longer know
+    # The zones are nine constants (ZONES), each asked its availability then its types.
     rows_name = "instance types"
     required = ("gpu", "hourly_price")
     gpu_name_fields = (("gpu_info", "gpu_name"),)
@@ -108,10 +110,8 @@ class ScalewaySpider(PlatformSpider):
         }
         if zone == ZONES[0] and page == 1:
             yield from (self.availability_request(other, 1, {}) for other in ZONES[1:])
-        if len(found) >= PER_PAGE and self.below_page_cap(zone, page, "availability"):
-            yield self.availability_request(zone, page + 1, states)
-        else:
-            yield self.products_request(zone, 1, states)
+        more = self.full_page(response, found, lambda page: self.availability_request(zone, page, states))
+        yield from more or [self.products_request(zone, 1, states)]
 
     def availability_failed(self, failure: Failure) -> Iterator[Request]:
         """Recorded; the zone is still priced, its stock unknown. The first zone's first answer
@@ -123,15 +123,17 @@ class ScalewaySpider(PlatformSpider):
         yield self.products_request(meta["zone"], 1, None)
 
     def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
-        zone, page = response.meta["zone"], response.meta["page"]
-        if len(found) >= PER_PAGE and self.below_page_cap(zone, page, "products"):
-            yield self.products_request(zone, page + 1, response.meta["states"])
+        zone, states = response.meta["zone"], response.meta["states"]
+        return self.full_page(response, found, lambda page: self.products_request(zone, page, states))
 
-    def below_page_cap(self, zone: str, page: int, what: str) -> bool:
-        if page < MAX_PAGES:
-            return True
-        self.mark_partial(f"{zone}: {MAX_PAGES} full pages of {what} and more to come: the rest is not read")
-        return False
+    def full_page(
+        self, response: Response, found: Sequence[Any], request_of: Callable[[int], Request]
+    ) -> list[Request]:
+        """The next page after a full one (the answer has no total), within `max_pages`."""
+        if len(found) < PER_PAGE:
+            return []
+        page = response.meta["page"]
+        return list(self.next_page(response, page + 1, lambda text: request_of(int(text)), "page number"))
 
     # --- the rows ----------------------------------------------------------------------
 

@@ -63,6 +63,8 @@ class SkyPilotCatalogSpider(PlatformSpider):
 
     cloud: ClassVar[str]
     table: ClassVar[type[CatalogTable]] = CatalogTable
+    # GitHub's API (the file's date) and raw files, and the S3 mirror's one bucket (not all of S3).
+    sites = ("api.github.com", "raw.githubusercontent.com", "skypilot-catalog.s3.us-east-1.amazonaws.com")
     rows_format = "csv"
     rows_at = ()
     rows_name = "catalog rows"

@@ -54,6 +54,7 @@ from scrapers.rows import dig, kept, split_complete
 from sizing import gpu_names
 
 API_URL = "https://cvm.tencentcloudapi.com/"
+REGION_ID = re.compile(r"[a-z0-9-]+")  # "ap-guangzhou", "na-siliconvalley"
 VERSION = "2017-03-12"
 SERVICE = "cvm"
 CHARGE_TYPES = ("POSTPAID_BY_HOUR", "SPOTPAID", "PREPAID")
@@ -124,6 +125,7 @@ def gpu_name(config: Mapping[str, Any], family: str) -> str:
 
 class TencentcloudSpider(PlatformSpider):
     name = "tencentcloud"
+    sites = ("tencentcloudapi.com",)
     token = Token(
         env="TENCENTCLOUD_SECRET_ID",
         required=True,
@@ -137,6 +139,8 @@ class TencentcloudSpider(PlatformSpider):
     replay_headers = ("X-TC-Action", "X-TC-Region")  # the call and region; the body is often {}
     rows_at = ("Response", "InstanceTypeQuotaSet")
     rows_name = "instance quotas"
+    # Regions asked in turn: Tencent lists about 25 CVM regions; the recording, trimmed, holds 5.
+    max_fan_out = 100
     required = ("Zone", "InstanceType", "InstanceChargeType", "Price")
     offer_fields = {"price_currency": "CNY", "price_per": "instance"}
 
@@ -177,9 +181,13 @@ class TencentcloudSpider(PlatformSpider):
     def parse_regions(self, response: Response) -> Iterator[Request]:
         found = dig(self.payload(response), "Response", "RegionSet")
         regions, _ = split_complete(found, ("Region",), "regions")
-        for region in regions:
-            if region.get("RegionState") == "AVAILABLE":
-                yield self.call("DescribeInstanceTypeConfigs", str(region["Region"]), {}, self.parse_configs)
+        for region in self.fan_out(regions, "regions"):
+            if region.get("RegionState") != "AVAILABLE":
+                continue
+            # The region goes into a signed header (X-TC-Region): only an id's characters.
+            region_id = self.checked_id(region["Region"], "region id", REGION_ID)
+            if region_id is not None:
+                yield self.call("DescribeInstanceTypeConfigs", region_id, {}, self.parse_configs)
 
     def parse_configs(self, response: Response) -> Iterator[Request]:
         found = dig(self.payload(response), "Response", "InstanceTypeConfigSet")

@@ -50,6 +50,7 @@ QUERY = {
 
 class VastaiSpider(PlatformSpider):
     name = "vastai"
+    sites = ("vast.ai",)
     rows_at = ("offers",)
     rows_name = "offers"
     required = ("id", "num_gpus", "gpu_name", "dph_total")

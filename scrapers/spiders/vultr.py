@@ -44,6 +44,7 @@ from scrapy.http import Request, Response
 from scrapers import parsing
 from scrapers.items import OfferItem
 from scrapers.platform import PlatformSpider
+from scrapers.rows import value_at
 from sizing import gpu_names
 from sizing.gpu_names import GpuIdentity
 
@@ -95,11 +96,13 @@ def share_of(text: Any) -> float | None:
 
 class VultrSpider(PlatformSpider):
     name = "vultr"
+    sites = ("vultr.com",)
     rows_at = ("plans",)  # /plans-metal answers under "plans_metal": `rows_path`
     rows_name = "plans"
     required = ("id", "hourly_cost", "locations")
     kept = ("vcpu_count", "cpu_count", "ram", "gpu_vram_gb", "monthly_cost_preemptible", "invoice_type")
     offer_fields = {"price_currency": "USD", "price_per": "instance"}
+    max_pages = 10  # 500 plans a page; every list fits one page today (gpuhunt's records)
 
     def first_requests(self) -> Iterable[Request]:
         for url in (PLANS_URL, METAL_URL):
@@ -167,16 +170,15 @@ class VultrSpider(PlatformSpider):
         return gpu_names.identify(card, memory_gb), count, None
 
     def after_rows(self, response: Response, payload: Any, found: Sequence[Any]) -> Iterable[Request]:
-        links = payload.get("meta", {}).get("links", {}) if isinstance(payload, Mapping) else {}
-        cursor = links.get("next") if isinstance(links, Mapping) else None
-        if not cursor:
-            return ()
         first = response.meta["first_page"]
-        return [
-            self.request(
+        return self.next_page(
+            response,
+            value_at(payload, ("meta", "links", "next")),
+            lambda cursor: self.request(
                 f"{first}&{urlencode({'cursor': cursor})}", self.parse_rows, meta={"first_page": first}
-            )
-        ]
+            ),
+            "cursor",
+        )
 
 
 def vdm_gpus(plan: str) -> tuple[GpuIdentity, int, None]:

@@ -23,6 +23,9 @@ from scrapers.middlewares import (
 )
 from scrapers.parsing import LayoutChanged
 from scrapers.platform import STAT_ERRORS
+from scrapers.registry import fixture_dir, platforms, spider_class
+from scrapers.replay import Snapshot
+from scrapers.spiders.azure import AzureSpider
 from scrapers.spiders.vastai import VastaiSpider
 
 NOW = datetime(2026, 11, 30, 6, 0, 0, tzinfo=UTC)
@@ -122,3 +125,34 @@ def test_a_crawl_sends_the_contact_it_is_given(tmp_path) -> None:
     assert {hit.user_agent for hit in server.hits} == {
         "gpuplan/0.1 (GPU rental price tracker; +ops@example.com)"
     }
+
+
+@pytest.mark.parametrize("platform", [name for name in platforms() if name != "quotes"])
+def test_every_recorded_request_is_on_the_platforms_site(platform: str) -> None:
+    """The site rule every request passes (`PlatformSpider.refusal`) lets each spider ask what its
+    fixture recorded: its `sites` are declared, and none too narrow."""
+    spider = spider_class(platform)()
+    assert spider.sites, f"{platform} declares no sites"
+    for exchange in Snapshot.load(fixture_dir(platform)).exchanges:
+        assert spider.refusal(exchange.url) is None, exchange.url
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("https://prices.azure.com/api", None),
+        ("https://azure.com/api", None),
+        ("http://prices.azure.com:8080/api", None),
+        ("https://notazure.com/api", "is off azure's site (azure.com)"),
+        ("https://azure.com.collector.example/", "is off azure's site (azure.com)"),
+        ("https://prices.azure.com@collector.example/", "names no plain host"),
+        ("https://user:pw@prices.azure.com/", "names no plain host"),
+        ("https://prices.azure.com\\@collector.example/", "names no plain host"),
+        ("file:///etc/hostname", "is not http or https"),
+        ("data:text/plain,hello", "is not http or https"),
+        ("ftp://prices.azure.com/", "is not http or https"),
+        ("//prices.azure.com/", "is not http or https"),
+    ],
+)
+def test_the_site_rule(url: str, problem: str | None) -> None:
+    assert AzureSpider().refusal(url) == problem
