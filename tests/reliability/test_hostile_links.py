@@ -8,54 +8,18 @@ the platform's recorded snapshot with one answer changed.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reliability.fake_secrets import secret_env
-from reliability.fault_days import LOOPBACK_SETTINGS, http_date
-from reliability.fault_server import FaultServer, Reply, serving
-from reliability.faults import snapshot
-from scrapers.crawl.runner import run_crawl
-from scrapers.crawl.summary import CrawlSummary
-from scrapers.platform import ORIGIN_OVERRIDE_SETTING
+from reliability.answer_changes import changed_json, served_crawl
 from scrapers.replay import Exchange
 
 pytestmark = pytest.mark.faults
 
 # Azure's eastus2 Consumption walk has two pages in the recording: page 1 names page 2.
 AZURE_PAGE_1 = "armRegionName%20eq%20%27eastus2%27"
-
-
-def changed_json(
-    is_target: Callable[[Exchange], bool], change: Callable[[Any], Any]
-) -> Callable[[Exchange], Reply]:
-    """A rewrite of the recorded answers: the JSON body of the target exchanges through `change`."""
-
-    def rewrite(exchange: Exchange) -> Reply:
-        body = exchange.body
-        if is_target(exchange):
-            body = json.dumps(change(json.loads(body))).encode("utf-8")
-        return Reply(exchange.status, dict(exchange.headers), body)
-
-    return rewrite
-
-
-def served_crawl(
-    folder: Path, platform: str, rewrite: Callable[[Exchange], Reply]
-) -> tuple[CrawlSummary, FaultServer]:
-    with serving(snapshot(platform), http_date(datetime.now(UTC).date()), rewrite) as server:
-        summary = run_crawl(
-            platform,
-            folder,
-            env=secret_env(),
-            settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS},
-        )
-    return summary, server
 
 
 def azure_first_page(exchange: Exchange) -> bool:
