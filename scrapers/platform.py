@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -280,12 +281,36 @@ class PlatformSpider(scrapy.Spider):
         complete, rejected = self.complete_rows(response, found)
         yield from rejected
         for row in complete:
-            extra = rows.kept(row, self.kept) if self.kept else None
-            for result in self.offers_of(response, row):
-                if extra and isinstance(result, OfferItem):
-                    result.extra = {**extra, **result.extra}
-                yield result
+            yield from self.judged(response, row, partial(self.kept_offers, response, row))
         yield from self.after_rows(response, payload, found)
+
+    def kept_offers(self, response: Response, row: Mapping[str, Any]) -> Iterator[Any]:
+        """`offers_of` the row, the `kept` fields added to each offer's `extra`."""
+        extra = rows.kept(row, self.kept) if self.kept else None
+        for result in self.offers_of(response, row):
+            if extra and isinstance(result, OfferItem):
+                result.extra = {**extra, **result.extra}
+            yield result
+
+    def judged(self, response: Response, row: Any, results: Callable[[], Iterable[Any]]) -> list[Any]:
+        """What one row makes (`results()`: its offers, rejections, requests), judged alone: when the
+        row's code raises, the row is rejected with its reason and the rest of the answer is read.
+        A row the answer got wrong (a `CrawlError`: stock -1, a cell that is no number) is
+        `row_unreadable`; any other exception is a bug of the spider's row code, recorded as a
+        spider bug for that row (the crawl is partial) and the row rejected `spider_bug`. A row's
+        results are all or none: a row never loads half its offers."""
+        try:
+            return list(results())
+        except parsing.CrawlError as error:
+            problem = str(error)
+            reason = "row_unreadable"
+        except Exception as error:  # the spider's row code failed on this row, not the answer
+            problem = f"spider bug: {type(error).__name__}: {error} in one of the {self.rows_name}"
+            self.record_failure(f"{problem} (from {self.source_url(response)}); that row is rejected")
+            self.logger.warning("the row's traceback", exc_info=error)
+            reason = "spider_bug"
+        raw = dict(row) if isinstance(row, Mapping) else {"value": str(row)[:MAX_TEXT_DETAIL]}
+        return [self.reject(response, reason, {"row": raw, "problem": problem[:MAX_TEXT_DETAIL]})]
 
     def payload(self, response: Response) -> Any:
         """The answer as JSON, checked (`check_payload`): NotJson for HTML or a cut-off body. With

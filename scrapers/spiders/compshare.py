@@ -43,6 +43,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from parsel import Selector
@@ -232,32 +233,35 @@ class CompshareSpider(PlatformSpider):
             return  # a zone may sell no GPU machine today; other zones still do
         complete, _ = split_complete(types, ("Name", "MachineSizes"), "GPU types")
         for kind in complete:
-            if kind.get("Status") == HIDDEN:
+            if kind.get("Status") != HIDDEN:
+                yield from self.judged(response, kind, partial(self.price_requests, zone, kind))
+
+    def price_requests(self, zone: Mapping[str, Any], kind: Mapping[str, Any]) -> Iterator[Request]:
+        """One price request per machine size of a GPU type in a zone."""
+        for size in kind["MachineSizes"] if isinstance(kind["MachineSizes"], list) else []:
+            collection = (size.get("Collection") or [{}])[0] if isinstance(size, Mapping) else {}
+            memory = (collection.get("Memory") or [None])[0]
+            if not (isinstance(size, Mapping) and size.get("Gpu") and collection.get("Cpu") and memory):
                 continue
-            for size in kind["MachineSizes"] if isinstance(kind["MachineSizes"], list) else []:
-                collection = (size.get("Collection") or [{}])[0] if isinstance(size, Mapping) else {}
-                memory = (collection.get("Memory") or [None])[0]
-                if not (isinstance(size, Mapping) and size.get("Gpu") and collection.get("Cpu") and memory):
-                    continue
-                params = {
-                    "Action": "GetCompShareInstancePrice",
-                    "Region": zone["Region"],
-                    "Zone": zone["Zone"],
-                    "GpuType": kind["Name"],
-                    "Gpu": size["Gpu"],
-                    "Cpu": collection["Cpu"],
-                    "Memory": int(memory) * MIB_PER_GIB,
-                    "Quantity": 1,
-                    "Disks": [BOOT_DISK],
-                }
-                meta = {
-                    "zone": zone,
-                    "kind": dict(kind),
-                    "gpus": int(size["Gpu"]),
-                    "cpu": collection["Cpu"],
-                    "memory_gib": memory,
-                }
-                yield self.api_request(params, self.parse_price, meta=meta)
+            params = {
+                "Action": "GetCompShareInstancePrice",
+                "Region": zone["Region"],
+                "Zone": zone["Zone"],
+                "GpuType": kind["Name"],
+                "Gpu": size["Gpu"],
+                "Cpu": collection["Cpu"],
+                "Memory": int(memory) * MIB_PER_GIB,
+                "Quantity": 1,
+                "Disks": [BOOT_DISK],
+            }
+            meta = {
+                "zone": zone,
+                "kind": dict(kind),
+                "gpus": int(size["Gpu"]),
+                "cpu": collection["Cpu"],
+                "memory_gib": memory,
+            }
+            yield self.api_request(params, self.parse_price, meta=meta)
 
     def parse_price(self, response: Response) -> Iterator[OfferItem | RejectedOffer]:
         zone, kind, gpus = response.meta["zone"], response.meta["kind"], response.meta["gpus"]
@@ -314,7 +318,10 @@ class CompshareSpider(PlatformSpider):
                 continue
             found = True
             for row in table.css("tbody tr"):
-                yield from self.row_offers(response, columns, [_cell_text(cell) for cell in row.css("td")])
+                cells = [_cell_text(cell) for cell in row.css("td")]
+                yield from self.judged(
+                    response, {"cells": cells}, partial(self.row_offers, response, columns, cells)
+                )
         if not found:
             raise parsing.LayoutChanged(
                 "no price table on the page (a GPU型号 column and 元/小时, 元/天 or 元/月 price columns)"

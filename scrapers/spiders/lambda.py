@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
@@ -135,7 +136,7 @@ class LambdaSpider(PlatformSpider):
             yield from self._fall_back(response.meta, f"{problem} (from {self.source_url(response)})")
             return
         for gpu_count, row in rows:
-            yield self.page_offer(response, gpu_count, row)
+            yield from self.judged(response, row.get(), partial(self.page_offers, response, gpu_count, row))
 
     def on_request_failed(self, failure: Failure) -> Iterable[Request]:
         request: Request | None = getattr(failure, "request", None)
@@ -176,6 +177,11 @@ class LambdaSpider(PlatformSpider):
             return
         for message in tried:
             self.record_failure(message)
+
+    def page_offers(
+        self, response: Response, gpu_count: int, row: Selector
+    ) -> list[OfferItem | RejectedOffer]:
+        return [self.page_offer(response, gpu_count, row)]
 
     def page_offer(self, response: Response, gpu_count: int, row: Selector) -> OfferItem | RejectedOffer:
         plan = (row.attrib.get("data-plan") or "").strip()

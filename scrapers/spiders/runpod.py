@@ -48,6 +48,7 @@ plans when it sits far under the other platforms' prices for that GPU, as the pl
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -209,9 +210,8 @@ class RunpodSpider(PlatformSpider):
         for entry in complete:
             largest = _catalog_max_count(entry, cloud)
             if entry.get(cloud) and largest is not None and gpu_count <= largest:
-                offer = self.catalog_offer(response, entry, cloud, gpu_count)
-                if offer is not None:
-                    yield offer
+                offers = partial(self.catalog_offers, response, entry, cloud, gpu_count)
+                yield from self.judged(response, entry, offers)
         if gpu_count == 1:
             offered = [_catalog_max_count(entry, cloud) for entry in complete if entry.get(cloud)]
             for size in self.pod_sizes(cloud, offered)[1:]:
@@ -219,6 +219,12 @@ class RunpodSpider(PlatformSpider):
             following = CLOUDS[CLOUDS.index(cloud) + 1 :]
             if following:
                 yield self._catalog_request(following[0], 1)
+
+    def catalog_offers(
+        self, response: Response, entry: Mapping[str, Any], cloud: str, gpu_count: int
+    ) -> list[OfferItem | RejectedOffer]:
+        offer = self.catalog_offer(response, entry, cloud, gpu_count)
+        return [] if offer is None else [offer]
 
     def catalog_offer(
         self, response: Response, entry: Mapping[str, Any], cloud: str, gpu_count: int
