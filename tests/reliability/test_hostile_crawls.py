@@ -142,7 +142,7 @@ def test_a_redirect_to_another_host_is_not_followed(tmp_path: Path) -> None:
     assert summary.status == "failed"
     assert summary.error == (
         "HTTP 302 from https://api.verda.com/v1/instance-types redirects off datacrunch's site "
-        "(verda.com), to localhost: not followed"
+        "(verda.com, datacrunch.io), to localhost: not followed"
     )
     assert foreign_hits == [], "nothing asked of the other host"
     assert len(hits) == 1
