@@ -7,7 +7,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urljoin, urlsplit
 
 from scrapy import signals
@@ -181,14 +181,8 @@ class OffPlatformRedirect(Refused):
     """A redirect to a host outside the platform's site: not followed."""
 
 
-class SiteRuleMiddleware:
-    """Downloader middleware, before anything signs or sends a request: every request a spider makes
-    (a first page, a next-page link from an answer, a host built from an answer's id, a retry, a
-    followed redirect) must name a place on the platform's site (`PlatformSpider.refusal`), so a
-    crawl never asks another host, reads a local file or a data: URI, and never sends a platform's
-    credentials elsewhere. A refused request fails alone, in one line naming it; the crawl goes on.
-    Under `GPUPLAN_ORIGIN_OVERRIDE` the platform's URL (`source_url`) is judged, and the request
-    must go to the overriding origin."""
+class _SiteMiddleware:
+    """A middleware that judges where requests go: the crawler, and the overriding origin if any."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -196,8 +190,18 @@ class SiteRuleMiddleware:
         self.origin = _origin(origin) if origin else None
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> SiteRuleMiddleware:
+    def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+
+class SiteRuleMiddleware(_SiteMiddleware):
+    """Downloader middleware, before anything signs or sends a request: every request a spider makes
+    (a first page, a next-page link from an answer, a host built from an answer's id, a retry, a
+    followed redirect) must name a place on the platform's site (`PlatformSpider.refusal`), so a
+    crawl never asks another host, reads a local file or a data: URI, and never sends a platform's
+    credentials elsewhere. A refused request fails alone, in one line naming it; the crawl goes on.
+    Under `GPUPLAN_ORIGIN_OVERRIDE` the platform's URL (`source_url`) is judged, and the request
+    must go to the overriding origin."""
 
     def process_request(self, request: Request) -> None:
         spider = self.crawler.spider
@@ -212,22 +216,13 @@ class SiteRuleMiddleware:
             raise Refused(f"refused: {shown(source)} {problem}; not asked")
 
 
-class PlatformHostsMiddleware:
+class PlatformHostsMiddleware(_SiteMiddleware):
     """Downloader middleware, before Scrapy's RedirectMiddleware (600) sees the answer: a redirect is
     followed only to a place the site rule allows (`PlatformSpider.refusal`), so a platform's answer
     never comes from, and its request (credentials or not) never goes to, another site. One
     elsewhere fails the request in one line naming the host. Under `GPUPLAN_ORIGIN_OVERRIDE` a
     redirect to the overriding origin or to the platform's own site goes to the overriding origin,
     as every request does (Scrapy itself drops Authorization and Cookie on any change of host)."""
-
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        origin = crawler.settings.get(ORIGIN_OVERRIDE_SETTING)
-        self.origin = _origin(origin) if origin else None
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> PlatformHostsMiddleware:
-        return cls(crawler)
 
     def process_response(self, request: Request, response: Response) -> Response:
         location = response.headers.get(b"Location")
