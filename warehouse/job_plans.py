@@ -190,10 +190,12 @@ def plan_jobs(
     fastest: bool = False,
     stale_hours: float | None = None,
     max_nodes: int = fabric.DEFAULT_MAX_NODES,
+    sized: dict[tuple[object, ...], list[dict[str, Any]]] | None = None,
 ) -> list[JobPlans]:
     """`plan_job` for each of `jobs`, in one query over the offers (issue 29): the offers' shapes
     are made once, and jobs sized alike (model, method, framework, sequence, batch, GPU limit)
-    are sized once. Answers in the order of `jobs`; `stale_hours` and `max_nodes` as for `plan_job`."""
+    are sized once. Answers in the order of `jobs`; `stale_hours` and `max_nodes` as for `plan_job`.
+    `sized` keeps the sizings across calls over the same offers (compute_job_plans' chunks)."""
     scope = {"plan_date": plan_date, "latest": plan_date is None}
     too_stale: dict[str, str] = {}
     if plan_date is None and stale_hours is not None:
@@ -209,6 +211,7 @@ def plan_jobs(
     ]
     units = sorted({(gpu_model, count) for _, gpu_model, count, _, _ in offered})
     sizings: dict[tuple[object, ...], int] = {}
+    cache = {} if sized is None else sized
     requirements: list[dict[str, Any]] = []
     described: list[dict[str, Any]] = []
     for index, job in enumerate(jobs):
@@ -218,9 +221,11 @@ def plan_jobs(
         key = (job.shape or job.model, job.method, job.framework, job.seq_len, job.batch, limit)
         if key not in sizings:
             sizings[key] = len(sizings)
-            rows = job_requirement_rows(job, units) + cluster_requirement_rows(
-                job, _clusters(offered, job.max_gpus)
-            )
+            if key not in cache:
+                cache[key] = job_requirement_rows(job, units) + cluster_requirement_rows(
+                    job, _clusters(offered, job.max_gpus)
+                )
+            rows = cache[key]
             requirements += [
                 {**{column: row[column] for column in REQUIREMENT_FIELDS}, "sizing": sizings[key]}
                 for row in rows
@@ -383,12 +388,15 @@ def compute_job_plans(
     import pandas as pd  # the daily run's path: binding 40,000 rows as one parameter took 15 s
 
     computed_at = _now_utc()
+    sized: dict[tuple[object, ...], list[dict[str, Any]]] = {}  # the chunks share the day's offers
     with plans.transaction(con):
         con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
         for first in range(0, len(jobs), JOB_CHUNK):
             rows: list[dict[str, Any]] = []
             chunk = jobs[first : first + JOB_CHUNK]
-            for answer in plan_jobs(con, chunk, start_at=start_at, plan_date=plan_date, max_nodes=max_nodes):
+            for answer in plan_jobs(
+                con, chunk, start_at=start_at, plan_date=plan_date, max_nodes=max_nodes, sized=sized
+            ):
                 columns = _job_columns(answer.job, plan_date, computed_at)
                 if answer.reason is None:
                     rows += [{**plan, **columns, "status": "ok", "reason": None} for plan in answer.plans]
