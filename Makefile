@@ -1,0 +1,27 @@
+# The everyday commands, so a newcomer need not read .ci/run (README, "Tests and benchmarks").
+# Run inside the project's virtual environment (python3 -m venv .venv && . .venv/bin/activate).
+.PHONY: install test-fast test lint demo dev ci
+
+install:  ## the README's install command
+	pip install -e ".[dev]"
+
+test-fast:  ## the fast loop: everything not marked slow (about a minute on two cores)
+	python -m pytest -m "not slow"
+
+test:  ## the whole suite, as CI runs it
+	python -m pytest
+
+lint:  ## lint, formatting, types and the generated schema, as CI checks them
+	ruff check .
+	ruff format --check .
+	mypy
+	python -m warehouse.schema --check
+
+demo:  ## the main job on the bundled snapshots, no network
+	gpuplan refresh --offline
+
+dev:  ## the Dagster UI on http://127.0.0.1:3000
+	dg dev
+
+ci:  ## CI on a clean clone of this checkout's HEAD
+	bash .ci/run
