@@ -23,5 +23,5 @@ demo:  ## the main job on the bundled snapshots, no network
 dev:  ## the Dagster UI on http://127.0.0.1:3000
 	dg dev
 
-ci:  ## CI on a clean clone of this checkout's HEAD
+ci:  ## what CI runs (.ci/run): a fresh venv, the install command, the checks, the suite
 	bash .ci/run
