@@ -1,15 +1,16 @@
 """Bench: `gpuplan import` of a big file in bounded memory, against DuckDB's own read of the same file.
 
-    /work/venv/bin/python bench/bench_import.py [--quick] [--rows 7000000] [--format observations]
-                                                [--chunk-rows N] [--dir DIR] [--keep]
+    /work/venv/bin/python bench/bench_import.py [--quick] [--rows 7000000] [--days 365]
+                                                [--format observations] [--chunk-rows N] [--dir DIR] [--keep]
 
 Writes a SYNTHETIC file in the format the README documents (`--format observations`: the tracker's
 daily observations CSV, `date, provider, gpu_model, gpu_count, region, rental_type, price_min_usd,
 price_median_usd, price_max_usd, n_offers, source_url, fetched_at`, as
 `scrapers/history/observations.py` reads it; 1 row in 1,000 with a price that is no number, so the
-refusals are exercised), `--rows` rows over as many past days as it takes (2,000 rows a day, 30
-providers). `--format skypilot` writes one cloud's `vms.csv` (SkyPilot's columns) instead. Then,
-each in a fresh child process so that each peak RSS is its own:
+refusals are exercised), `--rows` rows spread evenly over `--days` days ending 2026-11-30
+(default 365: a year of daily history is the size of the 7M-row file users import), 30
+providers. `--format skypilot` writes one cloud's `vms.csv` (SkyPilot's columns) instead. Then, each
+in a fresh child process so that each peak RSS is its own:
 
 - yardstick: DuckDB's `CREATE TABLE ... AS SELECT * FROM read_csv(file)` into a fresh database file,
   with the import's memory limit (`warehouse.history.IMPORT_SETTINGS`);
@@ -36,7 +37,7 @@ import duckdb
 
 TARGET_RSS_MB = 2048
 TARGET_RATIO = 3.0
-ROWS_PER_DAY = 2_000
+DAYS = 365
 LAST_DAY = "2026-11-30"
 PROVIDERS = 30
 
@@ -49,7 +50,7 @@ COPY (
          'datacrunch', 'tensordock', 'fluidstack', 'paperspace', 'coreweave', 'crusoe', 'vultr',
          'linode', 'scaleway', 'ovh', 'jarvislabs', 'massed compute', 'shadeform', 'seeweb',
          'primeintellect', 'cudo', 'latitude', 'voltage park', 'together', 'genesis', 'acecloud'][
-            1 + CAST((i % $per_day) // ($per_day // 30) AS INTEGER) % 30] AS provider,
+            1 + CAST((i % $per_day) * 30 // $per_day AS INTEGER)] AS provider,
         ['H100_SXM', 'A100_SXM_80GB', 'RTX_4090', 'H200', 'L40S', 'A10', 'RTX_3090', 'B200',
          'A100_PCIE_40GB', 'L4'][1 + CAST(i % 10 AS INTEGER)] AS gpu_model,
         [1, 2, 4, 8][1 + CAST((i // 10) % 4 AS INTEGER)] AS gpu_count,
@@ -129,14 +130,14 @@ print(json.dumps({
 """
 
 
-def write_file(path: Path, file_format: str, rows: int) -> float:
+def write_file(path: Path, file_format: str, rows: int, days: int = DAYS) -> float:
     """Write the SYNTHETIC file; returns seconds taken."""
     sql = OBSERVATIONS_SQL if file_format == "observations" else SKYPILOT_SQL
     start = time.perf_counter()
     con = duckdb.connect()
     con.execute(
         sql.format(path=str(path).replace("'", "''")),
-        {"rows": rows, "per_day": ROWS_PER_DAY} if file_format == "observations" else {"rows": rows},
+        {"rows": rows, "per_day": -(-rows // days)} if file_format == "observations" else {"rows": rows},
     )
     con.close()
     return time.perf_counter() - start
@@ -159,6 +160,7 @@ def load_average() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=7_000_000)
+    parser.add_argument("--days", type=int, default=DAYS, help="days the observations span")
     parser.add_argument("--format", choices=("observations", "skypilot"), default="observations")
     parser.add_argument("--chunk-rows", type=int, default=None, help="default: the importer's CHUNK_ROWS")
     parser.add_argument("--quick", action="store_true", help="10,000 rows, no targets")
@@ -173,7 +175,7 @@ def main() -> int:
     try:
         name = "observations.csv" if args.format == "observations" else f"benchcloud_vms_{LAST_DAY}.csv"
         path = folder / name
-        wrote = write_file(path, args.format, rows)
+        wrote = write_file(path, args.format, rows, args.days)
         size_mb = path.stat().st_size / 1e6
         print(
             f"{args.format}: {rows:,} rows, {size_mb:,.0f} MB, written in {wrote:.1f} s; "
