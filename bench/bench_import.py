@@ -54,7 +54,7 @@ COPY (
         ['H100_SXM', 'A100_SXM_80GB', 'RTX_4090', 'H200', 'L40S', 'A10', 'RTX_3090', 'B200',
          'A100_PCIE_40GB', 'L4'][1 + CAST(i % 10 AS INTEGER)] AS gpu_model,
         [1, 2, 4, 8][1 + CAST((i // 10) % 4 AS INTEGER)] AS gpu_count,
-        ['global', 'us', 'eu', 'secure', 'community'][1 + CAST((i // 40) % 5 AS INTEGER)] AS region,
+        'region-' || ((i // 40) % 20) AS region,
         CASE WHEN (i // 200) % 3 = 0 THEN 'spot' ELSE 'on_demand' END AS rental_type,
         CASE WHEN i % 1000 = 999 THEN 'n/a'
              ELSE CAST(round(0.2 + (hash(i) % 500) / 100.0, 2) AS VARCHAR) END AS price_min_usd,
