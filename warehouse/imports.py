@@ -66,7 +66,8 @@ def import_file(
     """Import one file into the warehouse on `con` (the writer), read `chunk_rows` rows at a time.
 
     A file that cannot be read (missing, not this format, no date, a row the CSV parser cannot
-    split) gives a report with `error` and changes nothing. A file that reads but holds no offer
+    split), or whose load needs more than the import's DuckDB memory, gives a report with `error`
+    and changes nothing. A file that reads but holds no offer
     for a (platform, day) it speaks for (a header-only catalog) loads that day as a failed run with
     the reason. What is stored does not depend on `chunk_rows`.
     """
@@ -81,12 +82,19 @@ def import_file(
             ):
                 read.add(chunk)
                 staging.add(*_staged(chunk))
+            days = sorted_days(read.days)
+            loaded = staging.load(
+                source, str(path.resolve()), [(known.platform, known.day) for known in days], read.problem
+            )
         except (OSError, ValueError, pd.errors.ParserError) as exc:
             return FileReport(path=path, format=file_format.name, error=str(exc))
-        days = sorted_days(read.days)
-        loaded = staging.load(
-            source, str(path.resolve()), [(known.platform, known.day) for known in days], read.problem
-        )
+        except duckdb.OutOfMemoryException as exc:  # staged in temp tables, loaded in one transaction
+            limit = history.IMPORT_SETTINGS["memory_limit"]
+            said = str(exc).splitlines()[0]
+            error = (
+                f"{path.name} needs more than the import's {limit} of DuckDB memory; nothing stored ({said})"
+            )
+            return FileReport(path=path, format=file_format.name, error=error)
     return FileReport(
         path=path,
         format=file_format.name,

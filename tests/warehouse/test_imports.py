@@ -212,3 +212,17 @@ def test_what_is_stored_does_not_depend_on_the_chunk_size(file_format, tmp_path,
         assert report.error is None and report.offers_loaded > 0, report
         stored.append((_stored(con), report.rows_read, report.rows_refused, report.refusals))
     assert stored[0] == stored[1]
+
+
+def test_a_load_past_the_memory_limit_is_a_clear_error_and_stores_nothing(
+    sample, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    con = warehouse_template.scratch()
+    monkeypatch.setitem(history.IMPORT_SETTINGS, "memory_limit", "2MB")
+    report = import_file(con, formats.get("observations"), sample(OBSERVATIONS))
+    assert report.error is not None and "of DuckDB memory; nothing stored" in report.error, report
+    assert con.execute("SELECT count(*) FROM crawl_runs").fetchall() == [(0,)]
+    assert con.execute("SELECT count(*) FROM offers").fetchall() == [(0,)]
+    # the connection's own limit is back, and the next import loads
+    monkeypatch.undo()
+    assert import_file(con, formats.get("observations"), sample(OBSERVATIONS)).ok
