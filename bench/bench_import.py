@@ -42,7 +42,6 @@ LAST_DAY = "2026-11-30"
 PROVIDERS = 30
 
 OBSERVATIONS_SQL = """
-COPY (
     WITH r AS (SELECT range AS i FROM range($rows))
     SELECT
         CAST(DATE '2026-11-30' - CAST(i // $per_day AS INTEGER) AS VARCHAR) AS date,
@@ -65,11 +64,9 @@ COPY (
         CAST(DATE '2026-11-30' - CAST(i // $per_day AS INTEGER) AS VARCHAR) || 'T21:00:03.28764+00:00'
             AS fetched_at
     FROM r
-) TO '{path}' (HEADER, DELIMITER ',')
 """
 
 SKYPILOT_SQL = """
-COPY (
     WITH r AS (SELECT range AS i FROM range($rows))
     SELECT
         'gpu_' || [1, 2, 4, 8][1 + CAST(i % 4 AS INTEGER)] || 'x_h100_sxm5_' || i AS InstanceType,
@@ -83,7 +80,6 @@ COPY (
             || '''MemoryInfo'': {{''SizeInMiB'': 81920}}}}], ''TotalGpuMemoryInMiB'': 81920}}' AS GpuInfo,
         '' AS SpotPrice
     FROM r
-) TO '{path}' (HEADER, DELIMITER ',')
 """
 
 YARDSTICK = """
@@ -135,10 +131,9 @@ def write_file(path: Path, file_format: str, rows: int, days: int = DAYS) -> flo
     sql = OBSERVATIONS_SQL if file_format == "observations" else SKYPILOT_SQL
     start = time.perf_counter()
     con = duckdb.connect()
-    con.execute(
-        sql.format(path=str(path).replace("'", "''")),
-        {"rows": rows, "per_day": -(-rows // days)} if file_format == "observations" else {"rows": rows},
-    )
+    params = {"rows": rows, "per_day": -(-rows // days)} if file_format == "observations" else {"rows": rows}
+    # The rows' query takes bound values; the file's path goes to the writer, never into the SQL.
+    con.sql(sql, params=params).write_csv(str(path), header=True, sep=",")
     con.close()
     return time.perf_counter() - start
 
