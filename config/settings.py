@@ -146,6 +146,16 @@ def ascii_decimal(text: str) -> float:
     return float(text)
 
 
+MINUTES_PER_DAY = 24 * 60
+
+
+def parse_minutes(text: str) -> int:
+    """`15`, `15m`, `2h` as whole minutes (a bare number is minutes); ValueError for anything else."""
+    text = text.strip().lower()
+    unit = 60 if text.endswith("h") else 1
+    return ascii_whole(text.removesuffix("h").removesuffix("m").strip()) * unit
+
+
 def ascii_whole(text: str) -> int:
     """`text` as a whole number (ValueError unless ASCII digits with an optional sign)."""
     if not _WHOLE.fullmatch(text):
@@ -177,6 +187,20 @@ class _Reader:
             self.fail(name, text, f"a number {bound}")
             return default
         return value
+
+    def minutes(self, name: str, default: int) -> int:
+        """A period in whole minutes, written `15`, `15m` or `2h`: from one minute to a day."""
+        text = (self.env.get(name) or "").strip().lower()
+        if not text:
+            return default
+        try:
+            minutes = parse_minutes(text)
+        except ValueError:
+            minutes = 0
+        if not 1 <= minutes <= MINUTES_PER_DAY:
+            self.fail(name, text, "whole minutes from 1 to 1440, as 15, 15m or 2h")
+            return default
+        return minutes
 
     def whole(self, name: str, default: int, low: int, high: int) -> int:
         text = self.env.get(name) or ""
@@ -306,6 +330,9 @@ class Settings:
     # GPUPLAN_MAX_NODES: the most whole nodes a job plan joins into one cluster, where the offer's
     # platform sells a training fabric (sizing/data/clusters.csv); 1: never across nodes
     max_nodes: int = 64
+    # GPUPLAN_WATCH_EVERY: how often the intraday watches crawl and check (`gpuplan watch`, the
+    # Dagster watch schedule), in minutes ("15", "15m", "1h")
+    watch_every_minutes: int = 15
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -356,6 +383,7 @@ class Settings:
             export_dir=Path(export).expanduser() if (export := env.get("GPUPLAN_EXPORT_DIR")) else None,
             # The node ladder tops at 256 nodes (2,048 GPUs of 8): past it is a typo.
             max_nodes=read.whole("GPUPLAN_MAX_NODES", 64, 1, 256),
+            watch_every_minutes=read.minutes("GPUPLAN_WATCH_EVERY", 15),
         )
         if read.problems:
             raise SettingsError("; ".join(read.problems))

@@ -30,7 +30,7 @@ def digest_object(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any
         "lang": lang,
         "summary": wording.summary(digest),
         "price_move_pct": digest.price_move_pct,
-        "watches": [_watch(result, wording) for result in digest.watches],
+        "watches": [watch_entry(result, wording) for result in digest.watches],
         "watch_error": digest.watch_error,
         "plan_changes": [_change(change, wording) for change in digest.plan_changes],
         # `platform`: where the GPU model is cheapest now (new_platform), as the mail says it
@@ -69,7 +69,7 @@ def _change(change: ChangedPlan, wording: Wording) -> dict[str, Any]:
     }
 
 
-def _watch(result: WatchResult, wording: Wording) -> dict[str, Any]:
+def watch_entry(result: WatchResult, wording: Wording) -> dict[str, Any]:
     return {
         "kind": result.watch.kind,
         **asdict(result.watch),

@@ -23,6 +23,7 @@ from pipelines.assets.push import build_push_asset
 from pipelines.assets.warehouse import build_warehouse_assets
 from pipelines.checks import build_checks
 from pipelines.drift_checks import build_drift_checks
+from pipelines.intraday import build_watch_cycle
 from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WRITER_WAIT_S, CrawlerResource, MailerResource, WarehouseResource
@@ -57,6 +58,7 @@ def build_defs(
     `{resources: {crawler: {config: {offline: true}}}}` (README, "The Dagster UI")."""
     partitions = daily_partitions(settings.schedule_timezone)
     slugs = platforms()
+    watch_job, watch_schedule = build_watch_cycle(settings.notify_file, settings.watch_every_minutes)
     with policy_warnings_silenced():
         defs = dg.Definitions(
             assets=[
@@ -69,8 +71,11 @@ def build_defs(
                 build_push_asset(partitions, settings.notify_file),
             ],
             asset_checks=[*build_checks(slugs), watches, *build_drift_checks(slugs)],
-            jobs=[daily_refresh, backfill_plans],
-            schedules=[build_daily_schedule(settings.schedule_cron, settings.schedule_timezone)],
+            jobs=[daily_refresh, backfill_plans, watch_job],
+            schedules=[
+                build_daily_schedule(settings.schedule_cron, settings.schedule_timezone),
+                watch_schedule,
+            ],
             # Every run in one process, the run worker: its writing steps take the one writer in
             # turn anyway, its crawls run side by side in a crawl process of their own, and a
             # check is a query or two. A process per step (Dagster's default) adds an interpreter

@@ -4,6 +4,7 @@
 -- not under the price floor, as the plans read offers) on its platforms, by USD and by CNY per
 -- GPU-hour, and where it is. The day's cheapest per card and platform is found once, then each
 -- watch takes the least of its platforms'.
+-- With $latest: instead each platform's latest usable crawl, `day` NULL (the intraday watches).
 WITH watches AS (
     SELECT * FROM watch_scopes($watch_nos, $gpu_models, $platforms)
 ),
@@ -14,9 +15,11 @@ cheapest AS (
         platform,
         min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
         min(price_cny_per_gpu_hour) AS cny_per_gpu_hour
-    FROM judged_offers(list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])))
+    FROM judged_offers(
+        list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])), latest := CAST($latest AS BOOLEAN)
+    )
     WHERE plannable
-      AND list_contains(CAST($days AS DATE[]), day)
+      AND (CAST($latest AS BOOLEAN) OR list_contains(CAST($days AS DATE[]), day))
       AND gpu_model IN (SELECT gpu_model FROM watches)
     GROUP BY ALL
 )

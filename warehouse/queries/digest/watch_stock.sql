@@ -7,16 +7,19 @@
 -- sizes of one stock count are one pool, counted by the largest; a fractional offer is no card).
 -- The free GPUs per day, card and platform are counted once, then each watch takes the most of its
 -- platforms'.
+-- With $latest: instead each platform's latest usable crawl, `day` NULL (the intraday watches).
 WITH watches AS (
     SELECT * FROM watch_scopes($watch_nos, $gpu_models, $platforms)
 ),
 judged AS (
     SELECT
         day AS scope, platform, gpu_model, offer_id, machine_id, pool_id, gpu_ids, gpu_frac, available_gpus
-    FROM judged_offers(list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])))
+    FROM judged_offers(
+        list_min(CAST($days AS DATE[])), list_max(CAST($days AS DATE[])), latest := CAST($latest AS BOOLEAN)
+    )
     WHERE NOT below_price_floor
       AND available_gpus IS NOT NULL
-      AND list_contains(CAST($days AS DATE[]), day)
+      AND (CAST($latest AS BOOLEAN) OR list_contains(CAST($days AS DATE[]), day))
       AND gpu_model IN (SELECT gpu_model FROM watches)
 ),
 free AS (
