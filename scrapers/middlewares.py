@@ -18,7 +18,8 @@ from scrapy.http import Request, Response
 from scrapy.utils.response import response_status_message
 
 from scrapers import parsing
-from scrapers.platform import ORIGIN_OVERRIDE_SETTING, RATE_LIMITED_STATUS, PlatformSpider, Refused, shown
+from scrapers.parsing import shown
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING, RATE_LIMITED_STATUS, PlatformSpider, Refused
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ import io
 import json
 import math
 import re
+import sys
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 from scrapy.http import Response
 
 from scrapers.items import CURRENCIES, BillingPeriod, PricePer
+from scrapers.quotes.prices import PriceTextError, read_price
 
 
 class CrawlError(Exception):
@@ -79,23 +81,30 @@ CENTS = 100  # Lambda `price_cents_per_hour`: US cents
 LI = 1_000  # AutoDL `payg_price`: 1/1000 CNY (厘)
 HUNDRED_THOUSANDTHS = 100_000  # matpool `price`, PPIO/Novita: 1/100000 CNY
 
-_NUMBER_TEXT = re.compile(r"^[^\d\-+.]*([-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+)\s*[^\d]*$")
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # "3.25", "-1": most text numbers, read at once
 
 
 def number(value: Any) -> float | None:
-    """A price or count as a float: accepts numbers and numeric text ("5.00", "$2.49", "¥1,088").
-
-    None, "" and non-numeric text ("—", "N/A") give None; NaN and infinities give None.
+    """A price or count as a float: a number, or text that is one whole number as a price is written
+    ("5.00", "$2.49", "¥1,088", "2,24" as 2.24): read by the quotes file's reader
+    (`scrapers.quotes.prices.read_price`), the one reader of written numbers, so text with anything
+    else in it ("<b>1.5</b>", "1.5 (was 2)") is no number, and a decimal comma never reads as
+    thousands. None, "" and text that is no one number ("—", "N/A", "2-3") give None; NaN and
+    infinities give None.
     """
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         result = float(value)
     elif isinstance(value, str):
-        match = _NUMBER_TEXT.match(value.strip())
-        if match is None:
-            return None
-        result = float(match.group(1).replace(",", ""))
+        text = value.strip()
+        if _PLAIN_NUMBER.fullmatch(text):
+            result = float(text)
+        else:
+            try:
+                result = read_price(text).amount
+            except PriceTextError:
+                return None
     else:
         return None
     return result if math.isfinite(result) else None
@@ -280,6 +289,15 @@ def observed_at(response: Response) -> str:
 # --- response checks ---------------------------------------------------------
 
 
+MAX_SHOWN = 120  # characters of a name from an answer a message shows
+
+
+def shown(text: str) -> str:
+    """A URL, id or name from an answer as a message shows it: unprintable characters escaped, cut short."""
+    flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return flat if len(flat) <= MAX_SHOWN else flat[:MAX_SHOWN] + "…"
+
+
 def _excerpt(text: str, limit: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[:limit] + "…"
@@ -293,14 +311,47 @@ def _html_page(response: Response, text: str) -> str | None:
     return None
 
 
+class _KeyTwice(ValueError):
+    """An object of the answer names one key twice (`_one_reading`)."""
+
+
+def _one_reading(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when it names a key twice: which value is meant is not known (Python's
+    reader would keep the last, silently)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _KeyTwice(_first_twice([key for key, _ in pairs]))
+    return found
+
+
+def _first_twice(names: list[str]) -> str | None:
+    """The first name that `names` holds a second time, or None."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
 def json_body(response: Response) -> Any:
-    """The response body as JSON, or NotJson saying what came instead (HTML page, cut-off body)."""
+    """The response body as JSON, or NotJson saying what came instead: an HTML page, a cut-off
+    body, an object naming a key twice, nesting deeper than the reader goes (malformed or hostile)."""
     text = response.body.decode("utf-8", errors="replace")
     page = _html_page(response, text)
     if page is not None:
         raise NotJson(f"expected JSON, got {page}")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_one_reading)
+    except _KeyTwice as twice:
+        raise NotJson(
+            f"the JSON answer has no one reading: an object names the key {shown(str(twice))!r} twice"
+        ) from None
+    except RecursionError:
+        raise NotJson(
+            f"the JSON answer nests deeper than {sys.getrecursionlimit():,} levels: "
+            "a malformed or hostile answer"
+        ) from None
     except json.JSONDecodeError as exc:
         cut_off = exc.msg.startswith("Unterminated") or exc.pos >= len(text.rstrip()) - 1
         cut = " (the body looks cut off)" if cut_off else ""
@@ -309,16 +360,29 @@ def json_body(response: Response) -> Any:
 
 def csv_rows(response: Response) -> list[dict[str, str | None]]:
     """The body as a CSV table with a header row (SkyPilot's catalog files): one dict per row, an
-    empty cell as None (it says nothing, like a missing field). NotCsv for an HTML page or a body
-    without a header row; a cut-off last row reads with its missing cells None."""
+    empty cell as None (it says nothing, like a missing field). NotCsv for an HTML page, a body
+    without a header row, a header naming a column twice, and a table cut short: a body that does
+    not end with a line end, or whose last row has fewer cells than the header (a cut row is
+    never read: its last cell may be a cut number, 1.7 read as 1.)."""
     text = response.body.decode("utf-8-sig", errors="replace")
     page = _html_page(response, text)
     if page is not None:
         raise NotCsv(f"expected CSV, got {page}")
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
+    if text and not text.endswith(("\n", "\r")):
+        raise NotCsv("the CSV answer is cut short: its last line has no line end")
+    table = [row for row in csv.reader(io.StringIO(text)) if row]
+    if not table:
         raise NotCsv("expected CSV, got no header row")
-    return [{key: value or None for key, value in row.items() if key is not None} for row in reader]
+    header, rows = table[0], table[1:]
+    twice = _first_twice(header)
+    if twice is not None:
+        raise NotCsv(f"the CSV answer has no one reading: its header names the column {shown(twice)!r} twice")
+    if rows and len(rows[-1]) < len(header):
+        raise NotCsv(
+            f"the CSV answer is cut short: its last row has {len(rows[-1])} "
+            f"of the header's {len(header)} cells"
+        )
+    return [{key: value or None for key, value in zip(header, row, strict=False)} for row in rows]
 
 
 def error_message(payload: Any) -> str | None:

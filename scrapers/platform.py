@@ -32,6 +32,7 @@ from twisted.python.failure import Failure
 
 from scrapers import parsing, rows
 from scrapers.items import OfferItem
+from scrapers.parsing import shown
 from scrapers.redaction import redact
 from scrapers.rejects import RejectedOffer
 from sizing import gpu_names
@@ -54,19 +55,16 @@ ORIGIN_OVERRIDE_SETTING = "GPUPLAN_ORIGIN_OVERRIDE"
 # What a crawl may ask: the web, over these schemes (never a local file, a data: URI, S3 or FTP).
 SCHEMES = ("http", "https")
 _HOST = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+$")  # a host name as DNS spells it, nothing else
-MAX_SHOWN_URL = 120  # characters of a refused URL a message shows
+# The longest cell a row may hold: real ones are names, ids and prices, the longest a few hundred
+# characters (SkyPilot's GpuInfo, Azure's product names). One longer is a malformed or hostile
+# answer: its row is rejected `cell_too_long`, and only the cell's start is kept.
+MAX_CELL_CHARS = 10_000
 # Scrapy's HttpCompressionMiddleware refusing an answer that inflates past DOWNLOAD_MAXSIZE (2.19's text).
 DECOMPRESSION_REFUSED = re.compile(r"exceeded DOWNLOAD_MAXSIZE \((\d+) B\) during decompression")
 
 
 class Refused(IgnoreRequest):
     """A request the site rule (`PlatformSpider.refusal`) will not send: its message is the one line."""
-
-
-def shown(text: str) -> str:
-    """A URL or id from an answer as a message shows it: unprintable characters escaped, cut short."""
-    flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return flat if len(flat) <= MAX_SHOWN_URL else flat[:MAX_SHOWN_URL] + "…"
 
 
 @dataclass(frozen=True)
@@ -299,6 +297,14 @@ class PlatformSpider(scrapy.Spider):
         `row_unreadable`; any other exception is a bug of the spider's row code, recorded as a
         spider bug for that row (the crawl is partial) and the row rejected `spider_bug`. A row's
         results are all or none: a row never loads half its offers."""
+        long_cell = _long_cell(row)
+        if long_cell is not None:
+            name, size = long_cell
+            problem = (
+                f"the {name!r} cell is {size:,} characters, more than any real one ({MAX_CELL_CHARS:,}): "
+                "a malformed or hostile answer"
+            )
+            return [self.reject(response, "cell_too_long", {"row": _cut_cells(row), "problem": problem})]
         try:
             return list(results())
         except parsing.CrawlError as error:
@@ -483,6 +489,32 @@ class PlatformSpider(scrapy.Spider):
         spot = parsing.spot_price(on_demand, spot)
         if spot is not None:
             yield self.offer(response, gpu, price_amount=spot, pricing_type="spot", **fields)
+
+
+def _long_cell(row: Any) -> tuple[str, int] | None:
+    """The first text in `row` (an object, a list, nested) longer than MAX_CELL_CHARS: its key and length."""
+    stack: list[tuple[str, Any]] = [("", row)]
+    while stack:
+        key, node = stack.pop()
+        if isinstance(node, str):
+            if len(node) > MAX_CELL_CHARS:
+                return key, len(node)
+        elif isinstance(node, Mapping):
+            stack.extend((str(k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((key, v) for v in node)
+    return None
+
+
+def _cut_cells(node: Any) -> Any:
+    """`node` with every text cut to MAX_TEXT_DETAIL characters: a rejected row kept without its bulk."""
+    if isinstance(node, str):
+        return node if len(node) <= MAX_TEXT_DETAIL else node[:MAX_TEXT_DETAIL] + "…"
+    if isinstance(node, Mapping):
+        return {str(key): _cut_cells(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_cut_cells(value) for value in node]
+    return node
 
 
 def describe_failure(failure: Failure, download_timeout_s: float) -> str:

@@ -343,7 +343,7 @@ class CompshareSpider(PlatformSpider):
                 response, "no_price" if name and not priced else "record_incomplete", {"cells": cells}
             )
             return
-        gpu = gpu_names.identify(name, parsing.number(memory))
+        gpu = gpu_names.identify(name, parsing.memory_in_name(memory))
         offer_id = f"{name} {memory}/{int(count)}x".replace(" /", "/")
         extra = {key: cells[index] for key, index in columns.kept.items() if cells[index]}
         for column, price in priced:

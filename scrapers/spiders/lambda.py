@@ -193,7 +193,7 @@ class LambdaSpider(PlatformSpider):
             return self.reject(response, "record_incomplete", {"gpu_count": gpu_count, "cells": cells})
         price_label = next((label for label in cells if label.upper().startswith(PRICE_LABEL)), None)
         vram = cells.get("VRAM/GPU", "")
-        gpu = gpu_names.identify(plan, parsing.number(vram))
+        gpu = gpu_names.identify(plan, parsing.memory_in_name(vram))
         return self.offer(
             response,
             gpu,

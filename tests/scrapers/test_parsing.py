@@ -20,7 +20,12 @@ from scrapers import parsing
         ("5.00", 5.0),
         ("$2.49", 2.49),
         ("¥1,088.5", 1088.5),
-        ("80 GB", 80.0),
+        ("2,24", 2.24),  # a decimal comma: never 224
+        ("1,088", 1088.0),  # a comma before three digits groups thousands
+        ("80 GB", None),  # a number with words that are no price's: not one number
+        ("<b>1.5</b>", None),  # markup around a number: not a number
+        ("1.5 (was 2)", None),
+        ("2-3", None),
         ("-1.5", -1.5),
         ("—", None),
         ("N/A", None),
