@@ -130,7 +130,7 @@ def sharding_buffers(
         return states.gradients if stage == 0 else 0.0
     if sharding == "megatron" or (stage == 0 and sharding != "deepspeed"):
         return 0.0
-    layer, per_param = states.layer, states.layer.weights / max(spec.layer_params, 1)
+    layer, per_param = states.layer, states.layer.weights / spec.layer_params
     if sharding == "deepspeed":
         copies = 2 if profile.overlap_comm and stage < 3 else 1
         bucket = copies * profile.reduce_bucket_elements(spec.hidden, stage) * COMM_BYTES

@@ -305,10 +305,10 @@ def microbatch_seconds(
         # Transformer Engine's userbuffers are CUDA kernels; MindSpeed's counterpart (MC2) is opt-in
         overlapped = w.tp_comm_overlap and gpu.runs_cuda
         exposed += max(0.0, comm - gemm) if overlapped else comm
-    if layout.pp > 1:
-        spans_nodes = layout.model_parallel > gpu.gpus_per_node
-        link = internode_gb_per_s if spans_nodes else gpu.interconnect_gb_per_s / 2
-        exposed += lw.handoff_bytes / (link * COLLECTIVE_EFFICIENCY * 1e9)
+    # pipeline hand-offs (none without a pipeline: layout_work gives them no bytes)
+    spans_nodes = layout.model_parallel > gpu.gpus_per_node
+    link = internode_gb_per_s if spans_nodes else gpu.interconnect_gb_per_s / 2
+    exposed += lw.handoff_bytes / (link * COLLECTIVE_EFFICIENCY * 1e9)
     return compute + exposed
 
 

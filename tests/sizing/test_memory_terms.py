@@ -168,6 +168,9 @@ def test_the_optimizer_step_is_the_peak_when_its_temporary_outgrows_the_activati
     got = memory.breakdown(STATES, ACTS, fragmentation=0.0, transient=5e9, step_buffers=0.1e9)
     assert (got.activations, got.optimizer, got.sharding_buffers) == (0.0, 17.0, 0.1)
     assert got.total == pytest.approx(2 + 2 + 12 + 5 + 0.1 + memory.CUDA_CONTEXT_GB)
+    # the allocator margin is on what the step holds: 2 + 2 + 12 + 5 + 0.1 GB
+    margin = memory.breakdown(STATES, ACTS, fragmentation=0.1, transient=5e9, step_buffers=0.1e9).overhead
+    assert margin == pytest.approx(memory.CUDA_CONTEXT_GB + 0.1 * 21.1)
     below = memory.breakdown(STATES, ACTS, fragmentation=0.0, transient=3.9e9)
     assert below.activations == 4.0 and below.optimizer == 12.0
 
