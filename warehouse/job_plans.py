@@ -21,10 +21,14 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from sizing import fabric
-from sizing.catalog import load_gpus
 from sizing.jobs import Job
 from warehouse import plans, queries
-from warehouse.plan_requirements import cluster_requirement_rows, job_requirement_rows
+from warehouse.plan_requirements import (
+    cluster_counts,
+    cluster_requirement_rows,
+    fabric_rows,
+    job_requirement_rows,
+)
 
 if TYPE_CHECKING:  # planning a job builds no frame; storing a day's job plans does
     import pandas as pd
@@ -42,7 +46,7 @@ DAYS_PER_YEAR = 365.25
 
 # A job's requirement rows as the options query reads them: the daily rows' columns, the fabric a
 # cluster count was sized at and the goodput of its GPU count.
-REQUIREMENT_FIELDS = (*plans.REQUIREMENT_COLUMNS, "internode_gbps_per_gpu", "goodput")
+REQUIREMENT_FIELDS = (*plans.REQUIREMENT_COLUMNS, *plans.CLUSTER_REQUIREMENT_DEFAULTS)
 
 # Columns of a stored job plan (table job_plans, migrations 050, 051 and 120).
 JOB_PLAN_COLUMNS = (
@@ -223,7 +227,7 @@ def plan_jobs(
             sizings[key] = len(sizings)
             if key not in cache:
                 cache[key] = job_requirement_rows(job, units) + cluster_requirement_rows(
-                    job, _clusters(offered, job.max_gpus)
+                    job, cluster_counts((row[1:] for row in offered), job.max_gpus)
                 )
             rows = cache[key]
             requirements += [
@@ -265,38 +269,6 @@ def plan_jobs(
         _answer(job, by_job.get(index, []), plan_date, index in on_offer, max_nodes, too_stale)
         for index, job in enumerate(jobs)
     ]
-
-
-def fabric_rows(max_nodes: int) -> list[dict[str, Any]]:
-    """The cluster table's rows that crawled offers can match, as plan_shapes' `fabrics`: each with
-    the node counts a plan may join (`Fabric.node_counts`); none when `max_nodes` is under 2."""
-    return [
-        {
-            "platform": row.platform,
-            "offer_pattern": row.offer_pattern,
-            "fabric": row.label,
-            "internode_gbps_per_gpu": row.internode_gbps_per_gpu,
-            "node_counts": list(row.node_counts(max_nodes)),
-            "min_term_hours": row.min_term_hours,
-        }
-        for row in fabric.load_fabrics()
-        if row.crawled and row.node_counts(max_nodes)
-    ]
-
-
-def _clusters(offered: Sequence[tuple[Any, ...]], cap: int | None) -> dict[float, dict[str, set[int]]]:
-    """Fabric Gb/s per GPU -> GPU model -> the GPU counts clusters of `offered` (rows of
-    jobs/unit_sizes.sql) take: whole nodes of the catalog's node size, up to `cap` GPUs (a job's
-    max_gpus; None: any). Whatever a job's platforms and GPUs: jobs sized alike share these rows."""
-    per_node = {gpu.gpu_model: gpu.gpus_per_node for gpu in load_gpus()}
-    clusters: dict[float, dict[str, set[int]]] = {}
-    for _, gpu_model, count, gbps, node_counts in offered:
-        if gbps is None or per_node.get(gpu_model) != count:
-            continue
-        counts = {nodes * count for nodes in node_counts if cap is None or nodes * count <= cap}
-        if counts:
-            clusters.setdefault(gbps, {}).setdefault(gpu_model, set()).update(counts)
-    return clusters
 
 
 def _stale_text(platform: str, crawled_at: datetime, hours: float, bound: float) -> str:

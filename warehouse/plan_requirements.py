@@ -14,10 +14,10 @@ imported only inside the functions that build frames.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 
@@ -26,6 +26,7 @@ from sizing.catalog import GpuSpec, load_gpus
 from sizing.jobs import Job, job_requirements
 from sizing.planner import requirements
 from sizing.results import Requirement
+from sizing.setup import TrainingSetup
 from warehouse import plans, queries
 
 if TYPE_CHECKING:
@@ -138,12 +139,33 @@ def job_requirement_rows(job: Job, unit_sizes: Iterable[tuple[str, int]]) -> lis
     return [{**row, "internode_gbps_per_gpu": None, "goodput": 1.0} for row in requirement_rows(found, gpus)]
 
 
-def cluster_requirement_rows(
-    job: Job, clusters: Mapping[float, Mapping[str, Iterable[int]]]
+# A fabric's sizing call: (GPU counts, GPU models, GB/s per GPU between nodes) -> the model's rows.
+ClusterSizer = Callable[[tuple[int, ...], list[str], float], Iterable[Requirement]]
+
+
+def cluster_counts(
+    offered: Iterable[Sequence[Any]], cap: int | None = None
+) -> dict[float, dict[str, set[int]]]:
+    """Fabric Gb/s per GPU -> GPU model -> the GPU counts clusters of `offered` take: rows of
+    (gpu_model, unit GPUs, Gb/s per GPU or None, node counts), as plans/cluster_sizes.sql and
+    jobs/unit_sizes.sql give them. Whole nodes of the catalog's node size only, up to `cap` GPUs
+    (a job's max_gpus; None: any)."""
+    per_node = {gpu.gpu_model: gpu.gpus_per_node for gpu in load_gpus()}
+    clusters: dict[float, dict[str, set[int]]] = {}
+    for gpu_model, count, gbps, node_counts in offered:
+        if gbps is None or per_node.get(gpu_model) != count:
+            continue
+        counts = {nodes * count for nodes in node_counts if cap is None or nodes * count <= cap}
+        if counts:
+            clusters.setdefault(gbps, {}).setdefault(gpu_model, set()).update(counts)
+    return clusters
+
+
+def cluster_rows(
+    clusters: Mapping[float, Mapping[str, Iterable[int]]], size: ClusterSizer
 ) -> list[dict[str, object]]:
-    """The sizing model's rows for one job on clusters: `clusters` maps a fabric's Gb/s per GPU to
-    the GPU models joined over it and their GPU counts (whole nodes). Each row is sized at that
-    bandwidth and says it (`internode_gbps_per_gpu`), with the goodput its GPU count keeps
+    """The sizing model's rows on clusters (`cluster_counts`), each sized by `size` at its fabric's
+    bandwidth and saying it (`internode_gbps_per_gpu`), with the goodput its GPU count keeps
     (`sizing.fabric.goodput`); GPU models taking the same counts are sized in one call."""
     catalog = {gpu.gpu_model: gpu for gpu in load_gpus()}
     rows: list[dict[str, object]] = []
@@ -152,9 +174,7 @@ def cluster_requirement_rows(
         for gpu_model, counts in by_gpu.items():
             groups.setdefault(tuple(sorted(set(counts))), []).append(gpu_model)
         found = (
-            requirement
-            for counts, names in groups.items()
-            for requirement in job_requirements(job, counts, names, gbps / 8)
+            requirement for counts, names in groups.items() for requirement in size(counts, names, gbps / 8)
         )
         gpus = [catalog[name] for names in groups.values() for name in names]
         rows += [
@@ -162,6 +182,13 @@ def cluster_requirement_rows(
             for row in requirement_rows(found, gpus)
         ]
     return rows
+
+
+def cluster_requirement_rows(
+    job: Job, clusters: Mapping[float, Mapping[str, Iterable[int]]]
+) -> list[dict[str, object]]:
+    """`cluster_rows` for one job (its sizing call at each fabric's bandwidth)."""
+    return cluster_rows(clusters, lambda counts, names, gb: job_requirements(job, counts, names, gb))
 
 
 def job_sizes(gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame) -> pd.DataFrame:
@@ -180,12 +207,18 @@ def job_sizes(gpus: Sequence[GpuSpec], unit_sizes: pd.DataFrame) -> pd.DataFrame
 
 
 def size_days(
-    con: duckdb.DuckDBPyConnection, days: Sequence[date], models: Sequence[str], methods: Sequence[str]
+    con: duckdb.DuckDBPyConnection,
+    days: Sequence[date],
+    models: Sequence[str],
+    methods: Sequence[str],
+    fabrics: Sequence[Mapping[str, Any]] = (),
 ) -> SizedDays:
     """Replace the plan_requirements of each of `days` with the sizing model's rows for that day's offers.
 
     `con` is the writer; the offers of a day are those of the crawls recorded for it (plan_crawls).
-    Raises what the sizing model raises for an unknown model or method, before anything is written.
+    `fabrics` (`fabric_rows`; empty: none): the day's clusters are sized too, each at its fabric's
+    bandwidth (`cluster_rows`). Raises what the sizing model raises for an unknown model or method,
+    before anything is written.
     """
     import pandas as pd  # the daily path's frames; see the module's docstring
 
@@ -199,14 +232,79 @@ def size_days(
     units = {day: queries.frame(con, "plans/unit_sizes", plan_date=day) for day in days}
     union = pd.concat(units.values(), ignore_index=True).drop_duplicates()
     everything = requirements_frame(models, methods, gpus, union)
+    clusters = {
+        day: con.execute(
+            queries.sql("plans/cluster_sizes"), {"plan_date": day, "fabrics": list(fabrics)}
+        ).fetchall()
+        if fabrics
+        else []
+        for day in days
+    }
+    sized = pd.DataFrame(
+        cluster_rows(
+            cluster_counts(row for found in clusters.values() for row in found),
+            lambda counts, names, gb: (
+                requirement
+                for model in models
+                for method in methods
+                for requirement in requirements(
+                    model, method, gpu_counts=counts, gpus=names, setup=TrainingSetup(internode_gb_per_s=gb)
+                )
+            ),
+        ),
+        columns=[*plans.REQUIREMENT_COLUMNS, *plans.CLUSTER_REQUIREMENT_DEFAULTS],
+    )
     stored = sum(
         plans.store_requirements(
-            con, day, everything.merge(job_sizes(gpus, units[day]), on=["gpu_model", "gpu_count"])
+            con,
+            day,
+            pd.concat(
+                [
+                    everything.merge(job_sizes(gpus, units[day]), on=["gpu_model", "gpu_count"]),
+                    _days_clusters(sized, clusters[day]),
+                ],
+                ignore_index=True,
+            ),
         )
         for day in days
     )
     return SizedDays(
-        requirements=everything,
+        requirements=pd.concat([everything, sized], ignore_index=True),
         gpu_models_on_offer=tuple(sorted(union["gpu_model"].unique())),
         rows_stored=stored,
     )
+
+
+def fabric_rows(max_nodes: int) -> list[dict[str, Any]]:
+    """The cluster table's rows that crawled offers can match, as plan_shapes' `fabrics`: each with
+    the node counts a plan may join (`Fabric.node_counts`); none when `max_nodes` is under 2."""
+    return [
+        {
+            "platform": row.platform,
+            "offer_pattern": row.offer_pattern,
+            "fabric": row.label,
+            "internode_gbps_per_gpu": row.internode_gbps_per_gpu,
+            "node_counts": list(row.node_counts(max_nodes)),
+            "min_term_hours": row.min_term_hours,
+        }
+        for row in fabric.load_fabrics()
+        if row.crawled and row.node_counts(max_nodes)
+    ]
+
+
+def _days_clusters(sized: pd.DataFrame, found: Sequence[Sequence[Any]]) -> pd.DataFrame:
+    """Of `sized` (cluster rows of all the days), those of one day's clusters (`found`: its rows of
+    plans/cluster_sizes.sql)."""
+    keys = {
+        (gpu_model, gpus, gbps)
+        for gbps, by_gpu in cluster_counts(found).items()
+        for gpu_model, counts in by_gpu.items()
+        for gpus in counts
+    }
+    mask = [
+        (gpu_model, gpus, gbps) in keys
+        for gpu_model, gpus, gbps in zip(
+            sized["gpu_model"], sized["gpu_count"], sized["internode_gbps_per_gpu"], strict=True
+        )
+    ]
+    return sized[mask]

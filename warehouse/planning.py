@@ -18,7 +18,7 @@ from typing import Protocol
 import duckdb
 
 from warehouse import plans
-from warehouse.plan_requirements import SizedDays, size_days
+from warehouse.plan_requirements import SizedDays, fabric_rows, size_days
 
 
 class PlanSettings(Protocol):
@@ -33,6 +33,8 @@ class PlanSettings(Protocol):
     def default_tokens(self) -> float: ...
     @property
     def price_move_pct(self) -> float: ...
+    @property
+    def max_nodes(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,15 @@ class PlanOptions:
     `models` and `methods`: the sizing model's names (GPUPLAN_MODELS, GPUPLAN_METHODS);
     `default_tokens`: tokens of the run whose train days and total the daily tables give
     (GPUPLAN_DEFAULT_TOKENS); `price_move_pct`: a plan's price moving by at least this many percent
-    is a change (GPUPLAN_PRICE_MOVE_PCT).
+    is a change (GPUPLAN_PRICE_MOVE_PCT); `max_nodes`: the most whole nodes a plan joins where the
+    platform sells a training fabric (GPUPLAN_MAX_NODES; 1: never across nodes).
     """
 
     models: tuple[str, ...]
     methods: tuple[str, ...]
     default_tokens: float
     price_move_pct: float
+    max_nodes: int
 
     @classmethod
     def from_settings(cls, settings: PlanSettings) -> PlanOptions:
@@ -58,6 +62,7 @@ class PlanOptions:
             methods=tuple(settings.methods),
             default_tokens=float(settings.default_tokens),
             price_move_pct=float(settings.price_move_pct),
+            max_nodes=int(settings.max_nodes),
         )
 
 
@@ -86,10 +91,11 @@ def plan_days(
     raises for an unknown model or method, before anything is written.
     """
     ordered = sorted(set(days))
-    sized = size_days(con, ordered, options.models, options.methods)
+    fabrics = fabric_rows(options.max_nodes)
+    sized = size_days(con, ordered, options.models, options.methods, fabrics)
     candidates = cheapest = 0
     for day in progress(ordered, len(ordered)) if progress else ordered:
-        candidates += plans.compute_candidates(con, day, options.default_tokens)
+        candidates += plans.compute_candidates(con, day, options.default_tokens, fabrics)
         cheapest += plans.compute_cheapest_plans(con, day)
     changes = plans.compute_plan_changes_for_days(con, ordered, options.price_move_pct)
     return PlannedDays(tuple(ordered), sized, candidates, cheapest, changes)

@@ -55,8 +55,12 @@ REQUIREMENT_COLUMNS = (
     "multi_node",
 )
 
+# A cluster's requirement rows say the fabric they were sized at and the goodput of their GPU count
+# (migration 121); a frame without them is one machine's: NULL and 1.
+CLUSTER_REQUIREMENT_DEFAULTS = {"internode_gbps_per_gpu": None, "goodput": 1.0}
+
 # What makes a requirement row unique within a day.
-REQUIREMENT_KEY = ("model", "method", "gpu_model", "gpu_count")
+REQUIREMENT_KEY = ("model", "method", "gpu_model", "gpu_count", "internode_gbps_per_gpu")
 
 # How long a failed platform's last good crawl stands in the plans, for callers without settings:
 # GPUPLAN_STALE_HOURS's default (two daily runs).
@@ -142,12 +146,16 @@ def store_requirements(con: duckdb.DuckDBPyConnection, plan_date: date, requirem
     Returns the number of rows stored.
     """
     _require_columns(requirements, REQUIREMENT_COLUMNS, "requirements")
-    frame = requirements.loc[:, list(REQUIREMENT_COLUMNS)]
+    missing = {
+        name: value for name, value in CLUSTER_REQUIREMENT_DEFAULTS.items() if name not in requirements
+    }
+    frame = requirements.assign(**missing).loc[:, [*REQUIREMENT_COLUMNS, *CLUSTER_REQUIREMENT_DEFAULTS]]
+    frame["goodput"] = frame["goodput"].fillna(1.0)  # one machine's rows beside a cluster's
     twice = frame[frame.duplicated(list(REQUIREMENT_KEY), keep=False)]
     if not twice.empty:
         first = twice.iloc[0]
         raise ValueError(
-            "requirements name the same (model, method, gpu_model, gpu_count) twice, e.g. "
+            f"requirements name the same ({', '.join(REQUIREMENT_KEY)}) twice, e.g. "
             + ", ".join(str(first[key]) for key in REQUIREMENT_KEY)
         )
     with transaction(con):
@@ -164,14 +172,19 @@ def store_requirements(con: duckdb.DuckDBPyConnection, plan_date: date, requirem
 
 
 def compute_candidates(
-    con: duckdb.DuckDBPyConnection, plan_date: date, job_tokens: float = DEFAULT_JOB_TOKENS
+    con: duckdb.DuckDBPyConnection,
+    plan_date: date,
+    job_tokens: float = DEFAULT_JOB_TOKENS,
+    fabrics: list[dict[str, object]] | None = None,
 ) -> int:
     """Replace `plan_date`'s candidates: every fitting configuration of the day's offers, cheapest offer each.
 
     Reads plan_crawls, offers and plan_requirements of the day. Offers under the price floor
     (`judged_offers`) are left out and recorded in `plan_excluded_offers` for the day.
     Each candidate also gets `train_days` and `total_usd`/`total_cny` for a run of `job_tokens`
-    tokens (by the offer's billing). Returns the number of candidates.
+    tokens (by the offer's billing). `fabrics`: the cluster table's rows a candidate may join whole
+    nodes over (`plan_requirements.fabric_rows`; None: one machine), sized by `size_days` with the
+    same rows. Returns the number of candidates.
     """
     if not (job_tokens > 0 and math.isfinite(job_tokens)):
         raise ValueError(f"job_tokens must be a positive number of tokens, got {job_tokens!r}")
@@ -192,6 +205,7 @@ def compute_candidates(
             max_gpu_count=MAX_PLAN_GPU_COUNT,
             job_tokens=float(job_tokens),
             computed_at=computed_at,
+            fabrics=fabrics or None,
         )
     return _scalar(con, "SELECT count(*) FROM plan_candidates WHERE plan_date = $d", plan_date)
 

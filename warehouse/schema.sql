@@ -312,22 +312,24 @@ CREATE TABLE plan_excluded_offers (
     reason                      VARCHAR
 );
 
--- made by migration 011
+-- made by migration 011; altered by 121
 CREATE TABLE plan_requirements (
-    plan_date          DATE NOT NULL,
-    model              VARCHAR NOT NULL,
-    model_preset       VARCHAR,
-    params             DOUBLE,
-    method             VARCHAR NOT NULL,
-    gpu_model          VARCHAR NOT NULL,
-    gpu_count          INTEGER NOT NULL,
-    gpus_per_node      INTEGER NOT NULL,
-    fits               BOOLEAN NOT NULL,
-    zero_stage         INTEGER,
-    per_gpu_memory_gb  DOUBLE,
-    tokens_per_second  DOUBLE,
-    mfu                DOUBLE,
-    multi_node         BOOLEAN NOT NULL
+    plan_date               DATE NOT NULL,
+    model                   VARCHAR NOT NULL,
+    model_preset            VARCHAR,
+    params                  DOUBLE,
+    method                  VARCHAR NOT NULL,
+    gpu_model               VARCHAR NOT NULL,
+    gpu_count               INTEGER NOT NULL,
+    gpus_per_node           INTEGER NOT NULL,
+    fits                    BOOLEAN NOT NULL,
+    zero_stage              INTEGER,
+    per_gpu_memory_gb       DOUBLE,
+    tokens_per_second       DOUBLE,
+    mfu                     DOUBLE,
+    multi_node              BOOLEAN NOT NULL,
+    internode_gbps_per_gpu  DOUBLE,
+    goodput                 DOUBLE DEFAULT 1
 );
 
 -- made by migration 093

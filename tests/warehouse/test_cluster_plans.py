@@ -20,7 +20,8 @@ from warehouse_template import scratch
 
 from sizing import fabric
 from sizing.jobs import Job, job_requirements
-from warehouse import job_plans
+from warehouse import job_plans, planning, plans
+from warehouse.planning import PlanOptions
 
 START = datetime(2026, 12, 1, 8, 0)
 H100 = "H100 SXM 80GB"
@@ -129,3 +130,29 @@ def test_a_deadline_scales_out_where_one_node_is_too_slow(con):
     # a job's GPU limit bounds a cluster too
     limited = Job("ft", "13B", "full", tokens=20e9, within_days=cheapest["train_days"] / 3, max_gpus=16)
     assert not job_plans.plan_job(con, limited, start_at=START).plans
+
+
+def _daily(con, models: tuple[str, ...], max_nodes: int):
+    options = PlanOptions(
+        models=models, methods=("full",), default_tokens=1e9, price_move_pct=10.0, max_nodes=max_nodes
+    )
+    planning.plan_days(con, [DAY1], options)
+    return plans.plans_for_date(con, DAY1)
+
+
+def test_the_daily_tables_plan_a_cluster_where_no_machine_holds_the_model(con):
+    crawl(con, DAY1, "aws", [node("aws", "p5.48xlarge/us-east-1", H100, 6.88)])
+    crawl(con, DAY1, "lambda", [node("lambda", "NVIDIA H100 SXM 80 GB/8x", H100, 2.99)])
+    both = _daily(con, ("13B", "175B"), fabric.DEFAULT_MAX_NODES)
+    assert set(both["status"]) == {"ok"}
+    small = both[both["model"] == "13B"]  # one machine holds it: its rows beside the clusters' stand
+    assert len(small) == 2 and (small["train_days"] > 0).all()
+    daily = both[both["model"] == "175B"]
+    assert set(daily["platform"]) == {"aws"} and (daily["nodes"] > 1).all()
+    run = daily[daily["ranking"] == "lowest_run_total"].iloc[0]
+    gpus = int(run["gpu_count"])
+    hours = 1e9 / (speed(BIG, H100, gpus, 400) * 3600) / fabric.goodput(gpus)
+    assert run["train_days"] == pytest.approx(hours / 24)
+    assert run["total_usd"] == pytest.approx(6.88 * gpus * math.ceil(hours))
+    # one machine only (GPUPLAN_MAX_NODES 1): the 175B model fits nowhere, as before
+    assert set(_daily(con, ("175B",), 1)["status"]) == {"no_offer_fits"}

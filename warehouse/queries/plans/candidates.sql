@@ -7,8 +7,12 @@
 -- placeholder prices left out) is `plan_shapes`, the rule the job plans share; node
 -- sizes come from the day's requirements (the sizing catalog).
 -- Each candidate also says, for a run of $job_tokens tokens (GPUPLAN_DEFAULT_TOKENS), how many days it
--- trains and its total by the offer's billing (`billed_hours`).
--- Params: $plan_date, $max_gpu_count, $job_tokens, $computed_at.
+-- trains and its total by the offer's billing (`cluster_billed_hours`: `billed_hours`, and never under a
+-- cluster's own minimum term).
+-- Whole nodes of an offer the cluster table lists ($fabrics, plan_shapes' fabrics; NULL: none) are
+-- candidates too, each joined to the requirement sized at its fabric's Gb/s per GPU, its train time
+-- over the goodput of its GPUs (plan_requirements.goodput, 1 off a cluster).
+-- Params: $plan_date, $max_gpu_count, $job_tokens, $computed_at, $fabrics.
 INSERT INTO plan_candidates BY NAME
 WITH
 -- materialized: the shape ids must be the same wherever shapes is read
@@ -27,7 +31,8 @@ shapes AS MATERIALIZED (
             FROM plan_requirements
             WHERE plan_date = $plan_date
         ),
-        $max_gpu_count
+        $max_gpu_count,
+        fabrics := $fabrics
     ) AS s
 ),
 -- Per (GPU model, GPU count) only a few shapes can win for any (model, method): the least
@@ -40,13 +45,14 @@ by_rent AS (
     SELECT arg_min(shape_id, (price_usd_per_gpu_hour * commitment_hours, price_usd_per_gpu_hour,
                               available_gpus IS NULL, platform, offer_id, units_rented)) AS shape_id
     FROM shapes
-    GROUP BY gpu_model, plan_gpu_count
+    GROUP BY gpu_model, plan_gpu_count, internode_gbps_per_gpu
 ),
 by_run AS (
     SELECT arg_min(shape_id, (price_usd_per_gpu_hour, available_gpus IS NULL, platform, offer_id,
                               units_rented)) AS shape_id
     FROM shapes
-    GROUP BY gpu_model, plan_gpu_count, billing_period, min_term_periods
+    GROUP BY gpu_model, plan_gpu_count, billing_period, min_term_periods, internode_gbps_per_gpu,
+        cluster_min_term_hours
 ),
 contending_shapes AS (
     SELECT s.*
@@ -71,15 +77,16 @@ fitting AS (
         s.offer_id,
         s.stock_known,
         s.price_usd_per_gpu_hour * s.plan_gpu_count * s.commitment_hours AS commitment_usd,
-        $job_tokens / (r.tokens_per_second * 3600) AS train_hours,
+        $job_tokens / (r.tokens_per_second * r.goodput * 3600) AS train_hours,
         s.price_usd_per_gpu_hour * s.plan_gpu_count
-            * billed_hours($job_tokens / (r.tokens_per_second * 3600), s.billing_period, s.min_term_periods)
+            * cluster_billed_hours($job_tokens / (r.tokens_per_second * r.goodput * 3600), s.billing_period, s.min_term_periods, s.cluster_min_term_hours)
             AS total_usd
     FROM contending_shapes AS s
     JOIN plan_requirements AS r
       ON r.plan_date = $plan_date
      AND r.gpu_model = s.gpu_model
      AND r.gpu_count = s.plan_gpu_count
+     AND r.internode_gbps_per_gpu IS NOT DISTINCT FROM s.internode_gbps_per_gpu
     WHERE r.fits AND r.tokens_per_second > 0
 ),
 -- Per (model, method, GPU model): the shape with the least commitment and the one that bills the
@@ -133,18 +140,18 @@ SELECT
     s.price_cny_per_gpu_hour * s.plan_gpu_count * hours_per_billing_period('month') AS rent_cny_per_month,
     s.price_usd_per_gpu_hour * s.plan_gpu_count * s.commitment_hours AS commitment_usd,
     s.price_cny_per_gpu_hour * s.plan_gpu_count * s.commitment_hours AS commitment_cny,
-    r.tokens_per_second * 86400 AS tokens_per_day,
-    s.price_usd_per_gpu_hour * s.plan_gpu_count / (r.tokens_per_second * 3600) * 1e9
+    r.tokens_per_second * r.goodput * 86400 AS tokens_per_day,
+    s.price_usd_per_gpu_hour * s.plan_gpu_count / (r.tokens_per_second * r.goodput * 3600) * 1e9
         AS cost_usd_per_billion_tokens,
-    s.price_cny_per_gpu_hour * s.plan_gpu_count / (r.tokens_per_second * 3600) * 1e9
+    s.price_cny_per_gpu_hour * s.plan_gpu_count / (r.tokens_per_second * r.goodput * 3600) * 1e9
         AS cost_cny_per_billion_tokens,
     CAST($job_tokens AS DOUBLE) AS job_tokens,
-    $job_tokens / (r.tokens_per_second * 86400) AS train_days,
+    $job_tokens / (r.tokens_per_second * r.goodput * 86400) AS train_days,
     s.price_usd_per_gpu_hour * s.plan_gpu_count
-        * billed_hours($job_tokens / (r.tokens_per_second * 3600), s.billing_period, s.min_term_periods)
+        * cluster_billed_hours($job_tokens / (r.tokens_per_second * r.goodput * 3600), s.billing_period, s.min_term_periods, s.cluster_min_term_hours)
         AS total_usd,
     s.price_cny_per_gpu_hour * s.plan_gpu_count
-        * billed_hours($job_tokens / (r.tokens_per_second * 3600), s.billing_period, s.min_term_periods)
+        * cluster_billed_hours($job_tokens / (r.tokens_per_second * r.goodput * 3600), s.billing_period, s.min_term_periods, s.cluster_min_term_hours)
         AS total_cny,
     CAST($computed_at AS TIMESTAMP) AS computed_at
 FROM best AS b
@@ -155,3 +162,4 @@ JOIN plan_requirements AS r
  AND r.method = b.method
  AND r.gpu_model = s.gpu_model
  AND r.gpu_count = s.plan_gpu_count
+ AND r.internode_gbps_per_gpu IS NOT DISTINCT FROM s.internode_gbps_per_gpu
