@@ -87,9 +87,9 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.commit()
 
 
-def _scalar(con: duckdb.DuckDBPyConnection, sql: str, plan_date: date) -> int:
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str, plan_date: date, **params: object) -> int:
     # fetchall, not fetchone: DuckDB 2.0 keeps an unfinished result and blocks the connection
-    return int(con.execute(sql, {"d": plan_date}).fetchall()[0][0])
+    return int(con.execute(sql, {"d": plan_date, **params}).fetchall()[0][0])
 
 
 def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -230,7 +230,7 @@ def compute_plan_changes(
 
     A price change counts when the measure (best_plans.measure: what the plan's ranking ranks by, a
     month's rent or a run's total; a job's total) moved by at least `price_move_pct` percent.
-    Returns the number of changes (0 on the first day planned).
+    Returns the number of changed plans (`count_changed_plans`; 0 on the first day planned).
     """
     if subject not in SUBJECTS:
         raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, got {subject!r}")
@@ -247,11 +247,7 @@ def compute_plan_changes(
             price_move_pct=float(price_move_pct),
             computed_at=_now_utc(),
         )
-    ((count,),) = con.execute(
-        "SELECT count(*) FROM plan_changes WHERE change_date = $d AND subject = $subject",
-        {"d": plan_date, "subject": subject},
-    ).fetchall()
-    return int(count)
+    return count_changed_plans(con, plan_date, subject)
 
 
 def compute_plan_changes_for_days(
@@ -262,7 +258,7 @@ def compute_plan_changes_for_days(
 
     Each day compares with the previous day with such plans, which may be one of `days` or new since
     the next day's changes were computed: so that day's changes are recomputed too. Returns the
-    number of changes of `days`.
+    number of changed plans of `days`.
     """
     if not days:
         return 0
@@ -336,8 +332,29 @@ def day_crawls(con: duckdb.DuckDBPyConnection, plan_date: date) -> pd.DataFrame:
 
 
 def changes_for_date(con: duckdb.DuckDBPyConnection, plan_date: date, subject: str = "plan") -> pd.DataFrame:
-    """The changes of `subject` ('plan' | 'job') recorded for `plan_date`."""
+    """The changes of `subject` ('plan' | 'job') recorded for `plan_date`: a row per kind of change."""
     return queries.frame(con, "plans/changes_for_date", change_date=plan_date, subject=subject)
+
+
+def changed_plans_for_date(
+    con: duckdb.DuckDBPyConnection, plan_date: date, subject: str | None = None
+) -> pd.DataFrame:
+    """The changed plans of `plan_date`, one row per plan change as the digest counts them (view
+    `changed_plans`): subject, job, model, method, ranking, changes (its kinds joined), detail.
+    `subject` None: jobs' and daily plans' alike, jobs first."""
+    return queries.frame(con, "plans/changed_plans_for_date", change_date=plan_date, subject=subject)
+
+
+def count_changed_plans(con: duckdb.DuckDBPyConnection, plan_date: date, subject: str | None = None) -> int:
+    """How many plans changed on `plan_date` (of `subject`; None: jobs' and daily plans'), one per
+    plan change whatever its kinds: the count the digest, `gpuplan refresh` and the Dagster assets say."""
+    return _scalar(
+        con,
+        "SELECT count(*) FROM changed_plans WHERE change_date = $d "
+        "AND ($subject IS NULL OR subject = $subject)",
+        plan_date,
+        subject=subject,
+    )
 
 
 def missing_plans(

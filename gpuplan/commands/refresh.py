@@ -112,7 +112,7 @@ def _print_day(
     with connect.reader(settings.warehouse) as con:
         crawls = plans.day_crawls(con, day)
         frame = plans.plans_for_date(con, day)
-        changes = plans.changes_for_date(con, day)
+        changes = plans.count_changed_plans(con, day)
         excluded = plans.excluded_offers(con, day)
         sends = queries.frame(con, "digest/send_state", digest_date=day)
         drifted = drift.day_drift(con, day)
@@ -136,7 +136,7 @@ def _print_day(
     fitting = int((frame["status"] == "ok").sum()) if "status" in frame else len(frame)
     out.print(
         f"plans: {len(frame)} ({fitting} fit) for {len(settings.models)} models x "
-        f"{len(settings.methods)} methods; {len(changes)} changes since the day before",
+        f"{len(settings.methods)} methods; {changes} plan changes since the day before",
         highlight=False,
     )
     if offline:

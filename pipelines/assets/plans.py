@@ -82,7 +82,7 @@ CHANGES = (
     "ranking's measure (the stored `measure`: a month's rent, or one run's total) moving by at least "
     "`price_move_pct`, a plan's offer gone out of stock, now fits / no longer fits. The first day "
     "with plans after the run's days is recomputed too (its previous day may "
-    "be new)."
+    "be new). The count and the table say each changed plan once, its kinds joined, as the digest does."
 )
 
 
@@ -243,9 +243,9 @@ def _changes_result(
     if not days:
         summary = "_No day of the run has crawls recorded: nothing to compare._"
     elif len(days) == 1:
-        frame = plans.changes_for_date(con, days[0])
+        frame = plans.changed_plans_for_date(con, days[0], subject="plan")
         summary = (
-            markdown.table(frame, ["model", "method", "ranking", "change_type", "detail"])
+            markdown.table(frame, ["model", "method", "ranking", "changes", "detail"])
             if planned.changes
             else "_No change against the previous day with plans (or no previous day)._"
         )

@@ -20,6 +20,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+from digest.changes import changed_plans
 from gpuplan.cli import app
 from scrapers import registry
 from warehouse import plans
@@ -76,6 +77,12 @@ def test_a_fresh_offline_refresh_plans_the_day_before_first_and_shows_changes(de
         ).fetchall()
     assert not changes.empty, "the first offline run shows no change"
     assert "0 change(s)" not in outputs[0]
+    # one count of what changed: a changed plan once, whatever its kinds, as the digest counts it
+    with _reader(env) as con:
+        changed = plans.count_changed_plans(con, DAY)
+        said = len(changed_plans(con, DAY))
+    assert changed == said > 0
+    assert f"{changed} plan changes since the day before" in " ".join(outputs[0].split())
     assert days == [(BEFORE, len(_with_previous())), (DAY, len(registry.platforms()))]
     assert planned[0][0] == BEFORE and planned[0][1] < planned[1][1], "the day before is planned first"
     latest = registry.fixture_dir("vastai")

@@ -53,6 +53,7 @@ ADDED = {
     "checked_offers": "the checks every offer passes, once appended to another file (load_check_staged.sql)",
     "best_plans": "the best plan of each daily plan and job, what the one change detector compares",
     "job_plan_changes": "a view now: the table's rows moved into plan_changes (migration 091)",
+    "changed_plans": "one row per plan change, the one count of what changed (digest, refresh, Dagster)",
     "free_gpus": "how stock is counted: each machine's free GPUs once (issue 27)",
     "price_window_days": "the history rule judged when read, over a window (issue 27, migration 093)",
     "price_reference_min_platforms": "the history rule's fewest other platforms",

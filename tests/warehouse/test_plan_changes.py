@@ -17,7 +17,7 @@ from synthetic_offers import plan as _plan
 from warehouse_template import scratch
 
 from digest.content import build_digest
-from warehouse import connect, plans
+from warehouse import connect, history, plans
 from warehouse.migrate import available, migrate
 
 NOW = dt.datetime(2026, 12, 1, 6, 0)
@@ -201,3 +201,34 @@ def test_the_rename_is_never_a_plan_change(tmp_path: Path) -> None:
             assert [(entry.ranking, entry.change_types) for entry in said] == [
                 ("lowest_rent", ("price_up" if day == DAY2 else "price_down",))
             ]
+
+
+def test_a_plan_change_of_several_kinds_counts_once_everywhere() -> None:
+    """A plan that moves to another platform at a higher price is two rows of plan_changes
+    (new_platform, price_up) and one plan change: the digest, `count_changed_plans` (refresh's line),
+    the changed-plans frame (the Dagster asset's metadata), the per-day counts (backfill) and
+    compute_plan_changes' return all say 1 per plan."""
+    with scratch() as con:
+        _crawl(con, DAY1, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 1.0)])
+        _crawl(con, DAY1, "other", [_offer("other", "h100", "H100 SXM 80GB", 3.0)])
+        _plan(con, DAY1, {("7B", "full"): 70})
+        _crawl(con, DAY2, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 2.0)])
+        _crawl(con, DAY2, "other", [_offer("other", "h100", "H100 SXM 80GB", 1.5)])
+        _plan(con, DAY2, {("7B", "full"): 70})
+        changed = plans.compute_plan_changes(con, DAY2, 10.0)
+        rows = plans.changes_for_date(con, DAY2)
+        assert sorted(set(rows["change_type"])) == ["new_platform", "price_up"]
+        assert len(rows) == 4  # two kinds for each of the two rankings
+        digest = build_digest(con, DAY2, price_move_pct=10.0).plan_changes
+        assert [entry.change_types for entry in digest] == [("new_platform", "price_up")] * 2
+        assert changed == plans.count_changed_plans(con, DAY2) == len(digest) == 2
+        assert plans.count_changed_plans(con, DAY2, "plan") == 2
+        assert plans.count_changed_plans(con, DAY2, "job") == 0
+        frame = plans.changed_plans_for_date(con, DAY2, subject="plan")
+        assert frame[["ranking", "changes"]].values.tolist() == [
+            ["lowest_rent", "new_platform, price_up"],
+            ["lowest_run_total", "new_platform, price_up"],
+        ]
+        assert all(";" in detail for detail in frame["detail"])  # both kinds' details, joined
+        days = history.planned_days(con, DAY1, DAY2)
+        assert days["changes"].tolist() == [0, 2]

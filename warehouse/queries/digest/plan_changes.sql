@@ -1,18 +1,17 @@
 -- The changed plans of $change_date, one row each: per job (plan_changes of subject 'job', its rank-1
 -- plan) and per (model, method, ranking) (subject 'plan'), jobs first, then smallest model first,
--- 'lowest_rent' first. plan_changes keeps a row per kind of change (new platform, new GPU, price...);
--- this is what the digest says of them: the old plan (the previous day with plans, as the change
--- detector compares) and the new one, the ranking's own measure on both days as the best plan stores
+-- 'lowest_rent' first. plan_changes keeps a row per kind of change (new platform, new GPU, price...),
+-- the view changed_plans one row per plan change; this is what the digest says of them: the old plan
+-- (the previous day with plans, as the change detector compares) and the new one, the ranking's own measure on both days as the best plan stores
 -- it (best_plans: measure, measure_usd, measure_cny), and the facts behind the change:
 --   old_offer_now_*          the old plan's offer today (NULL: not among today's plannable offers)
 --   old_platform_listed_now  the old plan's platform has offers today (FALSE: it did not crawl)
 --   new_offer_before_*       the new plan's offer on the previous day (NULL: it is new)
 -- Offers are the days' plannable ones (judged_offers), as the plans read them.
 WITH changed AS (
-    SELECT subject, job, model, method, ranking, list(DISTINCT change_type ORDER BY change_type) AS change_types
-    FROM plan_changes
+    SELECT subject, job, model, method, ranking, change_types
+    FROM changed_plans
     WHERE change_date = $change_date
-    GROUP BY subject, job, model, method, ranking
 ),
 -- the previous day with plans of each subject, as the change detector compares
 previous_days AS (

@@ -1,5 +1,5 @@
--- Per plan day in [$first, $last]: cheapest-plan rows, those that found an offer, changes of the
--- daily plans (a job's are its own, subject 'job'), and
+-- Per plan day in [$first, $last]: cheapest-plan rows, those that found an offer, changed plans of
+-- the daily plans (changed_plans: one per plan change) (a job's are its own, subject 'job'), and
 -- offers the day's plans left out as implausibly cheap (plan_excluded_offers).
 WITH plan_rows AS (
     SELECT plan_date, count(*) AS plans, count(*) FILTER (status = 'ok') AS plans_ok
@@ -9,7 +9,7 @@ WITH plan_rows AS (
 ),
 change_rows AS (
     SELECT change_date AS plan_date, count(*) AS changes
-    FROM plan_changes
+    FROM changed_plans
     WHERE change_date BETWEEN $first AND $last AND subject = 'plan'
     GROUP BY change_date
 ),
