@@ -138,7 +138,7 @@ def running_daemon(root: Path, base_env: dict[str, str] | None = None) -> Iterat
 
     home = root / "dagster_home"
     home.mkdir(parents=True)
-    shutil.copy2(ROOT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy2(ROOT / "config" / "dagster.yaml", home / "dagster.yaml")
     # its SQLite storage made now, as in a deployment: made by the daemon while this process polls
     # it, both would stamp its schema version (UNIQUE constraint failed: alembic_version)
     dg.DagsterInstance.from_config(str(home)).dispose()

@@ -109,6 +109,24 @@ def declared_commands() -> dict[str, Declared]:
     return found
 
 
+# What most people run, listed first by `gpuplan --help`; the others follow by name.
+FIRST_COMMANDS = ("refresh", "plans", "size")
+
+
+def _choices_on_their_own_line(command: Any) -> None:
+    """Append an option's choices to its help, as a paragraph of its own, and name its value
+    `<option>`: Typer shows a choice as `<a|b|c>` beside the option, which a long list breaks mid-word."""
+    for param in getattr(command, "params", ()):
+        if not isinstance(param, typer.core.TyperOption) or param.is_flag:
+            continue
+        choices = param.type_descriptor.choices if param.type_descriptor.is_choice else None
+        if choices:
+            listed = " | ".join(str(getattr(choice, "value", choice)) for choice in choices)
+            if listed not in (param.help or ""):
+                param.help = f"{param.help or ''}\n\nOne of: {listed}".strip()
+                param.metavar = f"<{param.name}>"
+
+
 class _LoadedCommands(Mapping[str, Any]):
     """The commands by name; a command's module is imported when that command is looked up."""
 
@@ -137,16 +155,19 @@ class LazyGroup(typer.core.TyperGroup):
     def load(self, name: str) -> typer.core.TyperCommand | typer.core.TyperGroup:
         if name not in self._loaded:
             declared = declared_commands()[name]
-            holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+            holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
             holder.callback()(lambda: None)  # a callback makes it a group, even with one command
             importlib.import_module(declared.module).register(holder)
             group = typer.main.get_command(holder)
             assert isinstance(group, typer.core.TyperGroup)
+            for command in group.commands.values():
+                _choices_on_their_own_line(command)
             self._loaded.update(group.commands)
         return self._loaded[name]
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return sorted(declared_commands())
+        first = [name for name in FIRST_COMMANDS if name in declared_commands()]
+        return first + sorted(set(declared_commands()) - set(first))
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         declared = declared_commands().get(cmd_name)
@@ -167,6 +188,9 @@ class LazyGroup(typer.core.TyperGroup):
 app = typer.Typer(
     name="gpuplan",
     cls=LazyGroup,
+    # click's plain help: two columns, the help text as wide as the terminal allows (Typer's
+    # panels give it a third of 80 columns beside the option names and types)
+    rich_markup_mode=None,
     help="The cheapest way to train a model of size X with method Y, from live GPU rental quotes.",
     no_args_is_help=True,
     add_completion=False,

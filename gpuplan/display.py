@@ -19,6 +19,7 @@ Two rules, one home:
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -78,8 +79,16 @@ def say(out: Console, text: str, *, style: str = "") -> None:
 
 
 def console(*, stderr: bool = False) -> Console:
-    """The console a command prints on: rich's width rule (COLUMNS, the terminal, else 80)."""
-    return Console(stderr=stderr)
+    """The console a command prints on: rich's width rule (COLUMNS, the terminal, else 80).
+
+    Not on a terminal and without COLUMNS (a log, a pipe, cron mail), text is not wrapped at that
+    80: a sentence stays one line for grep and for the reader. Tables still fit the width (their
+    columns cut, never wrap); COLUMNS set asks for its width, as a terminal's would.
+    """
+    out = Console(stderr=stderr)
+    if not out.is_terminal and not os.environ.get("COLUMNS"):
+        out.soft_wrap = True
+    return out
 
 
 def is_live(out: Console) -> bool:

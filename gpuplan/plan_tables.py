@@ -141,6 +141,17 @@ def print_plans(
     """The daily plans as a table that fits `out` (one line per model, method and ranking; money in
     whole units), then a line on the offers left out as implausibly cheap. `gpuplan plans` and
     `gpuplan refresh` both print them so."""
+    title, columns, rows = daily_table(frame)
+    display.print_table(out, columns, rows, wide=wide, title=title)
+    for line in stale_note(frame[frame["status"] == "ok"].to_dict("records")):
+        display.say(out, line)
+    if excluded is not None and len(excluded):
+        display.say(out, excluded_note(excluded))
+
+
+def daily_table(frame: pd.DataFrame) -> tuple[str, list[Column], list[list[display.Cell]]]:
+    """The daily plans' title, columns and rows (one per model, method and ranking), as every view
+    of them shows them: the terminal (`print_plans`) and the Dagster UI's preview."""
     import pandas as pd  # the daily plans are a frame
 
     tokens = frame["job_tokens"].dropna()
@@ -165,11 +176,7 @@ def print_plans(
             continue
         cells = [_figure(row[field], scale, digits) for _, field, (scale, digits) in figures]
         rows.append([*ask, plan_label(row, PLAN_BILLING.get(row["pricing_type"])), *cells])
-    display.print_table(out, columns, rows, wide=wide, title=f"Cheapest plans, {day}")
-    for line in stale_note(frame[frame["status"] == "ok"].to_dict("records")):
-        display.say(out, line)
-    if excluded is not None and len(excluded):
-        display.say(out, excluded_note(excluded))
+    return f"Cheapest plans, {day}", columns, rows
 
 
 def _figure(value: float | None, scale: float, digits: int) -> str:

@@ -30,10 +30,11 @@ MAX_CRAWL_AGE_HOURS = 36
 @dg.asset_check(
     asset="offers",
     description=(
-        "Every price of the day is a plausible price per GPU-hour (the loaders' rule, `offer_price_problem` "
-        f"in SQL) and within {MEDIAN_FACTOR:g}x of the median of the same GPU model; and no offer is under "
-        "the price floor (`judged_offers`: a small share of what the other platforms ask for the same GPU "
-        "that day, or of the platform's other offers of it): a placeholder price, which plans leave out."
+        "Passes when every price of the day is a plausible price per GPU-hour (the loaders' rule, "
+        f"`offer_price_problem` in SQL) and within {MEDIAN_FACTOR:g}x of the median of the same GPU "
+        "model; and no offer is under the price floor (`judged_offers`: a small share of what the other "
+        "platforms ask for the same GPU that day, or of the platform's other offers of it): a "
+        "placeholder price, which plans leave out."
     ),
 )
 def prices_believable(
@@ -78,7 +79,8 @@ def _freshness_check(platforms: Sequence[str]) -> dg.AssetChecksDefinition:
     @dg.asset_check(
         asset="offers",
         name="fresh",
-        description=f"Every platform that ever loaded offers did so in the last {MAX_CRAWL_AGE_HOURS} hours.",
+        description=f"Passes when every platform that ever loaded offers did so in the last "
+        f"{MAX_CRAWL_AGE_HOURS} hours.",
     )
     def fresh(warehouse: WarehouseResource) -> dg.AssetCheckResult:
         with warehouse.reader() as con:
@@ -108,8 +110,8 @@ def _freshness_check(platforms: Sequence[str]) -> dg.AssetChecksDefinition:
     asset="cheapest_plans",
     # after plan_changes: the run publishes the snapshot this check reads once, after its last writing step
     additional_deps=["plan_changes"],
-    description="Every (model, method) in the settings has both rankings for each day of the run with crawls "
-    "recorded ('no_offer_fits' counts); a run none of whose days has a crawl recorded fails.",
+    description="Passes when every (model, method) in the settings has both rankings for each day of the "
+    "run with crawls recorded ('no_offer_fits' counts); fails when no day of the run has a crawl recorded.",
 )
 def every_ask_has_a_plan(
     context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
@@ -139,8 +141,8 @@ def every_ask_has_a_plan(
 
 @dg.asset_check(
     asset="job_plans",
-    description="Every job of the jobs file (GPUPLAN_JOBS) has a plan or a stated reason for each day of the "
-    "run with crawls recorded; a jobs file that cannot be read fails, naming the line.",
+    description="Passes when every job of the jobs file (GPUPLAN_JOBS) has a plan or a stated reason for "
+    "each day of the run with crawls recorded; fails when the jobs file cannot be read, naming the line.",
 )
 def every_job_has_a_plan(
     context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 
 import dagster as dg
 
@@ -25,7 +26,7 @@ from pipelines.checks import build_checks
 from pipelines.drift_checks import build_drift_checks
 from pipelines.intraday import build_watch_cycle
 from pipelines.jobs import backfill_plans, daily_refresh
-from pipelines.partitions import daily_partitions
+from pipelines.partitions import daily_partitions, first_partition_day
 from pipelines.resources import WRITER_WAIT_S, CrawlerResource, MailerResource, WarehouseResource
 from pipelines.schedules import build_daily_schedule
 from pipelines.watches import watches
@@ -47,16 +48,22 @@ def policy_warnings_silenced() -> Iterator[None]:
 
 
 def build_defs(
-    settings: Settings, offline: bool = False, snapshot: str = "", writer_wait_s: float = WRITER_WAIT_S
+    settings: Settings,
+    offline: bool = False,
+    snapshot: str = "",
+    writer_wait_s: float = WRITER_WAIT_S,
+    first_day: date | None = None,
 ) -> dg.Definitions:
     """Every asset, check, job and schedule, with resources from `settings`.
 
     `offline`: replay the bundled snapshots; `snapshot`: which recorded day of them ("" the
     latest, "previous" the day before, `CrawlerResource.snapshot`); `writer_wait_s`: how long a
-    writing step waits for another writer (`WarehouseResource.writer_wait_s`).
+    writing step waits for another writer (`WarehouseResource.writer_wait_s`); `first_day`: a day
+    the partitions must include, when earlier than the install's first (`first_partition_day`).
     A run launched from the UI or the CLI replays the snapshots with the run config
     `{resources: {crawler: {config: {offline: true}}}}` (README, "The Dagster UI")."""
-    partitions = daily_partitions(settings.schedule_timezone)
+    start = first_partition_day(settings.warehouse, settings.schedule_timezone)
+    partitions = daily_partitions(settings.schedule_timezone, min(start, first_day or start))
     slugs = platforms()
     watch_job, watch_schedule = build_watch_cycle(settings.notify_file, settings.watch_every_minutes)
     with policy_warnings_silenced():

@@ -24,10 +24,10 @@ def _spec(platform: str) -> dg.AssetCheckSpec:
         drift.check_name(platform),
         asset=OFFERS,
         description=(
-            f"The {platform} crawl against its last {drift.HISTORY_CRAWLS} good crawls: offers under "
-            f"{drift.MIN_OFFER_SHARE:.0%} of the usual count, the share of unknown GPU names or of "
-            f"rejected quotes {drift.SHARE_GROWTH:g}x the usual, or a GPU model's median price "
-            f"{drift.PRICE_FACTOR:g}x off its usual median."
+            f"Passes when the {platform} crawl looks like its last {drift.HISTORY_CRAWLS} good crawls. "
+            f"Warns on offers under {drift.MIN_OFFER_SHARE:.0%} of the usual count, the share of "
+            f"unknown GPU names or of rejected quotes {drift.SHARE_GROWTH:g}x the usual, or a GPU "
+            f"model's median price {drift.PRICE_FACTOR:g}x off its usual median."
         ),
     )
 

@@ -26,3 +26,15 @@ def table(frame: pd.DataFrame, columns: Sequence[str], limit: int = 40) -> str:
     )
     more = f"\n_{len(frame) - limit} more rows not shown._\n" if len(frame) > limit else ""
     return head + rows + more
+
+
+def grid(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[bool] = (), limit: int = 40
+) -> str:
+    """Rows already worded (what the CLI prints) as a Markdown table under `headers`; `right`: which
+    columns are right-aligned (numbers)."""
+    aligns = ["---:" if index < len(right) and right[index] else "---" for index in range(len(headers))]
+    head = "| " + " | ".join(_cell(header) for header in headers) + " |\n| " + " | ".join(aligns) + " |\n"
+    body = "".join("| " + " | ".join(_cell(str(value)) for value in row) + " |\n" for row in rows[:limit])
+    more = f"\n_{len(rows) - limit} more rows not shown._\n" if len(rows) > limit else ""
+    return head + body + more

@@ -55,6 +55,9 @@ from scrapers.crawl.runner import OnProgress
 from warehouse import connect, plans
 
 JOB = "daily_refresh"
+# The tag a run launched here carries, with the command's name: runs the schedule or the UI
+# launched have none.
+ORIGIN_TAG = "gpuplan/origin"
 # What a step that gave up waiting for the writer raises (warehouse.connect): the run was blocked.
 BLOCKED_BY = connect.WriterBusyError.__name__
 
@@ -148,7 +151,7 @@ def _run_day(
     on_crawl: OnProgress | None,
     wait_s: float,
 ) -> DayResult:
-    defs = build_defs(settings, offline=offline, snapshot=snapshot, writer_wait_s=wait_s)
+    defs = build_defs(settings, offline=offline, snapshot=snapshot, writer_wait_s=wait_s, first_day=day)
     job = defs.resolve_job_def(JOB)
     selection = None
     if platforms is not None:
@@ -160,9 +163,15 @@ def _run_day(
     holder = f"gpuplan refresh (Dagster run {run_id}), pid {os.getpid()}"
     try:
         with crawl_folder_lock(day_dir, wait_s=wait_s, holder=holder):
-            return _execute(job, instance, day, selection, run_id, on_crawl)
+            return _execute(job, instance, day, selection, run_id, on_crawl, _origin(offline, snapshot))
     except CrawlFolderBusy as exc:
         raise RunBlocked(str(exc)) from None
+
+
+def _origin(offline: bool, snapshot: str) -> dict[str, str]:
+    """The run's tags saying where it came from, so the UI's Runs list tells it from the schedule's."""
+    how = "the recorded previous day, replayed" if snapshot else "offline" if offline else "live"
+    return {ORIGIN_TAG: "gpuplan refresh", "gpuplan/crawls": how}
 
 
 def _execute(
@@ -172,6 +181,7 @@ def _execute(
     selection: list[dg.AssetKey] | None,
     run_id: str,
     on_crawl: OnProgress | None,
+    tags: dict[str, str],
 ) -> DayResult:
     listening = crawl_listener.set(on_crawl)
     # Dagster's interrupt capture leaves SIGTERM mapped to SIGINT's handler; ours comes back after.
@@ -184,6 +194,7 @@ def _execute(
                 asset_selection=selection,
                 raise_on_error=False,
                 run_id=run_id,
+                tags=tags,
                 # the CLI prints its own summary; Dagster's event log stays in the instance
                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
             )

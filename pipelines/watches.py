@@ -31,9 +31,9 @@ UI_LANGUAGE = "en"
     asset="plan_changes",
     name="watches",
     description=(
-        "Warns on the day a watch of GPUPLAN_WATCHES fires (holds today, did not hold on the previous "
-        "day with plans): a price under a threshold, stock appearing, a job's total falling. Fails when "
-        "the watches file cannot be read."
+        "Passes when no watch of GPUPLAN_WATCHES fires; warns on the day one fires (holds today, did "
+        "not hold on the previous day with plans): a price under a threshold, stock appearing, a job's "
+        "total falling. Fails when the watches file cannot be read."
     ),
 )
 def watches(

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import typer.main
+from typer.testing import CliRunner
 from warehouse_template import migrated
 
 from config.settings import Settings
@@ -50,3 +51,30 @@ def test_a_command_runs_through_the_lazy_group() -> None:
     group = typer.main.get_command(app)
     assert group.get_command(None, "crawl").params  # type: ignore[attr-defined]
     assert group.get_command(None, "no-such-command") is None  # type: ignore[attr-defined]
+
+
+def _help(*args: str) -> list[str]:
+    result = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+def test_the_top_level_help_lists_what_most_people_run_first() -> None:
+    lines = _help()
+    listed = lines[lines.index("Commands:") + 1 :]
+    assert [line.split()[0] for line in listed[:3]] == ["refresh", "plans", "size"]
+    rest = [line.split()[0] for line in listed[3:] if line.startswith("  ") and not line.startswith("   ")]
+    assert rest == sorted(rest) and len(rest) == len(declared_commands()) - 3
+
+
+def test_help_shows_no_value_after_a_flag_and_choices_on_their_own_line() -> None:
+    lines = _help("size")
+    assert not any("<bool>" in line for line in lines)
+    assert any(line.strip() == "--json" or line.strip().startswith("--json ") for line in lines)
+    method = next(index for index, line in enumerate(lines) if "--method" in line)
+    assert lines[method].split()[:3] == ["-m,", "--method", "<method>"]
+    # the choices are a paragraph of the option's help, each choice whole on a line
+    choices = next(line for line in lines[method:] if "One of:" in line)
+    assert choices.split("One of:")[1].split() == ["full", "|", "full-bf16", "|", "lora", "|", "qlora", "|"]
+    assert max(len(line) for line in lines) <= 80
+    assert len(lines) < 90

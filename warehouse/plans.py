@@ -279,6 +279,12 @@ def has_history_before(con: duckdb.DuckDBPyConnection, day: date) -> bool:
     return bool(row and row[0])
 
 
+def first_day(con: duckdb.DuckDBPyConnection) -> date | None:
+    """The first day the warehouse holds (planned, or a usable crawled or imported run); None when empty."""
+    row = con.execute(queries.sql("history/first_day")).fetchone()
+    return row[0] if row else None
+
+
 def recorded_days(con: duckdb.DuckDBPyConnection, first: date, last: date) -> list[date]:
     """Days in [first, last] with a crawl recorded in plan_crawls (days that can have plans), oldest first.
 

@@ -56,9 +56,15 @@ COLUMNS = (
     display.Column("GB", "right", legend="memory per GPU"),
     display.Column("form", drop=3),
     display.Column("names", shrink=True, drop=1, legend="what --gpu and history accept"),
+    # the count of every platform, before the price: beside the cheapest platform it read as that one's
+    display.Column(
+        "all free",
+        "right",
+        drop=4,
+        legend="GPUs free now on all platforms, each machine once; blank: not said",
+    ),
     display.Column("USD/h", "right", legend="cheapest plannable offer now, per GPU-hour"),
     display.Column("platform", shrink=True),
-    display.Column("free", "right", drop=4, legend="GPUs free now, each machine once; blank: not said"),
     display.Column("crawled", drop=2, legend="day of its crawl, ~ stale: a later crawl failed"),
 )
 
@@ -118,8 +124,8 @@ def _row(record: dict[str, Any]) -> list[str]:
         record["form"] or "",
         # shortest first: at 80 columns the names people type most ("A100", "A100-80GB") show
         ", ".join(sorted((n for n in record["aliases"] if n != record["gpu_model"]), key=len)),
+        "" if record["gpus_free"] is None else str(record["gpus_free"]),
         "" if price is None else f"{price:.2f}",
         record["cheapest_platform"] or "",
-        "" if record["gpus_free"] is None else str(record["gpus_free"]),
         (record["cheapest_run_day"] or "") + ("~" if record["stale"] else ""),
     ]

@@ -10,6 +10,7 @@ longer than `--wait` is one line naming it (`RunBlocked`, printed by the CLI's e
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Collection
 from typing import Annotated
 
@@ -25,6 +26,7 @@ from gpuplan import display
 from gpuplan.crawl_display import CrawlBoard, offline_note, outcome_line
 from gpuplan.plan_tables import print_plans
 from scrapers.registry import platform_tokens
+from scrapers.spiders.quotes import QuotesSpider
 from warehouse import connect, drift, plans, queries
 
 # Long enough for another run's crawls (one crawl's timeout) and its writing steps to finish.
@@ -89,6 +91,13 @@ def refresh_command(
             param_hint="--date",
         )
     out = display.console()
+    if offline and os.environ.get(QuotesSpider.file_env):
+        # The quotes spider replays its bundled example offline, like every spider its snapshot.
+        display.say(
+            out,
+            f"offline: {QuotesSpider.file_env} is not read; the bundled example quotes are replayed "
+            "(a live refresh reads your file)",
+        )
     with CrawlBoard(out, only or known, platform_tokens(), offline=offline) as board:
         failures = execute_day(
             settings, plan_day, offline=offline, platforms=only or None, on_crawl=board.update, wait_s=wait_s

@@ -36,6 +36,8 @@ from scrapers.crawl.summary import CrawlSummary, SummaryError
 
 GROUP = "crawls"
 CRAWLED = "crawled"  # each crawl asset's check: the crawl worked and yielded items
+# The run tag that names the platforms whose crawl failed in the run (comma-separated slugs).
+FAILED_TAG = "gpuplan/failed_platforms"
 
 # Set by an in-process caller for the duration of a run; unset (None) in Dagster's own runs.
 crawl_listener: ContextVar[OnProgress | None] = ContextVar("crawl_listener", default=None)
@@ -143,6 +145,17 @@ def _crawled(context: dg.AssetExecutionContext, summary: CrawlSummary) -> dg.Mat
     return dg.MaterializeResult(asset_key=crawl_key(summary.platform), metadata=_summary_metadata(summary))
 
 
+def _mark_failed(context: dg.AssetExecutionContext, failed: Sequence[str], crawled: int) -> None:
+    """Say on the run itself that platforms failed: the run succeeds (the others still plan), so
+    without this its header and the Runs list show only green. A tag (FAILED_TAG, the slugs
+    comma-separated) and one warning in the run's log."""
+    context.instance.add_run_tags(context.run.run_id, {FAILED_TAG: ",".join(failed)})
+    context.log.warning(
+        f"{len(failed)} of {crawled} platform crawls failed: {', '.join(failed)}. Their plans use their "
+        "last good crawl; each one's `crawled` check says why."
+    )
+
+
 def build_crawl_assets(
     platforms: Sequence[str], partitions: dg.DailyPartitionsDefinition
 ) -> list[dg.AssetsDefinition]:
@@ -154,7 +167,7 @@ def build_crawl_assets(
             kinds={"scrapy"},
             skippable=True,
             description=(
-                f"The day's offers from **{platform}**: spider `{platform}`, run with the day's other "
+                f"The day's offers from {platform}. Its spider `{platform}` runs with the day's other "
                 "crawls in one crawl process (offline: its bundled snapshot replayed), written to "
                 f"`<crawl_dir>/<day>/{platform}.jsonl` with a summary. A failed crawl is recorded here "
                 "(status, error) rather than raised, so the other platforms still produce plans; its "
@@ -167,8 +180,9 @@ def build_crawl_assets(
         dg.AssetCheckSpec(
             CRAWLED,
             asset=crawl_key(platform),
-            description=f"The {platform} crawl worked and yielded items; a crawl skipped for want of a "
-            f"token passes. Whether it yielded as much as usual is the `{platform}_drift` check on offers.",
+            description=f"Passes when the {platform} crawl worked and yielded items, or was skipped for "
+            f"want of a token. Whether it yielded as much as usual is the `{platform}_drift` check on "
+            "offers.",
         )
         for platform in platforms
     ]
@@ -194,11 +208,16 @@ def build_crawl_assets(
                 if crawl_key(platform) in checked:
                     yield check
             return
+        failed = []
         for step in crawler.crawl_progress(selected, warehouse.day_dir(day, crawler.offline)):
             _notify(*step)
             if step.summary is not None:
+                if step.summary.status == "failed":
+                    failed.append(step.platform)
                 yield _crawled(context, step.summary)
                 if crawl_key(step.platform) in checked:
                     yield crawled_check(step.platform, day, step.summary, "")
+        if failed:
+            _mark_failed(context, sorted(failed), len(selected))
 
     return [crawls]

@@ -15,33 +15,17 @@ from typing import Any
 import dagster as dg
 import duckdb
 import pandas as pd
+from rich.text import Text
 
+from gpuplan.plan_tables import daily_table, plan_label, tokens_text
 from pipelines import markdown
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WarehouseResource
+from sizing import gpu_names
 from warehouse import history, planning, plans
 from warehouse.planning import PlannedDays, PlanOptions
 
 GROUP = "plans"
-
-# Columns of the cheapest-plans preview in the UI (asset metadata).
-PLAN_PREVIEW_COLUMNS = (
-    "model",
-    "method",
-    "ranking",
-    "status",
-    "platform",
-    "gpu_model",
-    "gpu_count",
-    "pricing_type",
-    "rent_cny_per_month",
-    "rent_usd_per_month",
-    "total_usd",
-    "measure",
-    "measure_usd",
-    "cost_usd_per_billion_tokens",
-    "stock_known",
-)
 
 # The product is refreshed daily: a day and two hours without a new materialization is late,
 # two days is a missed day.
@@ -87,13 +71,59 @@ CHANGES = (
 
 
 def _fewest_gpus(frame: pd.DataFrame, gpu_models: Sequence[str]) -> str:
-    """Markdown pivot: the fewest GPUs of each model on offer that fit each (model, method)."""
+    """Markdown: for each (model, method), the GPU models on offer that fit, grouped by the fewest
+    of each it takes (one row per ask, not one column per GPU model)."""
     fitting = frame[frame["fits"] & frame["gpu_model"].isin(gpu_models)] if len(frame) else frame
     if fitting.empty:
         return "_Nothing on offer fits any (model, method)._"
-    fewest = fitting.groupby(["params", "model", "method", "gpu_model"])["gpu_count"].min()
-    pivot = fewest.unstack("gpu_model").astype("Int64").reset_index().drop(columns="params")
-    return markdown.table(pivot, list(pivot.columns))
+    fewest = fitting.groupby(["params", "model", "method", "gpu_model"])["gpu_count"].min().reset_index()
+    rows = []
+    for (_, model, method), ask in fewest.groupby(["params", "model", "method"], sort=True):
+        by_count = ask.groupby("gpu_count")["gpu_model"].apply(
+            lambda names: ", ".join(sorted(gpu_names.short_name(name) for name in names))
+        )
+        fits_on = "; ".join(f"×{count}: {names}" for count, names in by_count.items())
+        rows.append([f"{model} {method}", fits_on])
+    return markdown.grid(["model", "GPUs on offer that fit, by the fewest it takes"], rows)
+
+
+def headline(frame: pd.DataFrame) -> str:
+    """One line of the day's answer for the first (model, method): its plan billed least for a run
+    of the default tokens, e.g. "7B lora → A4000×1 vastai, 28 USD for 1B tokens (2.1 days)"."""
+    fits = frame[frame["status"] == "ok"].dropna(subset=["total_usd"])
+    if fits.empty:
+        return "No offer fits any (model, method) today."
+    first = fits[(fits["model"] == fits["model"].iloc[0]) & (fits["method"] == fits["method"].iloc[0])]
+    row = first.loc[first["total_usd"].idxmin()]
+    tokens = tokens_text(row["job_tokens"])
+    return (
+        f"{row['model']} {row['method']} → {plan_label(row, None)}, "
+        f"{row['total_usd']:,.0f} USD for {tokens} tokens ({row['train_days']:.1f} days)"
+    )
+
+
+def _preview(frame: pd.DataFrame, changes: pd.DataFrame) -> str:
+    """The day's plans as `gpuplan plans` prints them (same columns and headers, every one), with
+    what changed against the previous day in a last column, and the headers' legend below."""
+    title, columns, rows = daily_table(frame)
+    changed = (
+        changes.groupby(["model", "method", "ranking"])["change_type"].apply(
+            lambda kinds: ", ".join(sorted({kind.replace("_", " ") for kind in kinds}))
+        )
+        if len(changes)
+        else pd.Series(dtype=str)
+    )
+    marked = [
+        [
+            *(cell.plain if isinstance(cell, Text) else cell for cell in cells),
+            changed.get((row.model, row.method, row.ranking), ""),
+        ]
+        for cells, row in zip(rows, frame.itertuples(), strict=True)
+    ]
+    headers = [column.header for column in columns] + ["changed"]
+    right = [column.justify == "right" for column in columns] + [False]
+    legend = "".join(f"- {column.header}: {column.legend}\n" for column in columns if column.legend)
+    return f"{title}\n\n{markdown.grid(headers, marked, right)}\n{legend}"
 
 
 def _days_metadata(requested: Sequence[date], planned: Sequence[date]) -> dict[str, Any]:
@@ -220,19 +250,18 @@ def _candidates_result(
 def _cheapest_result(
     con: duckdb.DuckDBPyConnection, planned: PlannedDays, per_day: dict[str, Any]
 ) -> dg.MaterializeResult:
-    metadata: dict[str, Any] = {"dagster/row_count": planned.plans, **per_day}
+    metadata: dict[str, Any] = {}
     if planned.days:
         last = planned.days[-1]
         frame = plans.plans_for_date(con, last)
-        metadata.update(
-            {
-                "plans_ok": int((frame["status"] == "ok").sum()),
-                "no_offer_fits": int((frame["status"] == "no_offer_fits").sum()),
-                "preview": dg.MetadataValue.md(
-                    f"Plans of {last}:\n\n" + markdown.table(frame, PLAN_PREVIEW_COLUMNS)
-                ),
-            }
-        )
+        # the headline first: plain text, the asset page shows it without a click
+        metadata = {
+            "headline": f"{last}: {headline(frame)}",
+            "preview": dg.MetadataValue.md(_preview(frame, plans.changes_for_date(con, last))),
+            "plans_ok": int((frame["status"] == "ok").sum()),
+            "no_offer_fits": int((frame["status"] == "no_offer_fits").sum()),
+        }
+    metadata.update({"dagster/row_count": planned.plans, **per_day})
     return dg.MaterializeResult(asset_key="cheapest_plans", metadata=metadata)
 
 

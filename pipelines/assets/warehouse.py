@@ -70,8 +70,8 @@ def build_warehouse_assets(
         group_name=GROUP,
         kinds={"duckdb"},
         description=(
-            "Daily ECB reference rates (units per USD) in `fx_rates`: the bundled history always, the "
-            "latest download when online. Offers are converted with the rate of their observation day."
+            "Daily ECB reference rates (units per USD) in the fx_rates table. The bundled history always, "
+            "the latest download when online. Offers are converted with the rate of their observation day."
         ),
     )
     def fx_rates(
@@ -119,8 +119,9 @@ def build_warehouse_assets(
         kinds={"duckdb"},
         deps=[*crawl_keys, fx_rates],
         description=(
-            "The day's offers: every crawl summary in `<crawl_dir>/<day>/` (offline runs: "
-            "`<crawl_dir>/offline/<day>/`) loaded into `offers` (a crawl "
+            "The day's offers of every platform, in the offers table. Every crawl summary in "
+            "`<crawl_dir>/<day>/` (offline runs: `<crawl_dir>/offline/<day>/`) is loaded into `offers` "
+            "(a crawl "
             "already loaded is a no-op), and recorded in `plan_crawls` as the crawl behind that platform's "
             "offers for the day. A past day without crawl summaries takes imported history instead "
             "(`gpuplan import`): the run that stands for each platform that day. Failed platforms are "

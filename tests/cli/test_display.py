@@ -90,3 +90,18 @@ def test_size_tables_fit_80_columns_one_line_per_gpu() -> None:
     wide = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["size", "7B", "--method", "lora", "--wide"])
     header = next(line for line in wide.output.splitlines() if line.startswith("GPU "))
     assert header.split() == ["GPU", "count", "ZeRO", "TPxPP", "nodes", "GB/GPU", "usable", "Mtok/d", "MFU"]
+
+
+def test_a_log_gets_whole_lines_and_a_table_that_still_fits(capsys, monkeypatch) -> None:
+    sentence = "a sentence of a log that is longer than eighty columns, " * 3
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = display.console()  # stdout is captured here: not a terminal
+    out.print(sentence)
+    display.print_table(out, COLUMNS, ROWS, title="things")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].rstrip() == sentence.rstrip()
+    assert max(len(line.rstrip()) for line in lines[1:]) <= 80
+    # COLUMNS asks for a width, as a terminal of that width would
+    monkeypatch.setenv("COLUMNS", "80")
+    display.console().print(sentence)
+    assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 80

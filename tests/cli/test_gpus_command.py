@@ -45,7 +45,7 @@ def test_wide_shows_every_column_and_name(recorded: Settings) -> None:
     result = _gpus(recorded, "--wide")
     assert result.exit_code == 0, result.output
     header = next(line for line in result.output.splitlines() if line.startswith("GPU "))
-    assert header.split() == ["GPU", "GB", "form", "names", "USD/h", "platform", "free", "crawled"]
+    assert header.split() == ["GPU", "GB", "form", "names", "all", "free", "USD/h", "platform", "crawled"]
     row = next(line for line in result.output.splitlines() if line.startswith("H100 SXM 80GB "))
     assert all(name in row for name in gpu_names.aliases("H100 SXM 80GB"))
 

@@ -74,7 +74,7 @@ def test_every_crawl_is_made_by_one_step_that_can_run_any_subset(settings):
 def test_the_instance_settings_keep_no_pools_and_monitor_runs(tmp_path):
     """Run monitoring marks a killed run failed in the end (it holds nothing meanwhile); the daemon
     starts a queued run within a second."""
-    shutil.copy2(Path(__file__).parents[2] / "dagster.yaml", tmp_path / "dagster.yaml")
+    shutil.copy2(Path(__file__).parents[2] / "config" / "dagster.yaml", tmp_path / "dagster.yaml")
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
         assert instance.run_monitoring_enabled
         assert instance.run_monitoring_max_runtime_seconds > 0
@@ -86,7 +86,7 @@ def test_schedule_and_partitions_follow_the_settings():
     settings = Settings.from_env(
         {"GPUPLAN_SCHEDULE_CRON": "30 7 * * 1-5", "GPUPLAN_SCHEDULE_TZ": "Europe/Berlin"}
     )
-    defs = build_defs(settings)
+    defs = build_defs(settings, first_day=date(2026, 11, 1))  # the tick below is a past day
     schedule = defs.resolve_schedule_def("daily_refresh_schedule")
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 7 * * 1-5", "Europe/Berlin")
     partitions = defs.resolve_assets_def("offers").partitions_def
@@ -102,7 +102,7 @@ def test_schedule_and_partitions_follow_the_settings():
 
 
 def test_default_schedule_is_six_in_shanghai_for_that_day():
-    defs = build_defs(Settings.from_env({}))
+    defs = build_defs(Settings.from_env({}), first_day=date(2026, 11, 1))  # the tick below is a past day
     schedule = defs.resolve_schedule_def("daily_refresh_schedule")
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 6 * * *", "Asia/Shanghai")
     tick = datetime(2026, 11, 29, 22, 0, tzinfo=ZoneInfo("UTC"))  # 06:00 on the 30th in Shanghai
@@ -146,9 +146,8 @@ def test_dg_check_defs_loads_the_project(tmp_path, env):
     root = Path(__file__).parents[2]
     project = tmp_path / "project"
     project.mkdir()
-    for name in ("pyproject.toml", "dagster.yaml"):
-        shutil.copy2(root / name, project / name)
-    for package in ("gpuplan", "scrapers", "warehouse", "sizing", "digest", "pipelines"):
+    shutil.copy2(root / "pyproject.toml", project / "pyproject.toml")
+    for package in ("config", "gpuplan", "scrapers", "warehouse", "sizing", "digest", "pipelines"):
         shutil.copytree(root / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run(
         [str(dg_cli), "check", "defs"],
@@ -166,3 +165,11 @@ def test_dg_check_defs_loads_the_project(tmp_path, env):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "All definitions loaded successfully" in done.stdout + done.stderr
+
+
+def test_no_instance_file_at_the_repo_root_where_dagster_dev_would_warn() -> None:
+    """README: `DAGSTER_HOME` names a folder with a copy of config/dagster.yaml, and `dg dev` runs
+    from the repo root; a dagster.yaml there would make `dagster dev` warn that it is not used."""
+    root = Path(__file__).parents[2]
+    assert not (root / "dagster.yaml").exists() and not (root / "dagster.yml").exists()
+    assert "cp config/dagster.yaml data/dagster/" in (root / "README.md").read_text(encoding="utf-8")

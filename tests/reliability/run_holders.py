@@ -85,7 +85,7 @@ def home_in(root: Path, seed: Path) -> Home:
     copy_warehouse(seed, root)
     dagster_home = root / "dagster_home"
     dagster_home.mkdir(parents=True)
-    shutil.copy2(ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
+    shutil.copy2(ROOT / "config" / "dagster.yaml", dagster_home / "dagster.yaml")
     env = {**os.environ, **values(root), "DAGSTER_HOME": str(dagster_home)}
     env.pop("GPUPLAN_DEBUG", None)
     return Home(Settings.from_env(values(root)), env, dagster_home)

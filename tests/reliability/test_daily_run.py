@@ -108,7 +108,7 @@ def daily_run(tmp_path_factory: pytest.TempPathFactory) -> DailyRun:
     healthy = next(platform for platform in web_platforms() if platform not in (down, empty))
     faults = {down: "server_error_persisting", empty: "empty_list", healthy: "clean"}
     chosen = list(faults)
-    defs = build_defs(settings, offline=True)
+    defs = build_defs(settings, offline=True, first_day=DAY)
     # the whole graph but the crawls of the platforms not chosen (as `gpuplan refresh --platform` runs it)
     selection = (dg.AssetSelection.all() - dg.AssetSelection.groups(CRAWLS)) | dg.AssetSelection.assets(
         *(crawl_key(platform) for platform in chosen)
