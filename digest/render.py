@@ -120,6 +120,8 @@ def render(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> RenderedDigest:
         "chart": images[0] if images else None,
         "chart_lines": chart_lines,
         "chart_days": CHART_DAYS,
+        "chart_first": min((point.day for point in digest.price_history), default=digest.digest_date),
+        "chart_currency": chart_currency(digest.price_history, lang) if digest.price_history else "",
         "excluded_check": EXCLUDED_OFFERS_CHECK,
         "columns": TEXT_COLUMNS,
         "change_groups": digest.changes_by_group(PLAN_CHANGES_LISTED),

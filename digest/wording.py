@@ -95,6 +95,14 @@ class Wording:
         key = f"{kind}.{value}"
         return self.t(key) if self.words.has(key) else value.replace("_", " ")
 
+    def platform(self, slug: str | None) -> str:
+        """A platform as this language's readers know it (gpushare is 恒源云 in Chinese), else its
+        slug; made safe like any platform-provided text."""
+        if slug is None:
+            return NO_VALUE
+        key = f"platform.{slug}"
+        return self.t(key) if self.words.has(key) else oneline(slug)
+
     # --- numbers ---------------------------------------------------------------------------
 
     def money(self, usd: float | None, cny: float | None) -> str:
@@ -106,6 +114,12 @@ class Wording:
         if second is None:
             return amount(first, names[0])
         return f"{amount(first, names[0])} ({amount(second, names[1])})"
+
+    def money_one(self, usd: float | None, cny: float | None) -> str:
+        """The reader's currency alone (the other where it is missing): '$2,500' / '¥18,000'."""
+        if PRIMARY_CURRENCY[self.lang] == "CNY":
+            return amount(cny, "CNY") if cny is not None else amount(usd, "USD")
+        return amount(usd, "USD") if usd is not None else amount(cny, "CNY")
 
     def price(self, usd: float | None, cny: float | None) -> str:
         """A price per GPU-hour in the reader's currency: '$0.410/GPU-h' / '¥2.95/卡时'."""
@@ -142,6 +156,21 @@ class Wording:
             return self.t("headline.quiet", day=digest.previous_date)
         return self.t("headline.news", day=digest.previous_date, summary=summary)
 
+    def rent_today(self, digest: Digest) -> str:
+        """The line the digest opens with: what to rent today for the first model and method that
+        has a plan, by the least rent for a month (the article's view)."""
+        plan = next((p for p in digest.plans if p.status == "ok" and p.ranking == "lowest_rent"), None)
+        if plan is None:
+            return self.t("rent_today.none")
+        return self.t(
+            "rent_today",
+            model=plan.model,
+            method=plan.method,
+            gpus=gpus(plan.gpu_model, plan.gpu_count),
+            platform=self.platform(plan.platform),
+            rent=self.money_one(plan.rent_usd_per_month, plan.rent_cny_per_month),
+        )
+
     # --- plan changes ---------------------------------------------------------------------
 
     def group_title(self, change: ChangedPlan) -> str:
@@ -174,7 +203,7 @@ class Wording:
             machines = self.t("plan.cluster", gpus=machines, nodes=side.nodes, fabric=oneline(side.fabric))
         return self.t(
             "plan.side",
-            platform=oneline(side.platform),
+            platform=self.platform(side.platform),
             gpus=machines,
             billing=self.name("billing", side.billing_period),
         )
@@ -200,7 +229,7 @@ class Wording:
     def reason(self, reason: Reason, change: ChangedPlan) -> str:
         return self.t(
             f"reason.{reason.kind}",
-            platform=oneline(reason.platform),
+            platform=self.platform(reason.platform),
             gpu=reason.gpu_model or NO_VALUE,
             price=self.price(reason.usd_per_gpu_hour, reason.cny_per_gpu_hour),
             pct=pct(reason.pct_change),
@@ -212,11 +241,13 @@ class Wording:
     # --- the day's plans and other sections -------------------------------------------------
 
     def plan_costs(self, plan: PlanLine) -> str:
-        """'$2,500 (¥18,000) a month, min. term 3 months: ...; $25.00 (¥180) per billion tokens'."""
-        rent = self.t("plan.a_month", rent=self.money(plan.rent_usd_per_month, plan.rent_cny_per_month))
+        """'$2,500 a month, min. term 3 months: ...; $25.00 per billion tokens': the reader's currency
+        alone, so a plan's line fits a phone (the minimum term's total says both)."""
+        money = self.money_one
+        rent = self.t("plan.a_month", rent=money(plan.rent_usd_per_month, plan.rent_cny_per_month))
         if plan.commitment_months:
             rent = self.t("plan.with_term", rent=rent, term=self.min_term(plan))
-        per_btoken = self.money(plan.cost_usd_per_billion_tokens, plan.cost_cny_per_billion_tokens)
+        per_btoken = money(plan.cost_usd_per_billion_tokens, plan.cost_cny_per_billion_tokens)
         return self.t(
             "plan.costs",
             rent=rent,
@@ -228,7 +259,7 @@ class Wording:
         """'$965 (¥6,950) for one run of 1B tokens, as billed'."""
         return self.t(
             "plan.run",
-            total=self.money(plan.total_usd, plan.total_cny),
+            total=self.money_one(plan.total_usd, plan.total_cny),
             tokens=self.tokens(plan.job_tokens),
         )
 
@@ -247,9 +278,9 @@ class Wording:
 
     def price_move(self, move: PriceMove) -> str:
         """'$2.20/GPU-h -> $1.89/GPU-h (-14.1%), cheapest now at vastai (was runpod)'."""
-        where = self.t("price_moves.at", platform=oneline(move.new_platform))
+        where = self.t("price_moves.at", platform=self.platform(move.new_platform))
         if move.new_platform != move.old_platform:
-            where += " " + self.t("price_moves.was", platform=oneline(move.old_platform))
+            where += " " + self.t("price_moves.was", platform=self.platform(move.old_platform))
         return self.t(
             "price_moves.line",
             old=self.price(move.old_usd_per_gpu_hour, move.old_cny_per_gpu_hour),
@@ -295,7 +326,7 @@ class Wording:
         return self.tn(
             "excluded.line",
             offer.offers,
-            platform=oneline(offer.platform),
+            platform=self.platform(offer.platform),
             gpu=offer.gpu_model,
             price=self.price(offer.min_usd_per_gpu_hour, offer.min_cny_per_gpu_hour),
             market=self.price(offer.reference_usd_per_gpu_hour, offer.reference_cny_per_gpu_hour),
@@ -307,7 +338,7 @@ class Wording:
         return self.t(
             "check.line",
             check=warning.check,
-            platform=oneline(warning.platform),
+            platform=self.platform(warning.platform),
             detail=oneline(warning.detail),
         )
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from sizing.frameworks import DEFAULT_FRAMEWORK, LOSSES, Framework, framework
+from sizing.gpu_names import did_you_mean, nearest_names
 
 METHODS = ("full", "full-bf16", "lora", "qlora", "freeze")
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd")
@@ -229,7 +230,8 @@ class TrainingSetup:
 def check_method(method: str, setup: TrainingSetup | None = None) -> str:
     """The method name, validated (and, with a setup, checked against its framework)."""
     if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        hint = did_you_mean(nearest_names(method, METHODS))
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}{hint}")
     if setup is not None and method == "qlora" and setup.profile.sharding == "megatron":
         raise ValueError("megatron has no QLoRA (4-bit bitsandbytes base); use lora or another framework")
     if setup is not None and method == "qlora" and (setup.tp or 1) * (setup.pp or 1) > 1:

@@ -73,8 +73,10 @@ def test_help_shows_no_value_after_a_flag_and_choices_on_their_own_line() -> Non
     assert any(line.strip() == "--json" or line.strip().startswith("--json ") for line in lines)
     method = next(index for index, line in enumerate(lines) if "--method" in line)
     assert lines[method].split()[:3] == ["-m,", "--method", "<method>"]
-    # the choices are a paragraph of the option's help, each choice whole on a line
-    choices = next(line for line in lines[method:] if "One of:" in line)
-    assert choices.split("One of:")[1].split() == ["full", "|", "full-bf16", "|", "lora", "|", "qlora", "|"]
+    framework = next(index for index, line in enumerate(lines) if "--framework" in line)
+    assert lines[framework].split()[:3] == ["-f,", "--framework", "<framework>"]
+    # the choices are a paragraph of the option's help, each choice whole
+    choices = next(line for line in lines[framework:] if "One of:" in line)
+    assert choices.split("One of:")[1].split()[:3] == ["llamafactory", "|", "hf"]
     assert max(len(line) for line in lines) <= 80
     assert len(lines) < 90

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from config.days import today
 from config.settings import Settings
+from digest.chart import legend_below, style_price_axes
 from gpuplan import display
 from scrapers.history.platforms import platform_slug
 from sizing import gpu_names
@@ -24,7 +25,9 @@ from warehouse import connect, history
 
 PRICING_CHOICES = ("on_demand", "spot", "any")
 # Pixels = inches x dpi: 1000 x 450, wide enough for a year of daily points.
-CHART_WIDTH_IN, CHART_HEIGHT_IN, CHART_DPI = 10.0, 4.5, 100
+# More days than this (or --chart, which shows them) print a row per week instead of one per day.
+MAX_DAILY_ROWS = 31
+CHART_WIDTH_IN, CHART_HEIGHT_IN, CHART_DPI = 10.0, 4.5, 200  # 2x: sharp on high-density screens
 
 
 def register(app: typer.Typer) -> None:
@@ -61,6 +64,13 @@ def history_command(
     chart: Annotated[
         Path | None, typer.Option("--chart", help="Also draw the min and median lines into this PNG file.")
     ] = None,
+    daily: Annotated[
+        bool,
+        typer.Option(
+            "--daily",
+            help=f"A row per day even with --chart or over {MAX_DAILY_ROWS} days (otherwise a row per week).",
+        ),
+    ] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the terminal.")] = False,
 ) -> None:
     settings: Settings = ctx.obj
@@ -111,7 +121,11 @@ def history_command(
             highlight=False,
         )
     for model, trend in priced.items():
-        _print_trend(out, trend, _scope(model, platform, pricing, gpus_per_offer), wide)
+        scope = _scope(model, platform, pricing, gpus_per_offer)
+        if daily or (chart is None and len(trend) <= MAX_DAILY_ROWS):
+            _print_trend(out, trend, scope, wide)
+        else:
+            _print_weeks(out, trend, scope, wide)
     if chart is not None:
         chart.write_bytes(trend_chart_png(priced, _scope("", platform, pricing, gpus_per_offer)))
         typer.echo(f"chart: {chart}")
@@ -154,12 +168,42 @@ def _print_trend(out: Console, trend: pd.DataFrame, scope: str, wide: bool) -> N
     display.print_table(out, COLUMNS, rows, wide=wide, title=f"{scope}: USD per GPU-hour")
 
 
+WEEK_COLUMNS = (
+    display.Column("week of"),
+    display.Column("min", "right", legend="the week's lowest daily min"),
+    display.Column("on", legend="day of that min"),
+    display.Column("median", "right", legend="median of the daily medians"),
+    display.Column("cheapest", shrink=True, legend="platform of the min"),
+    display.Column("days", "right", drop=1, legend="days with prices"),
+)
+
+
+def _print_weeks(out: Console, trend: pd.DataFrame, scope: str, wide: bool) -> None:
+    """A row per week (Monday to Sunday) of the daily trend: what the chart shows, in a screen."""
+    days = pd.to_datetime(trend["day"])
+    weeks = trend.assign(day=days, week=days.dt.to_period("W-SUN").dt.start_time)
+    rows = []
+    for week, group in weeks.groupby("week", sort=True):
+        low = group.sort_values(["min_usd_per_gpu_hour", "day"]).iloc[0]
+        rows.append(
+            [
+                f"{week:%Y-%m-%d}",
+                f"{low.min_usd_per_gpu_hour:.2f}",
+                f"{low.day:%m-%d}",
+                f"{group['median_usd_per_gpu_hour'].median():.2f}",
+                str(low.cheapest_platform),
+                str(len(group)),
+            ]
+        )
+    display.print_table(out, WEEK_COLUMNS, rows, wide=wide, title=f"{scope}: USD per GPU-hour, by week")
+    display.say(out, "--daily shows every day")
+
+
 def trend_chart_png(trends: Mapping[str, pd.DataFrame], scope: str) -> bytes:
     """Min and median USD per GPU-hour per day of each GPU model as a PNG; days without data are
     gaps, not zeros. One model: its min and median lines; several: both lines of each, labelled."""
     # Imported here: matplotlib takes about a second to import and every `gpuplan` start imports all
     # commands. The Figure API (no pyplot) keeps no global state and renders with Agg.
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(CHART_WIDTH_IN, CHART_HEIGHT_IN), dpi=CHART_DPI, layout="constrained")
@@ -186,15 +230,21 @@ def trend_chart_png(trends: Mapping[str, pd.DataFrame], scope: str) -> bytes:
         if len(trends) > 1:  # one colour per model: min solid, median dashed
             median.set_color(line.get_color())
             median.set_linestyle("--")
-    locator = AutoDateLocator()
-    axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-    axes.set_ylim(bottom=0)
-    axes.set_ylabel("USD per GPU-hour")
+    frames = list(trends.values())
+    days = pd.concat([pd.to_datetime(frame["day"]) for frame in frames])
+    prices = pd.concat(
+        [frame[column] for frame in frames for column in ("min_usd_per_gpu_hour", "median_usd_per_gpu_hour")]
+    ).dropna()
+    style_price_axes(
+        axes,
+        (days.min().date(), days.max().date()),
+        (float(prices.min()), float(prices.max())),
+        symbol="$",
+        axis_label="USD per GPU-hour (log scale)",
+    )
     title = next(iter(trends)) if len(trends) == 1 else ", ".join(trends)
     axes.set_title(f"{title} {scope}", fontsize=10)
-    axes.grid(True, linewidth=0.4, alpha=0.5)
-    axes.legend(frameon=False)
+    legend_below(figure, axes)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()

@@ -22,6 +22,7 @@ from config import model_files
 from config.settings import Settings
 from config.shown_text import one_line
 from gpuplan import display
+from gpuplan.options import METHOD_HELP, daily_model, training_method
 from gpuplan.plan_tables import (
     Currency,
     job_heading,
@@ -73,7 +74,7 @@ def plans_command(
         typer.Option("--model", help="Model size, preset or config.json, e.g. 70B or qwen2.5-14b."),
     ] = None,
     method: Annotated[
-        str | None, typer.Option("--method", help="Training method: full, full-bf16, lora, qlora, freeze.")
+        str | None, typer.Option("--method", callback=training_method, metavar="<method>", help=METHOD_HELP)
     ] = None,
     gpu: Annotated[
         list[str] | None,
@@ -134,7 +135,8 @@ def plans_command(
             given = [name for name, value in job_options.items() if value is not None]
             if given:
                 raise ValueError(f"{', '.join(given)} plan a job: give --tokens too")
-            _daily(settings, day.date() if day else None, model, method, gpus, wide, as_json)
+            daily = daily_model(settings, model) if model is not None else None
+            _daily(settings, day.date() if day else None, daily, method, gpus, wide, as_json)
             return
         if model is None or method is None:
             raise ValueError("--tokens plans a job: give --model and --method too")

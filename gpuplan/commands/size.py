@@ -12,6 +12,7 @@ from rich.text import Text
 
 from config import model_files
 from gpuplan import display
+from gpuplan.options import METHOD_HELP, training_method
 from sizing import article, assumptions, frameworks, gpu_names, planner
 from sizing import setup as setup_vocabulary
 from sizing.catalog import find_gpu
@@ -27,7 +28,6 @@ def _choices(name: str, values: tuple[str, ...]) -> type[StrEnum]:
 
 
 if TYPE_CHECKING:  # built at run time from sizing's tuples; to a type checker, string enums
-    Method: TypeAlias = StrEnum
     Framework: TypeAlias = StrEnum
     Checkpointing: TypeAlias = StrEnum
     Offload: TypeAlias = StrEnum
@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # built at run time from sizing's tuples; to a type checker, 
     OptimizerStep: TypeAlias = StrEnum
     Accounting: TypeAlias = StrEnum
 else:
-    Method = _choices("Method", setup_vocabulary.METHODS)
     Framework = _choices("Framework", frameworks.FRAMEWORKS)
     Checkpointing = _choices("Checkpointing", setup_vocabulary.CHECKPOINTING)
     Offload = _choices("Offload", setup_vocabulary.OFFLOAD)
@@ -232,7 +231,9 @@ def size(
             "or the path of a Hugging Face config.json."
         ),
     ],
-    method: Annotated[Method, typer.Option("--method", "-m", help="Training method.")],
+    method: Annotated[
+        str, typer.Option("--method", "-m", callback=training_method, metavar="<method>", help=METHOD_HELP)
+    ],
     framework: Annotated[
         Framework,
         typer.Option("--framework", "-f", help="Training framework whose defaults apply (docs/sizing.md)."),
@@ -355,7 +356,7 @@ def size(
         if gpu is not None:  # names as people write them: "H100", "A100-80GB", "4090", "910B"
             match = gpu_names.resolve(gpu)
             gpu, gpu_note = match.gpu_model, match.note
-        sizing = planner.prepare(model_files.model(model), method.value, setup)
+        sizing = planner.prepare(model_files.model(model), method, setup)
         counts = (gpus,) if gpus is not None else planner.DEFAULT_GPU_COUNTS
         plans = sizing.plan(counts)
         single = None
@@ -382,7 +383,7 @@ def size(
         "model_preset": spec.preset,
         "params": spec.params,
         "active_params": spec.active_params,
-        "method": method.value,
+        "method": method,
         "framework": setup.framework,
         "settings": _settings_json(setup),
         "model_fields_read": list(spec.fields_read),

@@ -52,3 +52,26 @@ def test_no_warehouse_yet_names_the_command_that_makes_one(tmp_path: Path) -> No
     assert result.returncode == 1
     [line] = result.stderr.splitlines()
     assert line.startswith("error: no warehouse at ") and "run `gpuplan refresh`" in line
+
+
+def test_a_mistyped_method_gets_the_same_answer_and_status_in_every_command(tmp_path: Path) -> None:
+    answers = [
+        _gpuplan(tmp_path, *args) for args in (("plans", "--method", "lorra"), ("size", "7B", "-m", "lorra"))
+    ]
+    for result in answers:
+        assert result.returncode == 2, result.stderr
+        [line] = result.stderr.splitlines()
+        assert "got 'lorra'; did you mean 'lora'" in line and "gpuplan refresh" not in line
+
+
+def test_a_model_is_read_as_the_daily_tables_name_it_or_pointed_to_tokens(tmp_path: Path) -> None:
+    # 7b is 7B: the answer is about the warehouse (none yet), not the name
+    lower = _gpuplan(tmp_path, "plans", "--model", "7b")
+    assert lower.returncode == 1 and "no warehouse at" in lower.stderr and "7b" not in lower.stderr
+    # a model sizing knows that the daily tables do not plan: a job of one's own plans it
+    other = _gpuplan(tmp_path, "plans", "--model", "8B")
+    assert other.returncode == 2
+    [line] = other.stderr.splitlines()
+    assert "'8B' is not one of the daily sizes (7B, 13B, 30B, 70B" in line and "--tokens" in line
+    typo = _gpuplan(tmp_path, "plans", "--model", "7x")
+    assert typo.returncode == 2 and "did you mean '7B'" in typo.stderr

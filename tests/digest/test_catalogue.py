@@ -13,6 +13,7 @@ import pytest
 from digest.catalogue import LANGUAGES, UnknownLanguage, read_catalogue, words
 from digest.changes import REASON_KINDS
 from scrapers.items import BillingPeriod, PricingType
+from scrapers.registry import platforms
 from warehouse.plans import RANKINGS
 
 # Every ranking a best plan can have (best_plans: the daily ones, the retired one days planned before
@@ -96,6 +97,8 @@ def _keys_built() -> set[str]:
         *(f"watch.now.{kind}" for kind in ("price", "stock", "job")),
         *(f"chart.axis.{currency}" for currency in ("USD", "CNY")),
         *(f"push.title.{kind}" for kind in ("summary", "watches", "plan_changes", "failures", "test")),
+        # Wording.platform: a platform's name where its readers know it by another (恒源云)
+        *(key for key in CATALOGUES["en"] if key.startswith("platform.") and key[9:] in platforms()),
     }
 
 
@@ -126,3 +129,15 @@ def test_chinese_plurals_have_one_form_and_english_two():
     assert words("en").tn("count.plan_change", 2) == "2 plan changes"
     assert words("zh").tn("count.plan_change", 1) == "1 项方案变化"
     assert words("zh").tn("count.plan_change", 2) == "2 项方案变化"
+
+
+def test_chinese_readers_get_the_platforms_chinese_names():
+    """As the README's platform table names them; English keeps the slugs."""
+    zh, en = words("zh"), words("en")
+    assert [zh.t(f"platform.{slug}") for slug in ("gpushare", "matpool", "compshare", "ppio")] == [
+        "恒源云",
+        "矩池云",
+        "优云智算",
+        "派欧云",
+    ]
+    assert en.t("platform.gpushare") == "gpushare"

@@ -131,7 +131,7 @@ def test_the_language_comes_from_the_option_or_the_setting(env, tmp_path, how):
     assert result.exit_code == 0, result.output
     assert "gpuplan 2026-12-01：无变化" in result.output
     page = out.read_text(encoding="utf-8")
-    assert '<html lang="zh">' in page and "训练一个月租金最低" in page and "¥5,760 ($800)" in page
+    assert '<html lang="zh">' in page and "训练一个月租金最低" in page and "每月 ¥5,760" in page
 
 
 def test_a_bad_watches_file_stops_a_preview_with_its_line(env, tmp_path):

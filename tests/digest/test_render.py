@@ -37,8 +37,9 @@ def _visible(rendered) -> tuple[str, str]:
 def test_every_platform_string_is_escaped_in_html_and_verbatim_in_text(busy):
     assert "<script" not in busy.html
     # the day's plan, the changed plan's new side, the reason it names, the crawl error
-    assert busy.html.count("&lt;script&gt;") == 4
-    assert busy.text.count(HOSTILE) == 4
+    # and the line of what to rent today, which names the day's first plan
+    assert busy.html.count("&lt;script&gt;") == 5
+    assert busy.text.count(HOSTILE) == 5
 
 
 def test_terminal_escapes_in_platform_text_reach_neither_part() -> None:
@@ -62,7 +63,7 @@ def test_terminal_escapes_in_platform_text_reach_neither_part() -> None:
 
 def test_css_is_inlined(busy):
     assert "<style" not in busy.html
-    assert re.search(r'<td[^>]*style="[^"]*padding', busy.html)
+    assert re.search(r'<div[^>]*style="[^"]*padding', busy.html)
 
 
 # What the reader must learn, whichever body their client shows.
@@ -75,15 +76,15 @@ FACTS = {
         "Job qwen-sft (qwen2.5-14b lora)",
         "autodl RTX 4090 24GB x 4, by the hour",
         "矩池云 RTX 4090 24GB x 4, by the day",
-        "total as billed $620 (¥4,464) -> $480 (¥3,456) (-22.6%)",
+        "total as billed $620 (¥4,464) → $480 (¥3,456) (-22.6%)",
         "矩池云 now offers RTX 4090 24GB at $0.250/GPU-h",
         "autodl's RTX 4090 24GB offer is gone",
         "full, lowest rent for a month",
-        "rent for a month (or the minimum term) $1,460 (¥10,512) -> $599 (¥4,310) (-59.0%)",
+        "rent for a month (or the minimum term) $1,460 (¥10,512) → $599 (¥4,310) (-59.0%)",
         "thunder's A100 SXM 80GB rose 12.0%",
         "full, lowest total for one run",
-        "total as billed $300 (¥2,160) -> $255 (¥1,836) (-15.0%)",
-        "$993 (¥7,148)",  # the day's run plan: one run of 1B tokens, as billed
+        "total as billed $300 (¥2,160) → $255 (¥1,836) (-15.0%)",
+        "$993 for one run",  # the day's run plan, in the reader's currency alone
         "lambda's H100 SXM 80GB fell 15.0% to $1.70/GPU-h",
         "no offer fits any more",
         "lambda's H100 SXM 80GB has only 2 GPUs free",
@@ -97,7 +98,7 @@ FACTS = {
         "Left out as implausible (check prices_believable)",
         "runpod H200 SXM 141GB: 1 offer at $0.500/GPU-h, the market asks $2.95/GPU-h",
         "drift (vastai): offers dropped from 1200 to 450",
-        "$41,000 (¥295,200)",
+        "$41,000 a month",  # a plan's line: the reader's currency alone
         "min. term 3 months: $123,000 (¥885,600)",
         "stock unknown",
         "monthly plan",
@@ -109,15 +110,15 @@ FACTS = {
         "任务 qwen-sft 总价低于 $500",
         "任务 qwen-sft（qwen2.5-14b lora）",
         "矩池云 RTX 4090 24GB x 4，按天计费",
-        "总价 ¥4,464 ($620) -> ¥3,456 ($480)（-22.6%）",
+        "总价 ¥4,464 ($620) → ¥3,456 ($480)（-22.6%）",
         "矩池云 新上架 RTX 4090 24GB，¥1.80/卡时",
         "autodl 的 RTX 4090 24GB 报价已下架",
         "full，月租最低",
-        "一个月（或最短租期）租金 ¥10,512 ($1,460) -> ¥4,310 ($599)（-59.0%）",
+        "一个月（或最短租期）租金 ¥10,512 ($1,460) → ¥4,310 ($599)（-59.0%）",
         "thunder 的 A100 SXM 80GB 上涨 12.0%",
         "full，跑一次总价最低",
-        "总价 ¥2,160 ($300) -> ¥1,836 ($255)（-15.0%）",
-        "¥7,148 ($993)",
+        "总价 ¥2,160 ($300) → ¥1,836 ($255)（-15.0%）",
+        "¥7,148",
         "已没有合适的报价",
         "lambda 的 H100 SXM 80GB 只剩 2 张空闲",
         "¥14.40/卡时",
@@ -127,7 +128,7 @@ FACTS = {
         "因价格不可信而排除（检查 prices_believable）",
         "runpod H200 SXM 141GB：1 条报价，低至 ¥3.60/卡时，市场价 ¥21.24/卡时",
         "drift（vastai）：offers dropped from 1200 to 450",
-        "¥295,200 ($41,000)",
+        "每月 ¥295,200",
         "最短租期 3 个月：¥885,600 ($123,000)",
         "库存未知",
         "包月",
@@ -164,8 +165,8 @@ def test_watches_come_first_then_jobs_then_models(busy, busy_zh, lang, watches, 
     lines = rendered.text.splitlines()
     headings = [line for line in lines if line and not line.startswith((" ", "-"))]
     assert (
-        headings.index(watches.upper() if lang == "en" else watches) == 2
-    )  # right after the title and the headline
+        headings.index(watches.upper() if lang == "en" else watches) == 3
+    )  # right after the title, what to rent today and the headline
     start = lines.index(changes.upper() if lang == "en" else changes)
     groups = [line for line in lines[start + 1 :] if line and not line.startswith((" ", "-"))][:3]
     assert groups == (
@@ -335,7 +336,8 @@ def test_one_platform_takes_a_few_lines_of_a_per_platform_list_and_says_how_many
     vast = [line for line in text if line.startswith("- vastai")]
     assert len(vast) == LINES_PER_PLATFORM + 1
     assert "26" in vast[-1] and "--json" in vast[-1]
-    assert any(line.startswith("- matpool") and "L40S 48GB" in line for line in text)
+    matpool = "matpool" if lang == "en" else "矩池云"  # as the language's readers know it
+    assert any(line.startswith(f"- {matpool}") and "L40S 48GB" in line for line in text)
     visible_html, _ = _visible(rendered)
     assert "GPU 03" in visible_html and "GPU 04" not in visible_html and "--json" in visible_html
     assert len(digest_object(busy, lang)["stock_changes"]) == 31

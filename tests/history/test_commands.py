@@ -63,6 +63,10 @@ def test_import_history_and_backfill(settings: Settings, lambda_catalogs, sample
     shown = _run(settings, "history", "H100 SXM 80GB", "--days", str(days), "--chart", str(chart))
     assert shown.exit_code == 0, shown.output
     assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    # beside a chart, a row per week (Monday first): the chart has the days
+    weeks = [_cells(line) for line in shown.output.splitlines() if line.startswith("2026-")]
+    assert "USD per GPU-hour, by week" in shown.output and "--daily shows every day" in shown.output
+    assert weeks[0][:3] == ["2026-03-30", "3.78", "04-02"]
     one_gpu = _run(
         settings, "history", "h100 sxm", "--platform", "lambda", "--gpus", "1", "--days", str(days)
     )
