@@ -131,17 +131,17 @@ def test_each_ranking_and_a_job_report_their_own_measure_alike_everywhere(wareho
         ("plan", "lowest_rent"): (
             "price_up",
             50.0,
-            "rent for a month (or the minimum term) $10,000 (¥72,000) -> $15,000 (¥108,000) (+50.0%)",
+            "rent for a month (or the minimum term) $10,000 (¥72,000) → $15,000 (¥108,000) (+50.0%)",
         ),
         ("plan", "lowest_run_total"): (
             "price_down",
             -50.0,
-            "total as billed $100 (¥720) -> $50.00 (¥360) (-50.0%)",
+            "total as billed $100 (¥720) → $50.00 (¥360) (-50.0%)",
         ),
         ("job", "lowest_total"): (
             "price_down",
             100 * (480 - 620) / 620,
-            "total as billed $620 (¥4,464) -> $480 (¥3,456) (-22.6%)",
+            "total as billed $620 (¥4,464) → $480 (¥3,456) (-22.6%)",
         ),
     }
     stored = warehouse.con.execute(

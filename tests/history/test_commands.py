@@ -66,7 +66,7 @@ def test_import_history_and_backfill(settings: Settings, lambda_catalogs, sample
     # beside a chart, a row per week (Monday first): the chart has the days
     weeks = [_cells(line) for line in shown.output.splitlines() if line.startswith("2026-")]
     assert "USD per GPU-hour, by week" in shown.output and "--daily shows every day" in shown.output
-    assert weeks[0][:3] == ["2026-03-30", "3.78", "04-02"]
+    assert weeks[0][:3] == ["2026-03-30", "3.44", "04-02"]  # the lowest of any platform that week
     one_gpu = _run(
         settings, "history", "h100 sxm", "--platform", "lambda", "--gpus", "1", "--days", str(days)
     )
