@@ -120,7 +120,7 @@ def _show(cycle: Cycle, seconds: float) -> None:
         else:
             state = "holds" if check.holding else "does not hold"
         asks = wording.watch(WatchResult(check.watch, check.reading, None))
-        typer.echo(one_line(f"  line {check.watch.line}: {asks}: {state}"))
+        typer.echo("  " + one_line(f"line {check.watch.line}: {asks}: {state}"))
         if check.fired:
             typer.echo("    " + one_line(fired_line(wording, check)))
     for result in cycle.pushed:
