@@ -140,3 +140,29 @@ def test_a_job_watch_fires_once_with_the_plan_the_job_planner_makes(tmp_path: Pa
     assert check.reading.finish is not None and check.reading.finish <= first.checked_at + timedelta(days=30)
     line = fired_line(Wording.of("en"), check)
     assert PLATFORM in line and "finishing " + check.reading.finish.strftime("%Y-%m-%d %H:%M UTC") in line
+
+
+def test_an_outage_neither_fires_nor_rearms_a_watch(tmp_path: Path) -> None:
+    day = date.today() - timedelta(days=1)
+    watches = parse_watches("- gpu: H100\n  min_available_gpus: 8\n", "watches.yaml", [PLATFORM])
+    warehouse = tmp_path / "warehouse.duckdb"
+    outcomes = iter(["ok", "failed", "ok", "ok"])
+    offers = iter([10, 11, 12, 13])
+
+    def crawl_synthetic(names: Sequence[str], out_dir: Path) -> list[CrawlSummary]:
+        summary = write_crawl(out_dir, day, next(offers))
+        status = next(outcomes)
+        if status == "failed":  # the platform answered nothing: no feed, a failed crawl
+            data = json.loads(summary.read_text("utf-8"))
+            data.update(status="failed", error="HTTP 503", items_yielded=0, feed=None)
+            summary.write_text(json.dumps(data), "utf-8")
+        return [CrawlSummary.read(summary)]
+
+    seen = []
+    for n in range(4):
+        cycle = run_cycle(warehouse, tmp_path / f"c{n}", watches, {}, [PLATFORM], crawl_synthetic)
+        (check,) = cycle.checks
+        seen.append((check.known, check.holding, check.fired))
+    # 8 GPUs free at synthcloud; the failed crawl in between is no "stopped holding"
+    assert seen == [(True, True, True), (False, True, False), (True, True, False), (True, True, False)]
+    assert cycle.checks[0].problem is None and cycle.checks[0].fires == 1
