@@ -160,7 +160,9 @@ def _move(new: float | None, old: float | None) -> float | None:
     if new is None or old is None or old == 0:
         return None
     pct = 100 * (new - old) / old
-    return pct if abs(pct) >= UNCHANGED_PCT else None
+    # compared rounded: $1.000 -> $1.001 is 0.0999999... in binary floating point, and a move of
+    # exactly UNCHANGED_PCT is a move
+    return pct if abs(round(pct, 9)) >= UNCHANGED_PCT else None
 
 
 def reasons(row: dict[str, Any], old: PlanSide, new: PlanSide) -> tuple[Reason, ...]:

@@ -212,6 +212,71 @@ REASON_CASES = {
         ("vastai", "va", PCIE, 2, 1.2),
         [("price_rose", "vastai", 20.0)],
     ),
+    "the same offer's price fell": (
+        {"vastai": [("va", PCIE, 1.0, 4)]},
+        {"vastai": [("va", PCIE, 0.8, 4)]},
+        ("vastai", "va", PCIE, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.8),
+        [("price_fell", "vastai", -20.0)],
+    ),
+    # sign tests: a rise of 0.5 % is a rise, on each side (a test of `pct > 1` would read it "fell")
+    "the same offer rose 0.5 %": (
+        {"vastai": [("va", PCIE, 1.0, 4)]},
+        {"vastai": [("va", PCIE, 1.005, 4)]},
+        ("vastai", "va", PCIE, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 1.005),
+        [("price_rose", "vastai", 0.5)],
+    ),
+    "the same offer fell 0.5 %": (
+        {"vastai": [("va", PCIE, 1.0, 4)]},
+        {"vastai": [("va", PCIE, 0.995, 4)]},
+        ("vastai", "va", PCIE, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.995),
+        [("price_fell", "vastai", -0.5)],
+    ),
+    "the old offer fell, by less than a new one undercuts it": (
+        {"thunder": [("th", A100, 1.0, 4)]},
+        {"thunder": [("th", A100, 0.9, 4)], "vastai": [("va", PCIE, 0.41, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.41),
+        [("new_offer", "vastai", None), ("old_fell", "thunder", -10.0)],
+    ),
+    "the old offer rose 0.5 %": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        {"thunder": [("th", A100, 1.005, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.9),
+        [("new_at", "vastai", None), ("old_rose", "thunder", 0.5)],
+    ),
+    "the new offer rose 0.5 %: at its price, not cheaper": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        {"thunder": [("th2", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.9045, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.9045),
+        [("new_at", "vastai", None), ("old_gone", "thunder", None)],
+    ),
+    # the unchanged threshold (UNCHANGED_PCT, 0.1 %): under it unchanged, at it a move
+    "the old offer moved under the threshold": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        {"thunder": [("th", A100, 1.0009, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.9),
+        [("new_at", "vastai", None), ("old_same", "thunder", None)],
+    ),
+    "the old offer moved by the threshold": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        {"thunder": [("th", A100, 1.001, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.9),
+        [("new_at", "vastai", None), ("old_rose", "thunder", 0.1)],
+    ),
+    "the new offer fell under the threshold": (
+        {"thunder": [("th", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.9, 4)]},
+        {"thunder": [("th2", A100, 1.0, 4)], "vastai": [("va", PCIE, 0.89992, 4)]},
+        ("thunder", "th", A100, 2, 1.0),
+        ("vastai", "va", PCIE, 2, 0.89992),
+        [("new_at", "vastai", None), ("old_gone", "thunder", None)],
+    ),
     "an offer fits where none did": (
         {},
         {"vastai": [("va", PCIE, 1.2, 4)]},
@@ -229,6 +294,42 @@ REASON_CASES = {
 }
 
 
+def test_the_plan_kept_its_offer_with_another_gpu_count(warehouse):
+    """The same offer, more GPUs (and a price under the unchanged threshold): one reason, the new
+    count, in words too."""
+    warehouse.crawl(PREVIOUS, "vastai", [{"offer_id": "va", "gpu_model": PCIE, "usd": 1.0, "available": 8}])
+    warehouse.crawl(DAY, "vastai", [{"offer_id": "va", "gpu_model": PCIE, "usd": 1.0005, "available": 8}])
+    warehouse.plans(PREVIOUS, [_plan_row(warehouse, ("vastai", "va", PCIE, 2, 1.0))])
+    warehouse.plans(DAY, [_plan_row(warehouse, ("vastai", "va", PCIE, 4, 1.0005))])
+    warehouse.changes(DAY, [{"model": "7B", "method": "lora", "change_type": "new_count"}])
+    [entry] = changed_plans(warehouse.con, DAY)
+    assert [(r.kind, r.platform, r.gpu_model, r.gpus) for r in entry.reasons] == [
+        ("gpu_count", "vastai", PCIE, 4)
+    ]
+    assert Wording(words("en")).why(entry, with_label=False) == f"now 4 GPUs of vastai's {PCIE}"
+
+
+# The reasons in words: the sign and size of each move as the reader sees it.
+WORDED_CASES = {
+    "price_rose 0.5 %": ("the same offer rose 0.5 %", f"vastai's {PCIE} rose 0.5% to $1.00/GPU-h"),
+    "price_fell": ("the same offer's price fell", f"vastai's {PCIE} fell 20.0% to $0.800/GPU-h"),
+    "old_fell": (
+        "the old offer fell, by less than a new one undercuts it",
+        f"vastai now offers {PCIE} at $0.410/GPU-h; thunder's {A100} fell only 10.0%",
+    ),
+    "old_rose 0.1 %": ("the old offer moved by the threshold", f"thunder's {A100} rose 0.1%"),
+    "old_same": ("the old offer moved under the threshold", f"thunder's {A100} is unchanged at $1.00/GPU-h"),
+}
+
+
+@pytest.mark.parametrize("case, sentence", WORDED_CASES.values(), ids=WORDED_CASES.keys())
+def test_a_reason_in_words(warehouse, case, sentence):
+    before, now, old, new, _ = REASON_CASES[case]
+    _changed(warehouse, before, now, old, new)
+    [entry] = changed_plans(warehouse.con, DAY)
+    assert sentence in Wording(words("en")).why(entry, with_label=False)
+
+
 def _plan_row(warehouse, plan):
     if plan is None:
         return {"model": "7B", "params": 7e9, "method": "lora", "status": "no_offer_fits", "offer_id": None}
@@ -238,6 +339,15 @@ def _plan_row(warehouse, plan):
 
 @pytest.mark.parametrize("before, now, old, new, expected", REASON_CASES.values(), ids=REASON_CASES.keys())
 def test_why_a_plan_changed(warehouse, before, now, old, new, expected):
+    _changed(warehouse, before, now, old, new)
+    [entry] = changed_plans(warehouse.con, DAY)
+    assert [
+        (r.kind, r.platform, None if r.pct_change is None else round(r.pct_change, 6)) for r in entry.reasons
+    ] == expected
+    assert (entry.old.ok, entry.new.ok) == (old is not None, new is not None)
+
+
+def _changed(warehouse, before, now, old, new):
     for day, crawls in ((PREVIOUS, before), (DAY, now)):
         for platform, offers in crawls.items():
             if offers is None:
@@ -251,11 +361,6 @@ def test_why_a_plan_changed(warehouse, before, now, old, new, expected):
     warehouse.plans(PREVIOUS, [_plan_row(warehouse, old)])
     warehouse.plans(DAY, [_plan_row(warehouse, new)])
     warehouse.changes(DAY, [{"model": "7B", "method": "lora", "change_type": "synthetic"}])
-    [entry] = changed_plans(warehouse.con, DAY)
-    assert [
-        (r.kind, r.platform, None if r.pct_change is None else round(r.pct_change, 6)) for r in entry.reasons
-    ] == expected
-    assert (entry.old.ok, entry.new.ok) == (old is not None, new is not None)
 
 
 def test_a_reason_carries_both_currencies(warehouse):
