@@ -255,7 +255,7 @@ def layout_work(w: Work, layout: Layout = DATA_PARALLEL, virtual: int = 1) -> La
         attention_flops=tokens * w.attention_flops_per_token * layer_share,
         memory_bytes=w.memory_bytes_per_microbatch * layer_share,
         host_seconds=w.host_ops_per_microbatch * kernels.HOST_SECONDS_PER_OP * stage_layers / spec.layers,
-        tp_bytes=stage_layers * per_layer if tp > 1 else 0.0,
+        tp_bytes=stage_layers * per_layer,  # (t - 1)/t: none at TP 1
         handoff_bytes=2 * virtual * message if layout.pp > 1 else 0.0,
         virtual=virtual,
         share=stage_share(spec, layout, True) if split else 1.0,

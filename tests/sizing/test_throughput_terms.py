@@ -363,3 +363,18 @@ def test_lora_and_qlora_memory_traffic_and_launches(checkpointing):
     assert lora.host_ops_per_microbatch == passes * (40 + 4 * 7)
     assert qlora.host_ops_per_microbatch == passes * (40 + 4 * 7 + 2 * 7)
     assert full.host_ops_per_microbatch == passes * 40
+
+
+def test_eager_scores_are_read_again_only_where_the_forward_reruns():
+    # eager attention's score traffic: forward, backward at twice it, and once more where selective
+    # (or full) recompute re-runs the products; no recompute reads them twice only
+    seq = 2048
+    spec = LLAMA_7B.spec
+    flash = prepare("llama-2-7b", "full", TrainingSetup(seq_len=seq, checkpointing="none")).work
+    scores = 24 * spec.heads * seq * spec.layers * seq
+    for checkpointing, passes in (("none", 1 + 2), ("selective", 1 + 2 + 1)):
+        setup = TrainingSetup(seq_len=seq, checkpointing=checkpointing, flash_attention=False)
+        eager = prepare("llama-2-7b", "full", setup).work
+        assert eager.memory_bytes_per_microbatch - flash.memory_bytes_per_microbatch == pytest.approx(
+            scores * passes
+        )
