@@ -20,8 +20,13 @@ lint:  ## lint, formatting, types and the generated schema, as CI checks them
 demo:  ## the main job on the bundled snapshots, no network
 	gpuplan refresh --offline
 
+# The instance folder: its copy of config/dagster.yaml and the run history (README, "The Dagster UI").
+DAGSTER_HOME ?= $(CURDIR)/data/dagster
+
 dev:  ## the Dagster UI on http://127.0.0.1:3000
-	dg dev
+	mkdir -p "$(DAGSTER_HOME)"
+	[ -f "$(DAGSTER_HOME)/dagster.yaml" ] || cp config/dagster.yaml "$(DAGSTER_HOME)/"
+	DAGSTER_HOME="$(DAGSTER_HOME)" dg dev
 
 ci:  ## what CI runs (.ci/run): a fresh venv, the install command, the checks, the suite
 	bash .ci/run
