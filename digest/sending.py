@@ -228,3 +228,29 @@ def _new_message_id(sender: str | None, day: date) -> str:
 def _now_utc() -> datetime:
     """UTC wall time without zone, as the warehouse stores timestamps."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+def run_outcome(con: duckdb.DuckDBPyConnection, day: date, since: datetime) -> str | None:
+    """What a run begun at `since` (naive UTC, as the records are) did with `day`'s digest, in words,
+    from the day's send record: what it sent, or that the day had gone before it. None: no record.
+
+    A run sends a day once (FINAL_STATUSES): a later run of the same day attempts nothing, and
+    saying the record's "sent (attempt 1)" there would claim a mail this run never sent.
+    """
+    rows = queries.records(con, "digest/send_outcome", digest_date=day)
+    if not rows:
+        return None
+    [row] = rows
+    status, attempts = row["status"], row["attempts"]
+    last = row["last_attempt_at"]
+    if last >= since:  # this run's doing
+        return {
+            "sent": f"sent (attempt {attempts})",
+            "skipped": "not sent: no changes (GPUPLAN_DIGEST_SKIP_EMPTY)",
+            "failed": f"send failed (attempt {attempts}), retried on the next run: {row['last_error']}",
+        }.get(status, f"{status} (attempt {attempts}): interrupted, retried on the next run")
+    if status == "sent":
+        return f"not sent again: sent earlier, at {row['sent_at']:%Y-%m-%d %H:%M} UTC"
+    if status == "skipped":
+        return f"not sent: skipped earlier (no changes), at {last:%Y-%m-%d %H:%M} UTC"
+    return f"not attempted by this run; the last attempt ({attempts}, {last:%Y-%m-%d %H:%M} UTC) {status}"

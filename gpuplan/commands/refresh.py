@@ -27,7 +27,7 @@ from gpuplan.crawl_display import CrawlBoard, offline_note, outcome_line
 from gpuplan.plan_tables import print_plans
 from scrapers.registry import platform_tokens
 from scrapers.spiders.quotes import QuotesSpider
-from warehouse import connect, drift, plans, queries
+from warehouse import connect, drift, plans
 
 # Long enough for another run's crawls (one crawl's timeout) and its writing steps to finish.
 WAIT_S = 600.0
@@ -98,12 +98,15 @@ def refresh_command(
             f"offline: {QuotesSpider.file_env} is not read; the bundled example quotes are replayed "
             "(a live refresh reads your file)",
         )
+    started = dt.datetime.now(dt.UTC).replace(tzinfo=None)  # naive UTC, as the digest's send records
     with CrawlBoard(out, only or known, platform_tokens(), offline=offline) as board:
         failures = execute_day(
             settings, plan_day, offline=offline, platforms=only or None, on_crawl=board.update, wait_s=wait_s
         ).failures
     if settings.warehouse.exists():  # a run that failed before the first write published nothing
-        _print_day(out, settings, plan_day, offline, {summary.platform for summary in board.summaries})
+        _print_day(
+            out, settings, plan_day, offline, started, {summary.platform for summary in board.summaries}
+        )
     for failure in failures:
         # one line each, however long: a wrapped line put the path on the next one (issue 14)
         out.print(Text("step failed", style="red").append(f": {one_line(failure)}"), soft_wrap=True)
@@ -112,18 +115,25 @@ def refresh_command(
 
 
 def _print_day(
-    out: Console, settings: Settings, day: dt.date, offline: bool, shown: Collection[str] = ()
+    out: Console,
+    settings: Settings,
+    day: dt.date,
+    offline: bool,
+    started: dt.datetime,
+    shown: Collection[str] = (),
 ) -> None:
-    """After the run, from the warehouse: each platform's crawl not `shown` live (one line each:
-    status and offers), then the load, the plans and the digest, then the day's plans."""
+    """After the run (begun at `started`, naive UTC), from the warehouse: each platform's crawl not
+    `shown` live (one line each: status and offers), then the load, the plans and what the run did
+    with the digest, then the day's plans."""
     from digest.mailer import SmtpConfigError, check_settings
+    from digest.sending import run_outcome
 
     with connect.reader(settings.warehouse) as con:
         crawls = plans.day_crawls(con, day)
         frame = plans.plans_for_date(con, day)
         changes = plans.count_changed_plans(con, day)
         excluded = plans.excluded_offers(con, day)
-        sends = queries.frame(con, "digest/send_state", digest_date=day)
+        sent = None if offline else run_outcome(con, day, started)
         drifted = drift.day_drift(con, day)
     tokens = platform_tokens()
     for row in crawls.to_dict("records"):
@@ -150,8 +160,8 @@ def _print_day(
     )
     if offline:
         digest = "not sent (offline run); `gpuplan digest --preview FILE.html` shows it"
-    elif len(sends):
-        digest = f"{sends['status'].iloc[0]} (attempt {sends['attempts'].iloc[0]})"
+    elif sent:
+        digest = sent
     else:
         try:
             check_settings(settings.smtp)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from aiosmtpd.smtp import AuthResult
@@ -12,7 +12,7 @@ from aiosmtpd.smtp import AuthResult
 from config.settings import Settings
 from config.watches_file import PriceWatch, WatchList
 from digest import mailer
-from digest.sending import SendOptions, send_pending
+from digest.sending import SendOptions, run_outcome, send_pending
 
 DAY = date(2026, 12, 1)
 HOSTILE = "<script>alert(1)</script>"
@@ -264,3 +264,50 @@ def test_a_day_without_plans_is_reported_not_recorded(warehouse, settings, smtp_
         "no cheapest plans for 2026-12-01",
     )
     assert _sends(warehouse) == [] and smtp_server.handler.envelopes == []
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def test_a_run_says_what_it_did_with_the_digest_not_what_an_earlier_run_did(warehouse, settings, smtp_server):
+    """`gpuplan refresh`'s digest line (run_outcome): the run that sent says so; a later run of the
+    same day sends nothing and says the day went earlier, not "sent (attempt 1)"; a failure says
+    it is retried; a day without a record is None (refresh then says "not sent")."""
+    _news(warehouse, DAY)
+    assert run_outcome(warehouse.con, DAY, _now()) is None
+
+    smtp_server.stop()
+    first = _now()
+    send_pending(warehouse.con, DAY, _options(settings))
+    failed = run_outcome(warehouse.con, DAY, first)
+    assert failed is not None
+    assert failed.startswith("send failed (attempt 1), retried on the next run: ConnectionRefusedError")
+
+    smtp_server.start()
+    second = _now()
+    send_pending(warehouse.con, DAY, _options(settings))
+    assert run_outcome(warehouse.con, DAY, second) == "sent (attempt 2)"
+
+    third = _now()
+    [again] = send_pending(warehouse.con, DAY, _options(settings))
+    assert not again.attempted and len(smtp_server.handler.messages) == 1
+    [(sent_at,)] = warehouse.con.execute("SELECT sent_at FROM digest_sends").fetchall()
+    assert run_outcome(warehouse.con, DAY, third) == (
+        f"not sent again: sent earlier, at {sent_at:%Y-%m-%d %H:%M} UTC"
+    )
+
+
+def test_a_quiet_day_skipped_says_so_then_and_later(warehouse, settings, smtp_server):
+    warehouse.plans(DAY - timedelta(days=1), [warehouse.plan("7B", "lora", "vastai", "A100 80GB", 1, 800.0)])
+    warehouse.plans(DAY, [warehouse.plan("7B", "lora", "vastai", "A100 80GB", 1, 800.0)])
+    quiet = _options(replace(settings, digest_skip_empty=True))
+    first = _now()
+    [skipped] = send_pending(warehouse.con, DAY, quiet)
+    assert skipped.status == "skipped"
+    assert run_outcome(warehouse.con, DAY, first) == "not sent: no changes (GPUPLAN_DIGEST_SKIP_EMPTY)"
+    later = _now()
+    send_pending(warehouse.con, DAY, quiet)
+    said = run_outcome(warehouse.con, DAY, later)
+    assert said is not None and said.startswith("not sent: skipped earlier (no changes), at ")
+    assert not smtp_server.handler.messages
