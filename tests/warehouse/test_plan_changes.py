@@ -17,8 +17,11 @@ from synthetic_offers import plan as _plan
 from warehouse_template import scratch
 
 from digest.content import build_digest
+from pipelines.assets.plans import _changes_result
 from warehouse import connect, history, plans
 from warehouse.migrate import available, migrate
+from warehouse.plan_requirements import SizedDays
+from warehouse.planning import PlannedDays
 
 NOW = dt.datetime(2026, 12, 1, 6, 0)
 
@@ -232,3 +235,9 @@ def test_a_plan_change_of_several_kinds_counts_once_everywhere() -> None:
         assert all(";" in detail for detail in frame["detail"])  # both kinds' details, joined
         days = history.planned_days(con, DAY1, DAY2)
         assert days["changes"].tolist() == [0, 2]
+        # the Dagster plan_changes asset: its count and its table, one row per plan change
+        planned = PlannedDays((DAY2,), SizedDays(pd.DataFrame(), (), 0), 0, 0, changed)
+        result = _changes_result(con, planned, {}, [DAY2])
+        assert result.metadata is not None and result.metadata["dagster/row_count"] == 2
+        table = result.metadata["changes"].value
+        assert table.count("| new_platform, price_up |") == 2 and "| price_up |" not in table
