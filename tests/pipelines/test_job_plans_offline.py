@@ -2,8 +2,10 @@
 
 Two offline refreshes (`gpuplan refresh --offline`: the real spiders replaying their bundled
 snapshots, the real loader, sizing model and plan SQL) with a jobs file: DAY1 with every platform,
-DAY2 with autodl only (the others did not crawl that day), so a job's best plan changes. Then the
-ad-hoc `gpuplan plans --tokens` on that warehouse, checked against `gpuplan size` and the offers.
+DAY2 with autodl only. The platforms not crawled on DAY2 keep their last good crawl (stale), so a job
+left alone keeps its plan; the user narrowed one job to autodl that day, so its best plan changes.
+Then the ad-hoc `gpuplan plans --tokens` on that warehouse, checked against `gpuplan size` and the
+offers.
 """
 
 from __future__ import annotations
@@ -41,7 +43,17 @@ JOBS = """\
   tokens: 10B
   within_days: 1h
   gpus: [4090]
+- name: steady
+  model: qwen2.5-14b
+  method: lora
+  tokens: 500M
+  epochs: 3
+  within_days: 4
 """
+# DAY2's file: qwen-lora narrowed to autodl (its plan changes); steady as it was (its plan stays).
+JOBS_DAY2 = JOBS.replace(
+    "  within_days: 4\n- name: impossible", "  within_days: 4\n  platforms: [autodl]\n- name: impossible"
+)
 
 
 def _cli(env: dict[str, str], *args: str, columns: int = 200):
@@ -58,7 +70,8 @@ def offline(tmp_path_factory) -> dict[str, str]:
         "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
         "GPUPLAN_JOBS": str(root / "jobs.yaml"),
     }
-    for args in (["--date", DAY1], ["--date", DAY2, "--platform", "autodl"]):
+    for args, jobs in ((["--date", DAY1], JOBS), (["--date", DAY2, "--platform", "autodl"], JOBS_DAY2)):
+        (root / "jobs.yaml").write_text(jobs, encoding="utf-8")
         result = _cli(env, "refresh", "--offline", *args)
         assert result.exit_code == 0, result.output
     return env
@@ -76,7 +89,7 @@ def test_a_jobs_file_gives_job_plans_and_changes_for_the_digest(offline):
         second = job_plans.job_plans_for_date(con, pd.Timestamp(DAY2).date())
         changes = plans.changes_for_date(con, pd.Timestamp(DAY2).date(), subject="job")
     for day in (first, second):
-        assert set(day["job"]) == {"qwen-lora", "impossible"}
+        assert set(day["job"]) == {"qwen-lora", "impossible", "steady"}
         impossible = day[day["job"] == "impossible"]
         assert impossible[["rank", "status"]].values.tolist() == [[1, "no_plan"]]
         assert impossible["reason"].iloc[0]  # a stated reason
@@ -92,6 +105,14 @@ def test_a_jobs_file_gives_job_plans_and_changes_for_the_digest(offline):
     line = qwen[qwen["change_type"] == "new_platform"]["detail"].iloc[0]
     assert line.startswith(f"{best1['platform']} {best1['gpu_model']} x") and " -> autodl " in line
     assert "impossible" not in set(changes["job"])  # no plan either day: nothing changed
+    # steady was left alone: the platforms not crawled on DAY2 stand in with their last good crawl
+    steady1 = first[(first["job"] == "steady") & (first["rank"] == 1)].iloc[0]
+    steady2 = second[(second["job"] == "steady") & (second["rank"] == 1)].iloc[0]
+    assert (steady2["platform"], steady2["offer_id"]) == (steady1["platform"], steady1["offer_id"])
+    assert steady2["platform"] != "autodl" and bool(steady2["stale"]) and not bool(steady1["stale"])
+    # same offer; its GPU count may move, since a carried offer's stock is unknown (stale)
+    steady = changes[changes["job"] == "steady"]
+    assert not {"new_platform", "new_gpu"} & set(steady["change_type"])
 
 
 def test_train_days_match_gpuplan_size_for_the_same_gpus(offline):
@@ -217,7 +238,9 @@ def test_at_80_columns_one_plan_per_line_and_no_line_longer(offline, args):
     result = _cli(offline, "plans", *args, columns=80)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert max(len(line.rstrip()) for line in lines) <= 80
+    hidden = next(i for i, line in enumerate(lines) if line.startswith("hidden at this width"))
+    # the table and its legend fit; a note after them (offers left out) is prose, one line each
+    assert max(len(line.rstrip()) for line in lines[: hidden + 1]) <= 80
     plans = len(_plans(offline, *args))
     rule = next(index for index, line in enumerate(lines) if line.startswith("───"))
     rows, after = lines[rule + 1 : rule + 1 + plans], lines[rule + 1 + plans]
