@@ -276,14 +276,23 @@ def http_date(value: str | bytes | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def observed_at(response: Response) -> str:
+def observed_at(response: Response, tolerance_s: float | None = None, now: datetime | None = None) -> str:
     """When the platform quoted: the response's HTTP Date header (the platform's own clock).
 
     A replayed snapshot carries its recorded Date, so offline runs are stable and
-    match what the live crawl wrote. Without the header: the crawler's clock now.
+    match what the live crawl wrote. Without the header, or (given `tolerance_s`) with one further
+    than that from the crawler's clock (`date_off_clock`): the crawler's clock now.
     """
+    now = now or datetime.now(UTC)
     moment = http_date(response.headers.get(b"Date"))
-    return utc_iso(moment or datetime.now(UTC))
+    if moment is None or (tolerance_s is not None and date_off_clock(moment, now, tolerance_s)):
+        return utc_iso(now)
+    return utc_iso(moment)
+
+
+def date_off_clock(moment: datetime, now: datetime, tolerance_s: float) -> bool:
+    """Whether a platform's Date is further than `tolerance_s` from the crawler's clock `now`."""
+    return abs((moment - now).total_seconds()) > tolerance_s
 
 
 # --- response checks ---------------------------------------------------------

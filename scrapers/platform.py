@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -44,6 +45,10 @@ STAT_ERRORS = "gpuplan/errors"  # list of messages, the first MAX_ERRORS_KEPT
 STAT_FAILURES = "gpuplan/failures"  # count of failed requests and unusable responses
 STAT_PARTIAL = "gpuplan/partial"  # why the result is known to be incomplete
 STAT_UNVERIFIED = "gpuplan/unverified"  # why the source read is not known to match the platform
+STAT_CLOCK = "gpuplan/clock"  # an answer's Date header replaced by the crawler's clock, and why
+# A setting: how far (seconds) an answer's HTTP Date may be from the crawler's clock before the
+# clock stands in for it (`PlatformSpider.observed_at`). A replayed answer keeps its recorded Date.
+CLOCK_TOLERANCE_SETTING = "GPUPLAN_CLOCK_TOLERANCE_S"
 MAX_ERRORS_KEPT = 10  # enough to diagnose; a summary is not a log
 MAX_TEXT_DETAIL = 200  # characters of an error answer's message kept in a failure's line
 RATE_LIMITED_STATUS = 429  # Too Many Requests (RFC 6585): said as "rate limited" in every message
@@ -446,9 +451,29 @@ class PlatformSpider(scrapy.Spider):
         answer holds thousands of offers."""
         cached = getattr(self, "_last_stamp", None)
         if cached is None or cached[0] is not response:
-            cached = (response, parsing.observed_at(response), self.source_url(response))
+            cached = (response, self.observed_at(response), self.source_url(response))
             self._last_stamp = cached
         return cached[1], cached[2]
+
+    def observed_at(self, response: Response) -> str:
+        """When the platform quoted (`parsing.observed_at`): its HTTP Date, unless that is further than
+        `GPUPLAN_CLOCK_TOLERANCE_S` from the crawler's clock (a Date of 2099 or 1970): then the clock,
+        said in the summary (`stats.clock`). An answer replayed from a snapshot (Scrapy's "cached"
+        flag) keeps its recorded Date: an offline run is the day it was recorded; so does a crawl
+        without the project's settings (a test's bare crawler)."""
+        if "cached" in response.flags or self.settings.get(CLOCK_TOLERANCE_SETTING) is None:
+            return parsing.observed_at(response)
+        tolerance_s = self.settings.getfloat(CLOCK_TOLERANCE_SETTING)
+        now = datetime.now(UTC)
+        moment = parsing.http_date(response.headers.get(b"Date"))
+        if moment is not None and parsing.date_off_clock(moment, now, tolerance_s):
+            self.crawler.stats.set_value(
+                STAT_CLOCK,
+                f"{shown(self.source_url(response))} is dated {parsing.utc_iso(moment)}, more than "
+                f"{tolerance_s:g} s from the crawler's clock: "
+                f"its offers are observed at {parsing.utc_iso(now)}",
+            )
+        return parsing.observed_at(response, tolerance_s, now)
 
     def offer(self, response: Response, gpu: GpuIdentity, **fields: Any) -> OfferItem:
         """An OfferItem with platform, time, source, the GPU identity and `offer_fields` filled in."""

@@ -30,6 +30,11 @@ AUTOTHROTTLE_START_DELAY = 1.0  # a crawl is a few requests; Scrapy's 5 s defaul
 AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 
+# An answer's HTTP Date header is when the platform quoted (offers' observed_at), unless it is further
+# than this from the crawler's clock: a clock a day off is broken (a Date of 2099 would date today's
+# offers to then, one of 1970 finds no FX rate), and the crawler's own clock stands in, said in the
+# crawl's summary. A replayed snapshot keeps its recorded Date.
+GPUPLAN_CLOCK_TOLERANCE_S = 86_400
 # A platform API answers in seconds; 30 s without an answer is a failure to retry.
 DOWNLOAD_TIMEOUT = 30
 # The largest answer a crawl takes, compressed or not: Scrapy checks it as a body downloads and as

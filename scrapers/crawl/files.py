@@ -18,7 +18,14 @@ from typing import Any
 
 from scrapers import coverage, pipelines
 from scrapers.crawl.summary import CrawlSummary, FeedDigest, digest_feed, utc_now
-from scrapers.platform import STAT_ERRORS, STAT_FAILURES, STAT_PARTIAL, STAT_SKIPPED, STAT_UNVERIFIED
+from scrapers.platform import (
+    STAT_CLOCK,
+    STAT_ERRORS,
+    STAT_FAILURES,
+    STAT_PARTIAL,
+    STAT_SKIPPED,
+    STAT_UNVERIFIED,
+)
 from scrapers.redaction import redact
 
 
@@ -47,6 +54,7 @@ def summarize(
         "errors": errors,
         "partial": stats.get(STAT_PARTIAL),
         "unverified": stats.get(STAT_UNVERIFIED),
+        "clock": stats.get(STAT_CLOCK),
         "finish_reason": finish_reason,
         # what a partial crawl stands for: the platform addresses whose answers it read whole
         "read_sources": coverage.read_sources(stats),

@@ -113,7 +113,7 @@ class QuotesSpider(PlatformSpider):
         records = read_records(text, file_name)
         if not records:
             raise parsing.EmptyResult(f"{file_name} holds no quotes")
-        observed_on = dt.date.fromisoformat(parsing.observed_at(response)[:10])
+        observed_on = dt.date.fromisoformat(self.observed_at(response)[:10])
         first_line: dict[str, int] = {}  # offer_id -> the line of the quote in force with those terms
         for record in records:
             quote, problems = check(record)

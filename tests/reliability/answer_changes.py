@@ -39,15 +39,16 @@ def served_crawl(
     rewrite: Callable[[Exchange], Reply],
     recorded: Snapshot | None = None,
     date_header: str | None = None,
+    settings: dict[str, str] | None = None,
 ) -> tuple[CrawlSummary, FaultServer]:
     """A real crawl of `platform` answered from `recorded` (default: its snapshot) through `rewrite`,
-    every answer dated `date_header` (default: today)."""
+    every answer dated `date_header` (default: today), with `settings` over the loopback ones."""
     date_header = date_header or http_date(datetime.now(UTC).date())
     with serving(recorded or snapshot(platform), date_header, rewrite) as server:
         summary = run_crawl(
             platform,
             folder,
             env=secret_env(),
-            settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS},
+            settings={ORIGIN_OVERRIDE_SETTING: server.url, **LOOPBACK_SETTINGS, **(settings or {})},
         )
     return summary, server

@@ -42,7 +42,7 @@ from reliability.faults import (
 )
 from scrapers.crawl.runner import CrawlJob, crawl
 from scrapers.crawl.summary import CrawlSummary
-from scrapers.platform import ORIGIN_OVERRIDE_SETTING
+from scrapers.platform import CLOCK_TOLERANCE_SETTING, ORIGIN_OVERRIDE_SETTING
 from warehouse import connect, gpus, planning, plans
 from warehouse.loading import LoadResult, load_crawl
 from warehouse.planning import PlanOptions
@@ -61,6 +61,8 @@ LOOPBACK_SETTINGS = {
     "DOWNLOAD_DELAY": "0",
     "RETRY_BACKOFF_BASE_S": "0.05",
     "DOWNLOAD_TIMEOUT": "5",
+    # The days served are any days, not the crawler's: their Date is when the platform quoted.
+    CLOCK_TOLERANCE_SETTING: str(100 * 365 * 86_400),
 }
 # What the day's plans are asked for: two asks keep the sizing step quick and still give plans on
 # the smallest and the largest GPUs on offer.

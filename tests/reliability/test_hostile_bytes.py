@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ import pytest
 
 from reliability.answer_changes import changed_json, served_crawl
 from reliability.fault_server import Reply
+from scrapers import parsing
+from scrapers.platform import CLOCK_TOLERANCE_SETTING
 from scrapers.replay import Exchange
 
 pytestmark = pytest.mark.faults
@@ -163,3 +166,26 @@ def test_vultr_meta_null_is_read_as_no_next_page(tmp_path: Path) -> None:
 
     assert (summary.status, summary.error) == ("ok", None)
     assert summary.items_yielded > 0
+
+
+@pytest.mark.parametrize("date_header", ["Fri, 31 Dec 2099 06:00:00 GMT", "Thu, 01 Jan 1970 00:00:00 GMT"])
+def test_a_date_header_off_the_crawlers_clock_is_replaced_by_the_clock(
+    tmp_path: Path, date_header: str
+) -> None:
+    """Before: Date 2099 stored the offers and daily history rows on 2099-12-31; Date 1970 failed the
+    crawl with "no FX rate for USD"."""
+    before = datetime.now(UTC)
+    summary, _ = served_crawl(
+        tmp_path,
+        "datacrunch",
+        changed_json(lambda e: False, lambda page: page),
+        date_header=date_header,
+        settings={CLOCK_TOLERANCE_SETTING: "86400"},
+    )
+
+    assert (summary.status, summary.error) == ("ok", None)
+    observed = {datetime.fromisoformat(offer["observed_at"]) for offer in _lines(summary.feed)}
+    assert all(before - timedelta(seconds=1) <= moment <= datetime.now(UTC) for moment in observed)
+    stated = parsing.utc_iso(parsing.http_date(date_header) or before)
+    assert summary.stats["clock"].startswith(f"https://api.verda.com/v1/instance-types is dated {stated}")
+    assert "more than 86400 s from the crawler's clock: its offers are observed at" in summary.stats["clock"]

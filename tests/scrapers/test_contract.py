@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from crawl_harness import Outcome, RowTrace, drive, rejections, snapshot_of, with_exchange
 from crawl_helpers import (
+    ANY_DAY_S,
     canonical,
     crawl_env,
     default_token,
@@ -54,7 +55,7 @@ from scrapers.crawl.runner import CrawlJob, crawl
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.extensions import REPORT_FILE_SETTING
 from scrapers.items import CURRENCIES
-from scrapers.platform import ORIGIN_OVERRIDE_SETTING, PlatformSpider
+from scrapers.platform import CLOCK_TOLERANCE_SETTING, ORIGIN_OVERRIDE_SETTING, PlatformSpider
 from scrapers.registry import fixture_dir, platforms, spider_class, spider_tokens
 from scrapers.replay import Snapshot
 from sizing.gpu_names import canonical_models
@@ -402,7 +403,8 @@ def test_scrapy_crawl_replays_the_fixture_from_a_loopback_origin(platform: str, 
         crawled = subprocess.run(
             [sys.executable, "-m", "scrapy", "crawl", platform, "-O", str(feed),
              "-s", f"{ORIGIN_OVERRIDE_SETTING}={server.url}", "-s", f"{REPORT_FILE_SETTING}={report}",
-             "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "DOWNLOAD_DELAY=0"],
+             "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "DOWNLOAD_DELAY=0",
+             "-s", f"{CLOCK_TOLERANCE_SETTING}={ANY_DAY_S}"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         asked = {hit.path for hit in server.hits if hit.path != "/robots.txt"}

@@ -96,6 +96,7 @@ def test_summary_stats_carry_the_counts() -> None:
         "errors": [],
         "partial": None,
         "unverified": "read from a page no public copy confirms",
+        "clock": None,
         "finish_reason": "finished",
         "read_sources": ["https://a.invalid/1", "https://b.invalid/2"],
     }
