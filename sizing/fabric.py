@@ -86,6 +86,12 @@ class Fabric:
         return self.offer_pattern is not None
 
     @property
+    def joined_only(self) -> bool:
+        """Whether the platform sells these offers only as a cluster (an instant cluster, a reserved
+        block): one node of them is never rented alone."""
+        return self.sale_mode in ("instant_cluster", "reserved_block")
+
+    @property
     def label(self) -> str:
         """The fabric in a few characters: `EFA 400`, `IB 400` (its kind's first word and Gb/s per GPU)."""
         return f"{self.fabric_kind.split()[0]} {self.internode_gbps_per_gpu:g}"

@@ -277,7 +277,9 @@ def size_days(
 
 def fabric_rows(max_nodes: int) -> list[dict[str, Any]]:
     """The cluster table's rows that crawled offers can match, as plan_shapes' `fabrics`: each with
-    the node counts a plan may join (`Fabric.node_counts`); none when `max_nodes` is under 2."""
+    the node counts a plan may join (`Fabric.node_counts`; none when `max_nodes` is under 2) and
+    whether its offers are sold only as a cluster (`Fabric.joined_only`: never one node alone, so
+    such a row stays without node counts)."""
     return [
         {
             "platform": row.platform,
@@ -286,9 +288,10 @@ def fabric_rows(max_nodes: int) -> list[dict[str, Any]]:
             "internode_gbps_per_gpu": row.internode_gbps_per_gpu,
             "node_counts": list(row.node_counts(max_nodes)),
             "min_term_hours": row.min_term_hours,
+            "joined_only": row.joined_only,
         }
         for row in fabric.load_fabrics()
-        if row.crawled and row.node_counts(max_nodes)
+        if row.crawled and (row.node_counts(max_nodes) or row.joined_only)
     ]
 
 

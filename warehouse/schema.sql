@@ -3,7 +3,7 @@
 -- (which says why) and generate this again; tests/warehouse/test_schema.py fails when it is stale.
 -- Views and macros: warehouse/definitions/.
 
--- made by migration 010; altered by 012, 051, 094, 095
+-- made by migration 010; altered by 012, 051, 094, 095, 125
 CREATE TABLE cheapest_plans (
     plan_date                    DATE NOT NULL,
     model                        VARCHAR NOT NULL,
@@ -48,6 +48,9 @@ CREATE TABLE cheapest_plans (
     measure                      VARCHAR,
     measure_usd                  DOUBLE,
     measure_cny                  DOUBLE,
+    fabric                       VARCHAR,
+    internode_gbps_per_gpu       DOUBLE,
+    goodput                      DOUBLE,
     PRIMARY KEY(plan_date, model, "method", ranking)
 );
 
@@ -203,7 +206,7 @@ CREATE TABLE offers (
     pool_id                 VARCHAR
 );
 
--- made by migration 011; altered by 051, 094
+-- made by migration 011; altered by 051, 094, 125
 CREATE TABLE plan_candidates (
     plan_date                    DATE NOT NULL,
     model                        VARCHAR NOT NULL,
@@ -242,7 +245,10 @@ CREATE TABLE plan_candidates (
     total_usd                    DOUBLE,
     total_cny                    DOUBLE,
     crawled_at                   TIMESTAMP,
-    stale                        BOOLEAN NOT NULL DEFAULT false
+    stale                        BOOLEAN NOT NULL DEFAULT false,
+    fabric                       VARCHAR,
+    internode_gbps_per_gpu       DOUBLE,
+    goodput                      DOUBLE
 );
 
 -- made by migration 115

@@ -25,6 +25,22 @@ one stock, the GPU type's in that cloud, asked at several sizes: every pod size 
 has one `pool_id` (`<type id>/<cloud>`), and the warehouse counts the pool once, by its largest
 size in stock (8 RTX 4090 free in secure cloud when the 1x, 2x, 4x and 8x pods can all start, not 15).
 
+Instant Clusters (no key): `gpuTypes(input: {cluster: true})` lists the types RunPod joins into
+clusters, with `clusterPrice` (USD per GPU per hour), `maxGpuCount` (the GPUs of one node) and
+`nodeGroupDatacenters` (where), asked with `lowestPrice(input: {gpuCount: 8})` as gpuhunt's
+`_fetch_cluster_offers` (dstackai/gpuhunt `providers/runpod.py` @ 35841515) asks it: the query, the
+fields and the per-GPU reading of `clusterPrice` are gpuhunt's. Each (type, data centre) is one
+offer of one node, offer_id `<type id>/cluster/<data centre>`, sold only as whole nodes of a
+cluster (sizing/data/clusters.csv: 2-8 nodes, the fabric's Gb/s per GPU). gpuhunt's comment: "The
+API does not return supported pod counts but for now it's always 2-8 for all offers". Stock: the
+GraphQL answer says nothing of free nodes. gpuhunt skips a type without `lowestPrice.minVcpu` or
+`minMemory` ("Runpod returns no CPU and memory if the offer is out of stock"): such a type, or a
+null `stockStatus`, is 0 free (our mapping); otherwise the nodes free are unknown (None), since a
+stock word for one 8-GPU pod says nothing of N nodes. Not known from any recording: whether
+`stockStatus` is filled for cluster types at all (gpuhunt does not read it), and the units of
+`clusterPrice` beyond gpuhunt's use (`clusterPrice * maxGpuCount` as a node's price per hour).
+The v2 catalog's cluster stock (`product=CLUSTER`, with a key) is not read.
+
 Spot: RunPod removed spot pods on 2026-05-06 (runpod/docs commit 4c8ada0c "Remove spot pod and
 interruptible pod documentation"). Since then `minimumBidPrice` is null and the `*SpotPrice`
 fields repeat the on-demand price (toolshedlabs' recorded rows, 2026-08). A spot offer is made
@@ -72,6 +88,13 @@ PRICES_QUERY = (
     "secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice "
     "lowestPrice(input: $lowestPriceInput) { minimumBidPrice uninterruptablePrice stockStatus } } }"
 )
+CLUSTER_QUERY = (
+    "query ClusterTypes($lowestPriceInput: GpuLowestPriceInput, $gpuTypesInput: GpuTypeFilter) { "
+    "gpuTypes(input: $gpuTypesInput) { id displayName memoryInGb maxGpuCount clusterPrice "
+    "nodeGroupDatacenters { id } lowestPrice(input: $lowestPriceInput) { minVcpu minMemory stockStatus } } }"
+)
+# gpuhunt's variables: the cluster types, priced for a node of 8 ("Needed to get CPU and RAM")
+CLUSTER_VARIABLES = {"gpuTypesInput": {"cluster": True}, "lowestPriceInput": {"gpuCount": 8}}
 CLOUDS = ("secure", "community")
 POD_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the GPU counts plans use (sizing's DEFAULT_GPU_COUNTS)
 # The largest real pod is 32 (MIG slices); a larger maximum than the biggest size we ask is a
@@ -126,6 +149,12 @@ class RunpodSpider(PlatformSpider):
 
     def parse_types(self, response: Response) -> Iterator[Request]:
         complete, _ = split_complete(self.rows_of(self.payload(response)), ("id",), self.rows_name)
+        yield self.request(
+            GRAPHQL_URL,
+            self.parse_rows,
+            json_body={"query": CLUSTER_QUERY, "variables": CLUSTER_VARIABLES},
+            meta={"cluster": True},
+        )
         for cloud in CLOUDS:
             largest = {row["id"]: _max_count(row, cloud) for row in complete if row.get(f"{cloud}Cloud")}
             for gpu_count in self.pod_sizes(cloud, largest.values()):
@@ -143,6 +172,9 @@ class RunpodSpider(PlatformSpider):
         return ()
 
     def offers_of(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem | RejectedOffer]:
+        if response.meta.get("cluster"):
+            yield from self.cluster_offers(response, row)
+            return
         cloud, gpu_count = response.meta["cloud"], response.meta["gpu_count"]
         top = response.meta.get("largest", {}).get(row["id"])
         lowest = row.get("lowestPrice")
@@ -189,6 +221,41 @@ class RunpodSpider(PlatformSpider):
                 )
             else:
                 yield offer
+
+    def cluster_offers(self, response: Response, row: Mapping[str, Any]) -> Iterator[OfferItem]:
+        """A cluster type's offers: one per data centre, a node of the type at `clusterPrice` per GPU."""
+        price = parsing.number(row.get("clusterPrice"))
+        node_gpus = parsing.number(row.get("maxGpuCount"))
+        centers = row.get("nodeGroupDatacenters")
+        if not price or not node_gpus or not isinstance(centers, list):
+            return
+        found = row.get("lowestPrice")
+        lowest: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        out_of_stock = any(lowest.get(field) is None for field in ("minVcpu", "minMemory", "stockStatus"))
+        raw_name, gpu = self.gpu_of(row, parsing.number(row.get("memoryInGb")))
+        for center in centers:
+            where = center.get("id") if isinstance(center, Mapping) else None
+            if not where:
+                continue
+            yield self.offer(
+                response,
+                gpu,
+                offer_id=f"{row['id']}/cluster/{where}",
+                pool_id=f"{row['id']}/cluster",
+                region=str(where),
+                gpu_name_raw=raw_name,
+                gpu_count=int(node_gpus),
+                price_amount=price,
+                pricing_type="on_demand",
+                available_gpus=0 if out_of_stock else None,
+                extra=kept(
+                    {
+                        "cluster": True,
+                        "display_name": row.get("displayName"),
+                        "stock_status": lowest.get("stockStatus"),
+                    }
+                ),
+            )
 
     # --- the REST catalog (RUNPOD_API_KEY) ----------------------------------------
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from gpuplan.cli import app
 from sizing import fabric
 from sizing.jobs import Job, parse_duration
-from warehouse import job_plans, plans
+from warehouse import job_plans, plan_requirements, plans
 
 pytestmark = pytest.mark.slow
 
@@ -69,6 +69,8 @@ def offline(tmp_path_factory) -> dict[str, str]:
         "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
         "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
         "GPUPLAN_JOBS": str(root / "jobs.yaml"),
+        # the daily tables' model list extended past one machine (the default stays 7B..70B)
+        "GPUPLAN_MODELS": "7B,13B,30B,70B,175B",
     }
     for args, jobs in ((["--date", DAY1], JOBS), (["--date", DAY2, "--platform", "autodl"], JOBS_DAY2)):
         (root / "jobs.yaml").write_text(jobs, encoding="utf-8")
@@ -313,3 +315,42 @@ def test_no_plan_on_any_platform_joins_nodes_of_an_offer_the_table_does_not_list
             else:
                 assert plan["fabric"] is None
     assert joined and joined <= {row.platform for row in fabric.load_fabrics() if row.crawled}
+
+
+def test_a_daily_175b_plan_joins_nodes_over_a_listed_fabric(offline):
+    with duckdb.connect(offline["GPUPLAN_WAREHOUSE"], read_only=True) as con:
+        daily = plans.plans_for_date(con, pd.Timestamp(DAY1).date(), model="175B", method="full")
+    assert set(daily["ranking"]) == set(plans.RANKINGS) and (daily["status"] == "ok").all()
+    for plan in daily.to_dict("records"):
+        listed = fabric.fabric_for(plan["platform"], plan["offer_id"])
+        assert listed is not None and plan["fabric"] == listed.label and plan["nodes"] > 1
+        assert plan["internode_gbps_per_gpu"] == listed.internode_gbps_per_gpu
+        assert plan["goodput"] == pytest.approx(fabric.goodput(plan["gpu_count"]))
+    table = _cli(offline, "plans", "--date", DAY1, "--model", "175B", "--method", "full", "--wide")
+    assert table.exit_code == 0, table.output
+    assert any(
+        f"[{plan['nodes']} nodes, {plan['fabric']}]" in table.output for plan in daily.to_dict("records")
+    )
+
+
+def test_no_daily_plan_on_any_platform_joins_nodes_of_an_offer_the_table_does_not_list(offline):
+    day = pd.Timestamp(DAY1).date()
+    with duckdb.connect(offline["GPUPLAN_WAREHOUSE"], read_only=True) as con:
+        candidates = con.execute("SELECT * FROM plan_candidates WHERE plan_date = $d", {"d": day}).df()
+        # every way the day's plans could rent any platform's offers, clusters included: the shapes
+        # the candidates are picked from (plan_shapes with the daily plans' fabrics)
+        shapes = con.execute(
+            "SELECT * FROM plan_shapes($d, $d, (SELECT map_from_entries(list(DISTINCT (gpu_model, "
+            "gpus_per_node))) FROM plan_requirements WHERE plan_date = $d), 64, fabrics := $fabrics)",
+            {"d": day, "fabrics": plan_requirements.fabric_rows(fabric.DEFAULT_MAX_NODES)},
+        ).df()
+    assert shapes["platform"].nunique() >= 20
+    for rows in (candidates, shapes):
+        joined = rows[(rows["units_rented"] > 1) & (rows["nodes"] > 1)]
+        assert not joined.empty
+        for plan in joined.to_dict("records"):
+            listed = fabric.fabric_for(plan["platform"], plan["offer_id"])
+            assert listed is not None, plan
+            assert plan["fabric"] == listed.label
+        assert rows.loc[~rows.index.isin(joined.index), "fabric"].isna().all()
+    assert set(candidates.loc[candidates["fabric"].notna(), "model"]) >= {"175B"}

@@ -46,6 +46,7 @@ def test_one_request_per_cloud_and_pod_size_after_the_type_list() -> None:
     sizes = [
         (json.loads(r.body)["variables"]["lowestPriceInput"]["gpuCount"], r.meta["cloud"])
         for r in outcome.requests[1:]
+        if "cloud" in r.meta  # the Instant Cluster types are one request of their own
     ]
     # Pod sizes plans use, up to each cloud's largest pod: secure reaches 32 (MIG slices).
     assert sorted(sizes) == sorted(
@@ -226,7 +227,8 @@ def test_the_real_sample_parses_with_its_nulls_and_placeholders(real_sample_outc
     # minimumBidPrice null (B200, H200 ...) -> no spot offer; the sample asks no stockStatus -> unknown.
     b200 = _offers(outcome, gpu_name_raw="NVIDIA B200")
     assert {o.pricing_type for o in b200} == {"on_demand"}
-    assert {o.available_gpus for o in outcome.offers} == {None}
+    pods = [o for o in outcome.offers if "/cluster/" not in o.offer_id]  # the cluster answer is the fixture's
+    assert {o.available_gpus for o in pods} == {None}
     secure_only = _offers(outcome, gpu_name_raw="NVIDIA L4")
     assert {o.extra["cloud"] for o in secure_only} == {"secure"}
 
@@ -284,3 +286,47 @@ def test_a_refused_key_fails_with_the_apis_message(with_key: None) -> None:
     assert outcome.status == "failed"
     assert "HTTP 401 from https://api.runpod.io/v2/catalog/gpus?include=AVAILABILITY" in outcome.error
     assert "invalid api key" in outcome.error
+
+
+def _cluster_index() -> int:
+    for index, exchange in enumerate(snapshot_of("runpod").exchanges):
+        if exchange.body_key and json.loads(exchange.body_key).get("variables", {}).get("gpuTypesInput"):
+            return index
+    raise AssertionError("no cluster types exchange in the runpod snapshot")
+
+
+def test_instant_cluster_types_are_one_node_offers_per_data_centre_at_the_cluster_price() -> None:
+    outcome = drive("runpod")
+    clusters = [o for o in outcome.offers if "/cluster/" in o.offer_id]
+    # gpuhunt's reading: clusterPrice per GPU, maxGpuCount GPUs a node, one row per data centre
+    assert {(o.offer_id, o.region, o.gpu_count, o.price_amount, o.price_per) for o in clusters} == {
+        ("NVIDIA H100 80GB HBM3/cluster/US-KS-2", "US-KS-2", 8, 3.58, "gpu"),
+        ("NVIDIA H100 80GB HBM3/cluster/EU-RO-1", "EU-RO-1", 8, 3.58, "gpu"),
+        ("NVIDIA H200/cluster/US-KS-2", "US-KS-2", 8, 4.99, "gpu"),
+        ("NVIDIA B200/cluster/US-DE-1", "US-DE-1", 8, 7.49, "gpu"),
+        ("NVIDIA A100-SXM4-80GB/cluster/EU-RO-1", "EU-RO-1", 8, 1.79, "gpu"),
+    }
+    assert all(o.extra["cluster"] and o.pricing_type == "on_demand" for o in clusters)
+    # a stock word is for one pod, not N nodes: unknown; a type without CPU, memory or stock: none
+    assert {o.gpu_name_raw: o.available_gpus for o in clusters} == {
+        "NVIDIA H100 80GB HBM3": None,
+        "NVIDIA H200": None,
+        "NVIDIA B200": 0,
+        "NVIDIA A100-SXM4-80GB": None,
+    }
+    assert {o.gpu_model for o in clusters} == {
+        "H100 SXM 80GB",
+        "H200 SXM 141GB",
+        "B200 180GB",
+        "A100 SXM 80GB",
+    }
+
+
+def test_a_cluster_type_without_a_price_or_data_centres_makes_no_offer() -> None:
+    index = _cluster_index()
+    body = json_of(snapshot_of("runpod").exchanges[index])
+    body["data"]["gpuTypes"][0]["clusterPrice"] = None
+    body["data"]["gpuTypes"][1]["nodeGroupDatacenters"] = None
+    outcome = drive("runpod", with_exchange(snapshot_of("runpod"), index, body=body))
+    ids = {o.offer_id for o in outcome.offers if "/cluster/" in o.offer_id}
+    assert ids == {"NVIDIA B200/cluster/US-DE-1", "NVIDIA A100-SXM4-80GB/cluster/EU-RO-1"}

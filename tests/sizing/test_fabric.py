@@ -122,7 +122,12 @@ def test_table_rows_derive_their_per_gpu_figure_and_name_a_source():
     assert fabric.fabric_for("lambda", "NVIDIA H100 SXM 80 GB/8x") is None  # on-demand: never joined
     assert fabric.fabric_for("vastai", "28941031") is None  # an overlay network is no fabric
     runpod = [row for row in rows if row.platform == "runpod"]
-    assert runpod and all(not row.crawled and row.node_counts(64) == (2, 3, 4, 6, 8) for row in runpod)
+    # RunPod's Instant Clusters are crawled (scrapers/spiders/runpod.py), sold only as 2-8 nodes
+    assert runpod and all(
+        row.crawled and row.joined_only and row.node_counts(64) == (2, 3, 4, 6, 8) for row in runpod
+    )
+    assert fabric.fabric_for("runpod", "NVIDIA H100 80GB HBM3/cluster/US-KS-2") is runpod[0]
+    assert fabric.fabric_for("runpod", "NVIDIA H100 80GB HBM3/secure/8x") is None  # a pod is never joined
 
 
 def test_a_row_whose_figure_is_not_its_quote_per_gpu_is_refused(tmp_path, monkeypatch):

@@ -156,3 +156,33 @@ def test_the_daily_tables_plan_a_cluster_where_no_machine_holds_the_model(con):
     assert run["total_usd"] == pytest.approx(6.88 * gpus * math.ceil(hours))
     # one machine only (GPUPLAN_MAX_NODES 1): the 175B model fits nowhere, as before
     assert set(_daily(con, ("175B",), 1)["status"]) == {"no_offer_fits"}
+
+
+def test_a_daily_cluster_plan_stores_its_fabric_and_the_digest_names_it(con):
+    crawl(con, DAY1, "aws", [node("aws", "p5.48xlarge/us-east-1", H100, 6.88)])
+    daily = _daily(con, ("175B",), fabric.DEFAULT_MAX_NODES)
+    for plan in daily.to_dict("records"):
+        gpus = int(plan["gpu_count"])
+        assert (plan["fabric"], plan["internode_gbps_per_gpu"], plan["nodes"]) == ("EFA 400", 400, gpus // 8)
+        assert plan["goodput"] == pytest.approx(fabric.goodput(gpus))
+    sides = con.execute(
+        "SELECT DISTINCT fabric FROM best_plans WHERE subject = 'plan' AND plan_date = $d", {"d": DAY1}
+    ).fetchall()
+    assert sides == [("EFA 400",)]
+
+
+def test_no_daily_plan_rents_one_node_of_an_instant_cluster(con):
+    crawl(con, DAY1, "aws", [node("aws", "p5.48xlarge/us-east-1", H100, 6.88)])
+    # RunPod sells this offer only as 2-8 nodes: never one node alone, however cheap
+    crawl(
+        con,
+        DAY1,
+        "runpod",
+        [offer("runpod", "NVIDIA H100 80GB HBM3/cluster/US-KS-2", H100, 0.99, gpu_count=8)],
+    )
+    alone = _daily(con, ("7B", "175B"), 1)
+    assert "runpod" not in set(alone["platform"].dropna()) and alone["fabric"].isna().all()
+    assert set(alone.loc[alone["model"] == "175B", "status"]) == {"no_offer_fits"}
+    joined = _daily(con, ("7B", "175B"), fabric.DEFAULT_MAX_NODES)
+    runpod = joined[joined["platform"] == "runpod"]
+    assert not runpod.empty and (runpod["nodes"] >= 2).all() and (runpod["fabric"] == "IB/RoCE 400").all()

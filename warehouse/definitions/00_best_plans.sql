@@ -11,8 +11,8 @@
 --                whole run is billed, the order of job_plans.rank)
 --   measure_usd  its value; measure_cny in CNY
 --   usd_per_gpu_hour, cny_per_gpu_hour   the offer's price
---   nodes, fabric  the machines the plan takes, and the fabric joining them (a job's cluster plan,
---                  job_plans.fabric; NULL: one machine or a unit sold whole)
+--   nodes, fabric  the machines the plan takes, and the fabric joining them (a cluster plan's,
+--                  cheapest_plans.fabric, job_plans.fabric; NULL: one machine or a unit sold whole)
 CREATE OR REPLACE VIEW best_plans AS
 SELECT
     'plan' AS subject,
@@ -32,7 +32,7 @@ SELECT
     gpu_model,
     gpu_count,
     nodes,
-    CAST(NULL AS VARCHAR) AS fabric,
+    fabric,
     -- rent_*_per_hour is the offer's price per GPU-hour times the plan's GPUs
     rent_usd_per_hour / gpu_count AS usd_per_gpu_hour,
     rent_cny_per_hour / gpu_count AS cny_per_gpu_hour,

@@ -11,6 +11,7 @@
 --   in full: that row's node counts (2 and more, within its limits and the caller's node setting),
 --   its fabric and Gb/s per GPU in the shape's columns. Nothing else joins separate machines: a
 --   private network is no training fabric.
+--   An offer of a row sold only as a cluster (joined_only: an instant cluster) has no one-node shape.
 --   Never more GPUs than the offer says are free (available_gpus; NULL = unknown: kept, stock_known
 --   FALSE), nor, on one node, more than max_gpu_count (a cluster is bounded by its node counts).
 -- node_sizes: MAP(gpu_model -> GPUs one node holds), from the sizing catalog through the caller's
@@ -18,13 +19,23 @@
 -- A stale offer (judged_offers: carried from an earlier crawl) has unknown stock: stock_known FALSE.
 -- max_stale_hours: judged_offers' bound on a stale latest crawl (with latest).
 -- fabrics: NULL (no cluster) or a list of STRUCT(platform, offer_pattern, fabric, internode_gbps_per_gpu,
--- node_counts INTEGER[], min_term_hours); a cluster's units are whole nodes (the offer sells one node).
+-- node_counts INTEGER[], min_term_hours, joined_only BOOLEAN); a cluster's units are whole nodes (the
+-- offer sells one node).
 -- Columns: every judged_offers column, gpus_per_node, units_rented, plan_gpu_count, nodes, stock_known,
 -- fabric and internode_gbps_per_gpu (NULL unless the shape joins nodes over a fabric), cluster_min_term_hours.
 CREATE OR REPLACE MACRO plan_shapes(
     first_day, last_day, node_sizes, max_gpu_count, latest := FALSE, max_stale_hours := NULL, fabrics := NULL
 ) AS TABLE
-WITH sized_offers AS MATERIALIZED (
+WITH listed AS (
+    SELECT unnest(
+        CAST(fabrics AS STRUCT(
+            platform VARCHAR, offer_pattern VARCHAR, fabric VARCHAR, internode_gbps_per_gpu DOUBLE,
+            node_counts INTEGER[], min_term_hours DOUBLE, joined_only BOOLEAN
+        )[]),
+        recursive := true
+    )
+),
+sized_offers AS MATERIALIZED (
     SELECT o.*, node_sizes[o.gpu_model] AS gpus_per_node
     FROM judged_offers(first_day, last_day, latest := latest, max_stale_hours := max_stale_hours) AS o
     WHERE o.plannable
@@ -45,6 +56,10 @@ FROM sized_offers AS o,
         AS k(units_rented)
 WHERE k.units_rented * o.gpu_count <= max_gpu_count
   AND (o.available_gpus IS NULL OR k.units_rented * o.gpu_count <= o.available_gpus)
+  AND NOT EXISTS (
+      SELECT 1 FROM listed AS f
+      WHERE f.joined_only AND f.platform = o.platform AND regexp_full_match(o.offer_id, f.offer_pattern)
+  )
 UNION ALL BY NAME
 -- whole nodes of a listed offer over its fabric (the table's patterns of a platform never overlap)
 SELECT
@@ -57,15 +72,7 @@ SELECT
     f.internode_gbps_per_gpu,
     f.min_term_hours AS cluster_min_term_hours
 FROM sized_offers AS o
-JOIN (
-    SELECT unnest(
-        CAST(fabrics AS STRUCT(
-            platform VARCHAR, offer_pattern VARCHAR, fabric VARCHAR, internode_gbps_per_gpu DOUBLE,
-            node_counts INTEGER[], min_term_hours DOUBLE
-        )[]),
-        recursive := true
-    )
-) AS f
+JOIN listed AS f
   ON f.platform = o.platform AND regexp_full_match(o.offer_id, f.offer_pattern)
 , unnest(f.node_counts) AS n(units_rented)
 WHERE o.gpu_count = o.gpus_per_node

@@ -19,9 +19,11 @@ WITH
 shapes AS MATERIALIZED (
     SELECT
         s.*,
-        greatest(
-            hours_per_billing_period('month'), s.min_term_periods * hours_per_billing_period(s.billing_period)
-        ) AS commitment_hours,
+        -- a month, or the offer's or the cluster's minimum term where longer
+        CAST(ceil(greatest(
+            hours_per_billing_period('month'), s.min_term_periods * hours_per_billing_period(s.billing_period),
+            coalesce(s.cluster_min_term_hours, 0)
+        )) AS INTEGER) AS commitment_hours,
         row_number() OVER () AS shape_id
     FROM plan_shapes(
         CAST($plan_date AS DATE),
@@ -123,6 +125,9 @@ SELECT
     s.units_rented,
     s.plan_gpu_count AS gpu_count,
     s.nodes,
+    s.fabric,
+    s.internode_gbps_per_gpu,
+    r.goodput,
     s.pricing_type,
     s.billing_period,
     s.hourly_rentable,
