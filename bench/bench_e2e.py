@@ -70,7 +70,18 @@ SAMPLE_S = 0.05  # a Scrapy child lives ~2-5 s: 50 ms samples see every one at i
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 GPUPLAN = Path(sys.executable).with_name("gpuplan")
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"  # no banner, no network
-GROUPS = ("startup", "Dagster", "crawls", "warehouse", "plans", "jobs", "checks", "digest", "after run")
+GROUPS = (
+    "startup",
+    "Dagster",
+    "crawls",
+    "warehouse",
+    "plans",
+    "jobs",
+    "checks",
+    "digest",
+    "dataset",
+    "after run",
+)
 STEP_END = ("STEP_SUCCESS", "STEP_FAILURE")
 RATIO_TARGET = 1.5  # refresh of every platform against one platform alone: adding one costs ~nothing
 ONE_PLATFORM = "vastai"  # the platform with the largest live answers
