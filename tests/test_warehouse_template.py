@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,17 @@ from warehouse import connect
 _COUNTED = {("warehouse_stamp", "generation")}
 
 
+_EXCLUDE = re.compile(r"EXCLUDE \(([^()]*)\)")
+
+
+def _excludes_sorted(value: Any) -> Any:
+    """DuckDB keeps a `* EXCLUDE (a, b, c)` as a set and writes it back in no fixed order, so two
+    instances of one definition can differ in that order alone: compare the names sorted."""
+    if not isinstance(value, str):
+        return value
+    return _EXCLUDE.sub(lambda m: "EXCLUDE (" + ", ".join(sorted(m.group(1).split(", "))) + ")", value)
+
+
 def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """Every object's definition and every table's rows, less what differs by construction."""
     described = {
@@ -28,7 +40,10 @@ def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "sequences": "SELECT sequence_name, start_value, last_value FROM duckdb_sequences()",
         "types": "SELECT type_name, logical_type FROM duckdb_types() WHERE NOT internal",
     }
-    catalog: dict[str, Any] = {name: sorted(con.execute(sql).fetchall()) for name, sql in described.items()}
+    catalog: dict[str, Any] = {
+        name: sorted(tuple(_excludes_sorted(value) for value in row) for row in con.execute(sql).fetchall())
+        for name, sql in described.items()
+    }
     for (table,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall():
         columns = [
             name

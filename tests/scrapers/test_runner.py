@@ -279,7 +279,7 @@ def test_a_recorded_crawl_replays_to_the_same_items(tmp_path: Path) -> None:
         )
     meta = json.loads((record / "snapshot.json").read_text("utf-8"))
     assert meta["synthetic"] is False and meta["recorded_at"] == "2026-11-30T06:00:00Z"
-    assert len(meta["exchanges"]) == 11  # the type list, 6 secure and 4 community pod sizes
+    assert len(meta["exchanges"]) == 12  # the types, the cluster types, 6 secure and 4 community pod sizes
     replay = run_crawl(
         "runpod", tmp_path / "replay", offline=True, env=crawl_env(), settings={"HTTPCACHE_DIR": str(record)}
     )
