@@ -45,7 +45,7 @@ def digest_object(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any
 
 def digest_json(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> str:
     """`digest_object` as JSON text (UTF-8 names kept readable: 矩池云, not \\u77e9...)."""
-    return json.dumps(digest_object(digest, lang), ensure_ascii=False, indent=2, default=_plain)
+    return json.dumps(digest_object(digest, lang), ensure_ascii=False, indent=2, default=plain)
 
 
 def _change(change: ChangedPlan, wording: Wording) -> dict[str, Any]:
@@ -82,7 +82,8 @@ def watch_entry(result: WatchResult, wording: Wording) -> dict[str, Any]:
     }
 
 
-def _plain(value: object) -> str:
+def plain(value: object) -> str:
+    """JSON's `default` for the digest's values: dates and times as ISO strings."""
     if isinstance(value, date | datetime):
         return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON")

@@ -88,6 +88,12 @@ def price_unit(column: str) -> dict[str, str] | None:
     }
 
 
+def _parquet_rows(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """The rows of a Parquet file (from its footer: DuckDB reads no data for a count)."""
+    ((rows,),) = con.execute("SELECT count(*) FROM read_parquet($path)", {"path": str(path)}).fetchall()
+    return int(rows)
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as stream:
@@ -170,9 +176,7 @@ def _write_files(con: duckdb.DuckDBPyConnection, day: dt.date, into: Path) -> li
         if table in CSV_TABLES:
             written.append(into / f"{table}.csv")
             con.read_parquet(str(parquet)).write_csv(str(written[-1]), header=True)
-        ((rows,),) = con.execute(
-            "SELECT count(*) FROM read_parquet($path)", {"path": str(parquet)}
-        ).fetchall()
+        rows = _parquet_rows(con, parquet)
         for path in written:
             files.append(
                 {
@@ -274,8 +278,6 @@ def _check(path: Path, entry: dict[str, Any], problems: list[str]) -> None:
         return
     if entry["format"] == "parquet":
         with duckdb.connect() as con:
-            ((rows,),) = con.execute(
-                "SELECT count(*) FROM read_parquet($path)", {"path": str(path)}
-            ).fetchall()
+            rows = _parquet_rows(con, path)
         if rows != entry["rows"]:
             problems.append(f"{path}: {rows} rows, its manifest says {entry['rows']}")

@@ -99,7 +99,7 @@ def send(
     channel: Any, event: Event, client: httpx.Client, sleep: Callable[[float], None] = time.sleep
 ) -> str | None:
     """Send `event` on `channel`: None when the service accepted it, else why not (one line, no secret)."""
-    host = channel.host() if hasattr(channel, "host") else "?"
+    host = channel.host()
     for _ in range(MAX_RATE_LIMITED_TRIES):
         request = kinds.request(channel.kind, channel, event.text, event.payload())
         try:

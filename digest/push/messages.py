@@ -16,7 +16,7 @@ from typing import Any
 
 from config.shown_text import one_line
 from digest.content import Digest
-from digest.export import digest_object
+from digest.export import digest_object, plain
 from digest.wording import Wording
 
 # Items listed in one message before "and N more": a phone screen or two.
@@ -35,14 +35,8 @@ class Event:
         """The generic webhook's body (kinds.request adds `schema` and `version`)."""
         return json.loads(
             json.dumps({"event": self.kind, "key": self.key, "date": self.day, "text": self.text,
-                        "entries": list(self.entries)}, default=_plain)
+                        "entries": list(self.entries)}, default=plain)
         )  # fmt: skip
-
-
-def _plain(value: object) -> str:
-    if isinstance(value, date):  # a datetime too
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _message(wording: Wording, kind: str, day: date, lines: list[str]) -> str:
