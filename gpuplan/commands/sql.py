@@ -4,51 +4,25 @@ The query comes from the argument or from `-f FILE` (`-f -` is stdin), so a quer
 can be passed. With neither, `gpuplan sql` is a shell (`gpuplan.sql_shell`): a prompt on a
 terminal, else the statements on stdin, each run and answered in turn. Every statement runs in
 `warehouse.sandbox`: read-only, interrupted after `--timeout` seconds, within a memory limit,
-spilling only to a private temp folder, fetching no more than `--max-rows`. People's formats
-(table: DuckDB's own box; columns; line) are `gpuplan.sql_tables`'s. Output is made safe
-to look at and to open: control characters (terminal escape sequences, a carriage return that
-rewrites a line, bidi overrides) in crawled text are shown as `\\x1b`-style escapes in the people's
-formats and in CSV, and a CSV text cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
-first) gets a leading `'` (OWASP's CSV-injection advice). JSON is for programs: it escapes
-control characters itself.
-
-`run_query` is the whole path from text to output; the shell runs one statement at a time through it.
+spilling only to a private temp folder, fetching no more than `--max-rows`. The answer's formats,
+and what makes them safe to look at, are `gpuplan.sql_answers`'s.
 """
 
 from __future__ import annotations
 
-import csv
-import datetime as dt
-import decimal
-import json
 import sys
-import uuid
-from enum import StrEnum
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import Annotated
 
 import typer
 
 from config.settings import Settings
-from config.shown_text import one_line, visible
-from gpuplan import sql_tables
-from warehouse.sandbox import Answer, Sandbox, SqlError, sandbox
+from config.shown_text import one_line
+from gpuplan import sql_shell, sql_tables
+from gpuplan.sql_answers import TABLE_MAX_ROWS, OutputFormat, run_query
+from warehouse.sandbox import SqlError, sandbox
 
-TABLE_MAX_ROWS = 1000  # rows a table shows unless --max-rows says otherwise
 MAX_QUERY_BYTES = 16 * 1024 * 1024  # far past any query a person writes; stops `-f /dev/zero`
-_FORMULA_START = ("=", "+", "-", "@")
-
-
-class OutputFormat(StrEnum):
-    table = "table"
-    line = "line"
-    columns = "columns"
-    csv = "csv"
-    json = "json"
-
-
-# What people read: fetched up to TABLE_MAX_ROWS, shown by gpuplan.sql_tables.
-FOR_PEOPLE = frozenset({OutputFormat.table, OutputFormat.line, OutputFormat.columns})
 
 
 def register(app: typer.Typer) -> None:
@@ -116,8 +90,6 @@ def sql_command(
             if not shell:
                 run_query(box, text or "", output, max_rows, timeout_s, sys.stdout)
                 return
-            from gpuplan import sql_shell  # it imports this module: here, not at the top
-
             session = sql_shell.Session(box, output, max_rows, timeout_s, sys.stdout, sys.stderr)
             if text is None:
                 sql_shell.interactive(session, settings.warehouse.with_name(sql_shell.HISTORY_FILE))
@@ -129,31 +101,6 @@ def sql_command(
     except BrokenPipeError:  # `gpuplan sql ... | head`: the reader has all it wants
         sys.stderr.close()
         raise typer.Exit(0) from None
-
-
-def run_query(
-    box: Sandbox, query: str, output: OutputFormat, max_rows: int | None, timeout_s: float, out: IO[str]
-) -> None:
-    """Run one query in `box` and write its answer to `out` as `output`; raises SqlError."""
-    fetched = max_rows if max_rows is not None or output not in FOR_PEOPLE else TABLE_MAX_ROWS
-    answer = box.rows(query, timeout_s=timeout_s, max_rows=fetched)
-    if not answer.columns:
-        return
-    if output is OutputFormat.csv:
-        _write_csv(answer, out)
-        return
-    if output is OutputFormat.json:
-        _write_json(answer, out)
-        return
-    rows = [row for batch in answer.batches for row in batch]
-    if output is OutputFormat.line:
-        sql_tables.write_lines(out, answer.columns, rows)
-    else:
-        shown = max_rows if max_rows is not None else sql_tables.SHOWN_ROWS
-        transposed = output is OutputFormat.columns
-        sql_tables.write_box(out, answer.columns, answer.types, rows, shown_rows=shown, transposed=transposed)
-    if answer.more:
-        out.write(f"first {len(rows)} rows fetched, more not fetched (--max-rows, or --format csv for all)\n")
 
 
 def _query_text(query: str | None, file: Path | None) -> str:
@@ -180,58 +127,3 @@ def _query_text(query: str | None, file: Path | None) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise typer.BadParameter(f"{where} is not UTF-8 text (byte {error.start})", param_hint="-f") from None
-
-
-def _csv_cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, list | dict):
-        value = json.dumps(value, default=_json_value, ensure_ascii=False)
-    if not isinstance(value, str):
-        return value
-    text = visible(value)
-    return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _write_csv(answer: Answer, out: IO[str]) -> None:
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([_csv_cell(name) for name in answer.columns])
-    for batch in answer.batches:
-        writer.writerows([[_csv_cell(value) for value in row] for row in batch])
-
-
-def _write_json(answer: Answer, out: IO[str]) -> None:
-    """A JSON array of objects, written a batch at a time."""
-    first = True
-    out.write("[")
-    for batch in answer.batches:
-        for row in batch:
-            record = json.dumps(
-                dict(zip(answer.columns, row, strict=True)), default=_json_value, ensure_ascii=False
-            )
-            out.write(("\n" if first else ",\n") + record)
-            first = False
-    out.write("\n]\n" if not first else "]\n")
-
-
-def _json_value(value: Any) -> Any:
-    """JSON for the values DuckDB returns that json cannot write by itself."""
-    if isinstance(value, dt.date | dt.time):  # datetime is a date
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, uuid.UUID | dt.timedelta):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.hex()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")

@@ -15,7 +15,8 @@ from warehouse_template import migrated, published_copy
 from config.settings import Settings
 from config.shown_text import visible
 from gpuplan.cli import app
-from gpuplan.commands.sql import MAX_QUERY_BYTES, _csv_cell
+from gpuplan.commands.sql import MAX_QUERY_BYTES
+from gpuplan.sql_answers import _csv_cell
 from warehouse import connect
 from warehouse.loading import load_crawl
 
