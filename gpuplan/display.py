@@ -130,8 +130,10 @@ def fit_table(
     wide: bool = False,
     title: str | None = None,
     caption: str | None = None,
+    meanings: str | None = None,
 ) -> Fitted:
-    """Lay out `rows` under `columns` so each row is one line within `out.width` (see module doc)."""
+    """Lay out `rows` under `columns` so each row is one line within `out.width` (see module doc).
+    `meanings`: a legend line of the caller's in place of the columns' own (a short one)."""
     texts = [[safe(cell) for cell in row] for row in rows]
     shown = list(range(len(columns)))
     if not wide:
@@ -150,7 +152,8 @@ def fit_table(
     natural = _natural_width(out, table)
     if not wide and natural > out.width:
         _shrink(columns, texts, shown, table, natural - out.width)
-    meanings = "; ".join(f"{columns[i].header}: {columns[i].legend}" for i in shown if columns[i].legend)
+    if meanings is None:
+        meanings = "; ".join(f"{columns[i].header}: {columns[i].legend}" for i in shown if columns[i].legend)
     hidden = [columns[i].header for i in range(len(columns)) if i not in shown]
     legend = [meanings] if meanings else []
     if hidden:
@@ -171,9 +174,10 @@ def print_table(
     wide: bool = False,
     title: str | None = None,
     caption: str | None = None,
+    meanings: str | None = None,
 ) -> None:
     """`fit_table`, printed: the table, then its legend lines (dim), each one line."""
-    fitted = fit_table(out, columns, rows, wide=wide, title=title, caption=caption)
+    fitted = fit_table(out, columns, rows, wide=wide, title=title, caption=caption, meanings=meanings)
     width = out.width
     out.width = max(width, fitted.width)  # rich never prints wider than its console
     try:

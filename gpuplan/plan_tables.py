@@ -44,6 +44,9 @@ class Currency(StrEnum):
     USD = "USD"
 
 
+SYMBOLS = {Currency.USD: "$", Currency.CNY: "¥"}
+
+
 def plans_json(frame: pd.DataFrame) -> str:
     """The plans as a JSON array of objects (column names as keys, null for missing)."""
     return json.dumps(plain_records(frame.to_dict("records")), ensure_ascii=False, indent=1)
@@ -136,17 +139,45 @@ def _naive(moment: object) -> dt.datetime:
 
 
 def print_plans(
-    out: Console, frame: pd.DataFrame, excluded: pd.DataFrame | None = None, *, wide: bool = False
+    out: Console,
+    frame: pd.DataFrame,
+    excluded: pd.DataFrame | None = None,
+    *,
+    wide: bool = False,
+    legend: bool = True,
 ) -> None:
     """The daily plans as a table that fits `out` (one line per model, method and ranking; money in
     whole units), then a line on the offers left out as implausibly cheap. `gpuplan plans` and
-    `gpuplan refresh` both print them so."""
+    `gpuplan refresh` both print them so; `legend` False: the legend names only the marks and
+    rankings the table shows (`short_legend`)."""
     title, columns, rows = daily_table(frame)
-    display.print_table(out, columns, rows, wide=wide, title=title)
+    meanings = None if legend else short_legend(frame)
+    display.print_table(out, columns, rows, wide=wide, title=title, meanings=meanings)
     for line in stale_note(frame[frame["status"] == "ok"].to_dict("records")):
         display.say(out, line)
     if excluded is not None and len(excluded):
         display.say(out, excluded_note(excluded))
+
+
+def short_legend(frame: pd.DataFrame) -> str:
+    """The daily table's legend cut to what it shows: the rankings, and each mark of a plan
+    ('* stock unknown', '(mo) monthly terms', '[N nodes] a cluster') only where a plan carries it;
+    --legend gives the whole."""
+    ok = frame[frame["status"] == "ok"]
+    tokens = frame["job_tokens"].dropna()
+    budget = tokens_text(tokens.iloc[0]) if len(tokens) else "?"
+    said = [f"by: rent least rent a month, run least total for {budget} tokens"]
+    if (~ok["stock_known"].astype(bool)).any():
+        said.append("* stock unknown")
+    if "stale" in ok and ok["stale"].map(_truthy).any():
+        said.append("~ stale price")
+    terms = {"mo": "monthly", "wk": "weekly", "d": "daily", "res": "reserved"}
+    shown = [label for label in terms if label in set(ok["pricing_type"].map(PLAN_BILLING.get))]
+    if shown:
+        said.append(f"{'/'.join(f'({label})' for label in shown)} {', '.join(terms[t] for t in shown)} terms")
+    if (ok["nodes"].fillna(1) > 1).any():
+        said.append("[N nodes] a cluster")
+    return "; ".join(said) + "; --legend: every column"
 
 
 def daily_table(frame: pd.DataFrame) -> tuple[str, list[Column], list[list[display.Cell]]]:
@@ -247,9 +278,12 @@ def print_job_plans(
     zone: ZoneInfo,
     *,
     wide: bool = False,
+    limit: int | None = None,
 ) -> None:
     """A job's plans (`JobPlans.plans`: rows, best first) as a table that fits `out`: one line per
-    GPU model."""
+    GPU model, the first `limit` of them (None: all) and a line saying how many more."""
+    more = found[limit:] if limit is not None else []
+    found = found[:limit] if limit is not None else found
     unit, other = currency.value.lower(), "usd" if currency is Currency.CNY else "cny"
     finishes = [_local_time(plan["finish"], zone) for plan in found]
     # month-day when every plan finishes in the same year, said once in the legend; --wide: in full
@@ -277,8 +311,39 @@ def print_job_plans(
     ]
     columns = [column for column, _ in fields]
     display.print_table(out, columns, rows, wide=wide, title="Plans for your job: the best per GPU model")
+    if more:
+        display.say(out, f"{len(more)} more GPU models, ranked lower; --all shows them")
     for line in stale_note(found):
         display.say(out, line)
+
+
+def job_answer(found: Sequence[Mapping[str, Any]], currency: Currency, zone: ZoneInfo) -> list[str]:
+    """The job's answer, printed last: the cheapest plan and the fastest, each with its total and
+    finish ('cheapest: A4000×7 gpushare, $39, done 12-09 03:32'), whatever the table's ranking;
+    one part when one plan is both. `found`: every plan, not only the rows shown."""
+    unit = currency.value.lower()
+    finishing = [plan for plan in found if plan.get("finish") is not None]
+    if not finishing:
+        return []
+
+    def said(plan: Mapping[str, Any]) -> str:
+        total = f"{SYMBOLS[currency]}{display.number(plan[f'total_{unit}'])}"
+        finish = _local_time(plan["finish"], zone).strftime("%m-%d %H:%M")
+        label = f"{gpu_names.short_name(plan['gpu_model'])}×{plan['gpu_count']} {plan['platform']}"
+        return f"{label}, {total}, done {finish}"
+
+    cheapest = min(finishing, key=lambda plan: (plan[f"total_{unit}"], plan["finish"]))
+    fastest = min(finishing, key=lambda plan: (plan["finish"], plan[f"total_{unit}"]))
+    if cheapest is fastest:
+        return [f"cheapest and fastest: {said(cheapest)}"]
+    return [f"cheapest: {said(cheapest)}", f"fastest: {said(fastest)}"]
+
+
+def print_answer(out: Console, parts: Sequence[str]) -> None:
+    """`parts` of an answer as one bold line, or one line each where that would not fit `out`."""
+    line = "; ".join(parts)
+    for shown in [line] if len(line) <= out.width else parts:
+        display.say(out, shown, style="bold")
 
 
 def _job_cell(row: Mapping[str, Any], field: str, finish: dt.datetime, year: int | None) -> str:

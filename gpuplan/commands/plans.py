@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, NoReturn, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -22,13 +23,16 @@ from config import model_files
 from config.settings import Settings
 from config.shown_text import one_line
 from gpuplan import display
+from gpuplan.assumed import print_assumptions
 from gpuplan.options import METHOD_HELP, daily_model, training_method
 from gpuplan.plan_tables import (
     Currency,
+    job_answer,
     job_heading,
     local_text,
     plain_records,
     plans_json,
+    print_answer,
     print_job_plans,
     print_plans,
 )
@@ -48,6 +52,9 @@ from sizing.setup import MAX_COUNT, MAX_SEQ_LEN
 from warehouse import connect, job_plans, plans
 
 T = TypeVar("T")
+
+# Job plans a table shows (--all: every one): the best ten keep the answer on an 80x24 screen.
+JOB_ROWS = 10
 
 
 def register(app: typer.Typer) -> None:
@@ -118,6 +125,12 @@ def plans_command(
     ] = Currency.USD,
     fastest: Annotated[bool, typer.Option("--fastest", help="Rank job plans by finish time.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the width.")] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", help=f"Every job plan (default: the best {JOB_ROWS}).")
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Every sizing assumption with its source, not one line.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON records instead of a table.")] = False,
 ) -> None:
     settings: Settings = ctx.obj
@@ -128,6 +141,7 @@ def plans_command(
         "--batch": batch,
     }
     job_options |= {"--max-gpus": max_gpus, "--platform": platform, "--fastest": fastest or None}
+    job_options |= {"--all": show_all or None, "--explain": explain or None}
     try:
         gpus = [_resolve_gpu(name) for name in gpu or []]
         platforms = [registry.platform(name) for name in platform or []]
@@ -159,7 +173,8 @@ def plans_command(
             gpus=tuple(gpus),
             framework=framework,
         )
-        _job(settings, job, day.date() if day else None, now, currency, fastest, wide, as_json)
+        shown = JobShown(currency, fastest, wide, show_all, explain, as_json)
+        _job(settings, job, day.date() if day else None, now, shown)
     except (
         ValueError,
         registry.UnknownPlatform,
@@ -247,23 +262,26 @@ def _daily(
     print_plans(display.console(), frame, excluded, wide=wide)
 
 
-def _job(
-    settings: Settings,
-    job: Job,
-    day: dt.date | None,
-    now: dt.datetime,
-    currency: Currency,
-    fastest: bool,
-    wide: bool,
-    as_json: bool,
-) -> None:
+@dataclass(frozen=True)
+class JobShown:
+    """How a job's plans are shown: the options that rank and print them."""
+
+    currency: Currency
+    fastest: bool
+    wide: bool
+    show_all: bool
+    explain: bool
+    as_json: bool
+
+
+def _job(settings: Settings, job: Job, day: dt.date | None, now: dt.datetime, shown: JobShown) -> None:
     with connect.reader(settings.warehouse) as con:
         answer = job_plans.plan_job(
             con,
             job,
             start_at=now,
             plan_date=day,
-            fastest=fastest,
+            fastest=shown.fastest,
             stale_hours=settings.stale_hours,
             max_nodes=settings.max_nodes,
         )
@@ -278,8 +296,9 @@ def _job(
                 f"{local_text(best['finish'], zone)} ({settings.schedule_timezone})"
             )
         _fail(answer.reason)
-    lines = assumptions.describe(job_sizing(job)) + job_plans.cluster_assumptions(answer.plans)
-    if as_json:
+    sizing = job_sizing(job)
+    lines = assumptions.describe(sizing) + job_plans.cluster_assumptions(answer.plans)
+    if shown.as_json:
         records = plain_records(answer.plans)
         for record in records:
             record["finish"] = f"{record['finish']}Z" if record["finish"] else None
@@ -288,7 +307,7 @@ def _job(
         return
     console = display.console()
     console.print(job_heading(job, day, now, zone), highlight=False)
-    print_job_plans(console, answer.plans, currency, zone, wide=wide)
-    console.print("Assumptions:", highlight=False)
-    for line in lines:
-        console.print(f"  - {line}", highlight=False)
+    limit = None if shown.show_all else JOB_ROWS
+    print_job_plans(console, answer.plans, shown.currency, zone, wide=shown.wide, limit=limit)
+    print_assumptions(console, sizing, lines, explain=shown.explain)
+    print_answer(console, job_answer(answer.plans, shown.currency, zone))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
@@ -12,6 +13,7 @@ from rich.text import Text
 
 from config import model_files
 from gpuplan import display
+from gpuplan.assumed import print_assumptions
 from gpuplan.options import METHOD_HELP, training_method
 from sizing import article, assumptions, frameworks, gpu_names, planner
 from sizing import setup as setup_vocabulary
@@ -154,6 +156,20 @@ PLAN_COLUMNS = (
 )
 
 
+# GPU types the table lists that fit (--all: every one): with the rest of the output, 60 lines at 80
+# columns; the others that fit are counted in one line, the ones that do not fit named in one.
+FITTING_ROWS = 30
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How `size` prints: every column (--wide), every assumption (--explain), every GPU (--all)."""
+
+    wide: bool = False
+    explain: bool = False
+    show_all: bool = False
+
+
 def _print_tables(
     console: Console,
     sizing: planner.Sizing,
@@ -161,7 +177,7 @@ def _print_tables(
     plans: list[Requirement],
     comparison: article.Comparison | None,
     lines: list[str],
-    wide: bool,
+    shown: Shown,
 ) -> None:
     spec = sizing.spec
     console.print(
@@ -169,14 +185,15 @@ def _print_tables(
         f"method [bold]{sizing.method}[/bold], framework [bold]{sizing.setup.framework}[/bold]",
         highlight=False,
     )
-    memory: list[list[str | Text]] = [[name, f"{gb:.1f}"] for name, gb in sizing.replica.as_dict().items()]
+    # a component this method and setup do not hold (no sharding buffers, no gradients for a frozen
+    # base) is no row: the JSON keeps every one
+    memory: list[list[str | Text]] = [
+        [name, f"{gb:.1f}"] for name, gb in sizing.replica.as_dict().items() if round(gb, 1)
+    ]
     memory.append([Text("total", style="bold"), Text(f"{sizing.replica.total:.1f}", style="bold")])
-    display.print_table(
-        console, MEMORY_COLUMNS, memory, wide=wide, title="Memory, one unsharded replica (GB = 1e9 bytes)"
-    )
-    console.print("[bold]Assumptions[/bold]")
-    for line in lines:
-        console.print(f"  - {line}", highlight=False)
+    title = "Memory, one unsharded replica (GB = 1e9 bytes)"
+    display.print_table(console, MEMORY_COLUMNS, memory, wide=shown.wide, title=title)
+    print_assumptions(console, sizing, lines, explain=shown.explain)
     if single is not None:
         row = single.requirement
         where = f"{single.gpu_count} x {row.gpu_model}" if row else f"{single.gpu_count} GPU(s)"
@@ -194,29 +211,51 @@ def _print_tables(
                 f"({row.tokens_per_day / 1e6:,.0f}M tokens/day), MFU {row.mfu:.0%}",
                 highlight=False,
             )
-    rows = []
-    for row in plans:
-        fits = row.fits
-        rows.append(
-            [
-                row.gpu_model,
-                str(row.gpu_count) if fits else f">{row.gpu_count}",
-                str(row.zero_stage) if fits else "-",
-                _layout_text(row.tp, row.pp) if fits else "-",
-                str(row.nodes) if fits else "-",
-                f"{row.per_gpu_memory_gb:.1f}",
-                f"{row.usable_memory_gb:.1f}",
-                f"{row.tokens_per_day / 1e6:,.0f}" if fits else "-",
-                f"{row.mfu:.0%}" if fits else "-",
-            ]
-        )
-    display.print_table(
-        console, PLAN_COLUMNS, rows, wide=wide, title="Per GPU type: the smallest count that fits"
-    )
+    _print_plans(console, plans, shown)
     if comparison is not None:
         console.print(f"[bold]The article beside us[/bold] ({article.ARTICLE_TITLE})")
         for line in comparison.explanation:
             console.print(f"  - {line}", highlight=False)
+
+
+def _print_plans(console: Console, plans: list[Requirement], shown: Shown) -> None:
+    """The GPU types that fit, fewest GPUs first and the fastest first among as many; the others
+    in one line. One plan (--gpus with --gpu) is shown whatever it is."""
+    if len(plans) == 1:
+        fitting, failing = plans, []
+    else:
+        fitting = sorted(
+            (row for row in plans if row.fits), key=lambda row: (row.gpu_count, -row.tokens_per_day)
+        )
+        failing = [row for row in plans if not row.fits]
+    listed = fitting if shown.show_all else fitting[:FITTING_ROWS]
+    rows = [
+        [
+            row.gpu_model,
+            str(row.gpu_count) if row.fits else f">{row.gpu_count}",
+            str(row.zero_stage) if row.fits else "-",
+            _layout_text(row.tp, row.pp) if row.fits else "-",
+            str(row.nodes) if row.fits else "-",
+            f"{row.per_gpu_memory_gb:.1f}",
+            f"{row.usable_memory_gb:.1f}",
+            f"{row.tokens_per_day / 1e6:,.0f}" if row.fits else "-",
+            f"{row.mfu:.0%}" if row.fits else "-",
+        ]
+        for row in listed
+    ]
+    if rows:
+        title = "GPU types that fit: the smallest count, then the fastest"
+        display.print_table(console, PLAN_COLUMNS, rows, wide=shown.wide, title=title)
+    more = fitting[len(listed) :]
+    if more:
+        counts = sorted({row.gpu_count for row in more})
+        span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+        display.say(console, f"{len(more)} more fit on {span} GPUs, or slower; --all lists them")
+    if failing:
+        most = max(row.gpu_count for row in failing)
+        names = ", ".join(row.gpu_model for row in failing)
+        # catalog names, safe: wrapped at the terminal's width (not a terminal: one line, for logs)
+        console.print(Text(f"do not fit on {most} GPUs ({len(failing)}): {names}", style="dim"))
 
 
 def _value(choice: StrEnum | None) -> str:
@@ -325,6 +364,12 @@ def size(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (schema in docs/sizing.md).")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the terminal.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Every assumption with its source, not one line.")
+    ] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", help=f"Every GPU type that fits (default: the first {FITTING_ROWS}).")
+    ] = False,
 ) -> None:
     """Memory per GPU, GPU count and throughput for training MODEL with a method."""
     try:
@@ -375,7 +420,7 @@ def size(
         console = display.console()
         if gpu_note:
             display.say(console, gpu_note, style="dim")
-        _print_tables(console, sizing, single, plans, comparison, lines, wide)
+        _print_tables(console, sizing, single, plans, comparison, lines, Shown(wide, explain, show_all))
         return
     spec = sizing.spec
     result: dict[str, Any] = {

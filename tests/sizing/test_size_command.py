@@ -57,7 +57,7 @@ def test_mfu_override_and_article(app):
 
 
 def test_table_shows_breakdown_assumptions_and_plans(app):
-    result = run(app, "70B", "--method", "qlora", "--vs-article")
+    result = run(app, "70B", "--method", "qlora", "--vs-article", "--explain")
     assert result.exit_code == 0, result.output
     for text in ("weights", "Assumptions", "flash attention on", "A100 SXM 80GB", "The article beside us"):
         assert text in result.output
