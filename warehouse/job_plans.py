@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from sizing import fabric
+from sizing.catalog import load_gpus
 from sizing.jobs import Job
 from warehouse import plans, queries
 from warehouse.plan_requirements import (
@@ -194,13 +195,32 @@ def plan_jobs(
     fastest: bool = False,
     stale_hours: float | None = None,
     max_nodes: int = fabric.DEFAULT_MAX_NODES,
-    sized: dict[tuple[object, ...], list[dict[str, Any]]] | None = None,
 ) -> list[JobPlans]:
-    """`plan_job` for each of `jobs`, in one query over the offers (issue 29): the offers' shapes
-    are made once, and jobs sized alike (model, method, framework, sequence, batch, GPU limit)
-    are sized once. Answers in the order of `jobs`; `stale_hours` and `max_nodes` as for `plan_job`.
-    `sized` keeps the sizings across calls over the same offers (compute_job_plans' chunks)."""
-    scope = {"plan_date": plan_date, "latest": plan_date is None}
+    """`plan_job` for each of `jobs`, in one query over the offers: the offers' shapes are made
+    once, and jobs sized alike (model, method, framework, sequence, batch, GPU limit) are sized
+    once. Answers in the order of `jobs`; `stale_hours` and `max_nodes` as for `plan_job`."""
+    offers = _offers(con, plan_date, stale_hours, max_nodes)
+    _make_shapes(con, offers, jobs)
+    return _plan_chunk(con, offers, jobs, start_at, fastest, {})
+
+
+@dataclass(frozen=True)
+class _Offers:
+    """What jobs are planned over: the day's offers (`plan_date`; None: the latest crawls), the unit
+    sizes they come in per platform (jobs/unit_sizes.sql rows, those left out as stale removed),
+    the platforms left out as stale (name -> why, in words) and the cluster table's rows."""
+
+    plan_date: date | None
+    stale_hours: float | None
+    offered: list[tuple[Any, ...]]
+    too_stale: dict[str, str]
+    fabrics: list[dict[str, Any]] | None
+    max_nodes: int
+
+
+def _offers(
+    con: duckdb.DuckDBPyConnection, plan_date: date | None, stale_hours: float | None, max_nodes: int
+) -> _Offers:
     too_stale: dict[str, str] = {}
     if plan_date is None and stale_hours is not None:
         too_stale = {
@@ -208,14 +228,50 @@ def plan_jobs(
             for row in queries.records(con, "jobs/stale_platforms", max_stale_hours=float(stale_hours))
         }
     fabrics = fabric_rows(max_nodes) or None  # an empty list has no STRUCT type to bind
+    scope = {"plan_date": plan_date, "latest": plan_date is None, "fabrics": fabrics}
     offered = [
         row
-        for row in con.execute(queries.sql("jobs/unit_sizes"), {**scope, "fabrics": fabrics}).fetchall()
+        for row in con.execute(queries.sql("jobs/unit_sizes"), scope).fetchall()
         if row[0] not in too_stale
     ]
+    return _Offers(plan_date, stale_hours, offered, too_stale, fabrics, max_nodes)
+
+
+def _make_shapes(con: duckdb.DuckDBPyConnection, offers: _Offers, jobs: Sequence[Job]) -> None:
+    """The shapes every one of `jobs` may rent, into the session's `job_shapes` (jobs/shapes.sql):
+    made once, whatever the number of chunks the jobs are then priced in."""
+    per_node = {gpu.gpu_model: gpu.gpus_per_node for gpu in load_gpus()}
+    node_sizes = [
+        {"gpu_model": gpu_model, "gpus_per_node": per_node[gpu_model]}
+        for gpu_model in sorted({row[1] for row in offers.offered})
+        if gpu_model in per_node
+    ]
+    queries.execute(
+        con,
+        "jobs/shapes",
+        plan_date=offers.plan_date,
+        latest=offers.plan_date is None,
+        node_sizes=node_sizes or None,
+        max_gpu_count=max([plans.MAX_PLAN_GPU_COUNT, *(job.max_gpus or 0 for job in jobs)]),
+        max_stale_hours=None if offers.plan_date is not None else offers.stale_hours,
+        fabrics=offers.fabrics,
+        per_platform=any(job.platforms for job in jobs),
+    )
+
+
+def _plan_chunk(
+    con: duckdb.DuckDBPyConnection,
+    offers: _Offers,
+    jobs: Sequence[Job],
+    start_at: datetime,
+    fastest: bool,
+    sized: dict[tuple[object, ...], list[dict[str, Any]]],
+) -> list[JobPlans]:
+    """`jobs`' answers over `offers`' shapes (`_make_shapes` made them for these jobs, or for more);
+    `sized` keeps the sizings across chunks."""
+    offered = offers.offered
     units = sorted({(gpu_model, count) for _, gpu_model, count, _, _ in offered})
     sizings: dict[tuple[object, ...], int] = {}
-    cache = {} if sized is None else sized
     requirements: list[dict[str, Any]] = []
     described: list[dict[str, Any]] = []
     for index, job in enumerate(jobs):
@@ -225,14 +281,13 @@ def plan_jobs(
         key = (job.shape or job.model, job.method, job.framework, job.seq_len, job.batch, limit)
         if key not in sizings:
             sizings[key] = len(sizings)
-            if key not in cache:
-                cache[key] = job_requirement_rows(job, units) + cluster_requirement_rows(
+            if key not in sized:
+                sized[key] = job_requirement_rows(job, units) + cluster_requirement_rows(
                     job, cluster_counts((row[1:] for row in offered), job.max_gpus)
                 )
-            rows = cache[key]
             requirements += [
                 {**{column: row[column] for column in REQUIREMENT_FIELDS}, "sizing": sizings[key]}
-                for row in rows
+                for row in sized[key]
             ]
         described.append(
             {
@@ -251,12 +306,8 @@ def plan_jobs(
         options = queries.records(
             con,
             "jobs/options",
-            **scope,
             jobs=described,
             requirements=requirements,
-            max_gpu_count=max(job["max_gpu_count"] for job in described),
-            max_stale_hours=None if plan_date is not None else stale_hours,
-            fabrics=fabrics,
             max_train_hours=MAX_TRAIN_DAYS * 24,
             fastest=fastest,
             start_at=start_at,
@@ -266,7 +317,14 @@ def plan_jobs(
         by_job.setdefault(option.pop("job_index"), []).append(option)
     on_offer = {job["job_index"] for job in described}
     return [
-        _answer(job, by_job.get(index, []), plan_date, index in on_offer, max_nodes, too_stale)
+        _answer(
+            job,
+            by_job.get(index, []),
+            offers.plan_date,
+            index in on_offer,
+            offers.max_nodes,
+            offers.too_stale,
+        )
         for index, job in enumerate(jobs)
     ]
 
@@ -361,14 +419,14 @@ def compute_job_plans(
 
     computed_at = _now_utc()
     sized: dict[tuple[object, ...], list[dict[str, Any]]] = {}  # the chunks share the day's offers
+    offers = _offers(con, plan_date, None, max_nodes)
+    _make_shapes(con, offers, jobs)  # once: the chunks price the same shapes
     with plans.transaction(con):
         con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
         for first in range(0, len(jobs), JOB_CHUNK):
             rows: list[dict[str, Any]] = []
             chunk = jobs[first : first + JOB_CHUNK]
-            for answer in plan_jobs(
-                con, chunk, start_at=start_at, plan_date=plan_date, max_nodes=max_nodes, sized=sized
-            ):
+            for answer in _plan_chunk(con, offers, chunk, start_at, False, sized):
                 columns = _job_columns(answer.job, plan_date, computed_at)
                 if answer.reason is None:
                     rows += [{**plan, **columns, "status": "ok", "reason": None} for plan in answer.plans]

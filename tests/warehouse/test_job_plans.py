@@ -253,6 +253,48 @@ def test_every_job_gets_a_row(con):
     assert set(job_plans.job_plans_for_date(con, DAY1)["job"]) == {"ok"}
 
 
+def test_jobs_planned_in_chunks_get_the_plans_each_gets_alone(con, monkeypatch):
+    """The daily run prices its jobs a chunk at a time over shapes made once for all of them: each
+    job's stored plans are those it gets planned alone, whichever chunk it falls in and whatever
+    the other jobs in it name (platforms, GPUs, a GPU limit, a deadline)."""
+    crawl(
+        con,
+        DAY1,
+        "cloud",
+        [
+            offer("cloud", "h100x8", H100, 2.0, gpu_count=8, available_gpus=8),
+            offer("cloud", "h100", H100, 2.4, available_gpus=4),
+            offer("cloud", "4090", RTX4090, 0.5, available_gpus=2),
+        ],
+    )
+    crawl(con, DAY1, "other", [offer("other", "h100", H100, 2.2), offer("other", "4090", RTX4090, 0.4)])
+    jobs = [
+        Job("plain", "7B", "lora", tokens=2e9),
+        Job("other-only", "7B", "lora", tokens=2e9, platforms=("other",)),
+        Job("hurry", "7B", "full", tokens=5e9, within_days=1.0),
+        Job("4090s", "7B", "qlora", tokens=1e9, gpus=(RTX4090,)),
+        Job("two-gpus", "13B", "lora", tokens=3e9, max_gpus=2),
+        Job("never", "7B", "lora", tokens=2e9, within_days=0.001),
+        Job("cloud-big", "13B", "full", tokens=1e10, platforms=("cloud",), within_days=3.0),
+    ]
+    monkeypatch.setattr(job_plans, "JOB_CHUNK", 3)
+    job_plans.compute_job_plans(con, DAY1, jobs, START)
+    stored = job_plans.job_plans_for_date(con, DAY1)
+    columns = ["rank", "status", "platform", "offer_id", "gpu_model", "gpu_count"]
+    columns += ["billed_hours", "total_usd"]
+    compared = 0
+    for job in jobs:
+        alone = _plan(con, job, plan_date=DAY1)
+        rows = stored[stored["job"] == job.name].sort_values("rank")
+        if alone.reason is not None:
+            assert rows[["status", "reason"]].values.tolist() == [["no_plan", alone.reason]]
+            continue
+        expected = [[plan["rank"], "ok", *(plan[column] for column in columns[2:])] for plan in alone.plans]
+        assert rows[columns].values.tolist() == expected, job.name
+        compared += len(expected)
+    assert compared >= 8 and set(stored["status"]) == {"ok", "no_plan"}
+
+
 def test_the_ad_hoc_job_plan_imports_no_pandas(settings, probe_gpuplan):
     """`gpuplan plans --tokens` is planned in plain rows: pandas (and numpy through it) would be half
     its process's start. The whole command runs, table and JSON, on a published warehouse."""
