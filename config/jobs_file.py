@@ -16,8 +16,10 @@ named with its line (README, "Plan your own job"):
 
 Every value is read as written (`config.user_files.Written.text`): `tokens: 1.5e9` stays the text
 1.5e9 (YAML 1.1 would read it as a string anyway, and `2B` could never be a number), so the amounts
-people write are read by the job's own rules (`sizing.jobs.parse_tokens`, `parse_duration`), and
-what makes a job valid is `sizing.jobs.Job`'s. Errors are `UserFileError`s naming the file and line.
+people write are read by the job's own rules (`sizing.jobs.parse_tokens`, `parse_duration`). The
+file's shape (its keys, one value or a list each) is the pydantic model `_JobEntry`; what makes a
+job valid (its bounds, its model and GPUs) is `sizing.jobs.Job`'s. Errors are `UserFileError`s
+naming the file and the line of the key they are about.
 """
 
 from __future__ import annotations
@@ -27,28 +29,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationInfo
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from config import model_files
 from config.settings import ascii_decimal, ascii_whole
-from config.user_files import UserFileError, Written, read_text, yaml_list
+from config.user_files import Item, UserFileError, given, keys_of, read_text, said, validated, yaml_list
 from sizing.jobs import Job, parse_duration, parse_tokens
 from sizing.shapes import ModelSpec
-
-FIELDS = (
-    "name",
-    "model",
-    "method",
-    "tokens",
-    "epochs",
-    "within_days",
-    "seq_len",
-    "batch",
-    "max_gpus",
-    "platforms",
-    "gpus",
-    "framework",
-)
-REQUIRED = ("name", "model", "method", "tokens")
 
 
 @dataclass(frozen=True)
@@ -101,9 +91,7 @@ def parse_each_job(text: str, source: str = "jobs file", base: Path | None = Non
         raise _too_many(source, len(items))
     for item in items:
         try:
-            if item.refused is not None:
-                raise UserFileError(source, item.refused, item.line)
-            job = _job(source, item.written, base)
+            job = _job(source, item, base)
             if job.name in jobs:
                 raise UserFileError(source, f"a second job named {job.name!r}", item.line)
         except UserFileError as problem:
@@ -123,17 +111,15 @@ def _all_or_first(read: JobsRead) -> list[Job]:
     return list(read.jobs)
 
 
-def _one(source: str, value: Written, key: str) -> str:
-    if value.text is None or not value.text.strip():
-        raise UserFileError(source, f"{key} must be one value", value.line)
-    return value.text.strip()
+def _one(value: Any, info: ValidationInfo) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise PydanticCustomError("job_shape", "{key} must be one value", {"key": info.field_name})
+    return value.strip()
 
 
-def _names(source: str, value: Written, key: str) -> tuple[str, ...]:
+def _listed(value: Any, info: ValidationInfo) -> Any:
     """A list of names, or one value with commas: `platforms: [autodl, vastai]`, `gpus: 4090, H100`."""
-    if value.items is not None:
-        return tuple(_one(source, item, key) for item in value.items)
-    return tuple(part.strip() for part in _one(source, value, key).split(",") if part.strip())
+    return value if isinstance(value, list) else _one(value, info).split(",")
 
 
 def _whole(text: str, key: str) -> int:
@@ -158,8 +144,43 @@ def _within_days(text: str) -> float:
         return parse_duration(text) / timedelta(days=1)
 
 
-# Words of the Job's and the sizing model's messages that say which key was wrong (else: the job's
-# line); a value that does not read as its kind is reported at its own line.
+def _read(reader: Callable[[str], object]) -> BeforeValidator:
+    """One value as written, read by `reader` (the job's own rules for amounts)."""
+    return BeforeValidator(lambda value, info: reader(_one(value, info)))
+
+
+def _count() -> BeforeValidator:
+    return BeforeValidator(lambda value, info: _whole(_one(value, info), info.field_name or ""))
+
+
+One = Annotated[str, BeforeValidator(_one)]
+Names = Annotated[tuple[Annotated[str, BeforeValidator(_one)], ...], BeforeValidator(_listed)]
+
+
+class _JobEntry(BaseModel):
+    """A job as the file gives it: its keys, each value one text (or a list of names)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: One
+    model: One
+    method: One
+    tokens: Annotated[float, _read(parse_tokens)]
+    epochs: Annotated[float, _read(_epochs)] = 1.0
+    within_days: Annotated[float | None, _read(_within_days)] = None
+    seq_len: Annotated[int | None, _count()] = None
+    batch: Annotated[int | None, _count()] = None
+    max_gpus: Annotated[int | None, _count()] = None
+    platforms: Names = ()
+    gpus: Names = ()
+    framework: One | None = None
+
+
+FIELDS = tuple(_JobEntry.model_fields)
+REQUIRED = tuple(name for name, field in _JobEntry.model_fields.items() if field.is_required())
+_ENTRY = TypeAdapter(_JobEntry)
+
+
 _MESSAGE_KEYS = {"gpu": "gpus", "micro_batch": "batch"}
 
 
@@ -180,45 +201,24 @@ def _model(text: str, base: Path | None) -> tuple[str, ModelSpec | None]:
     return text, model_files.read_model(text) if model_files.is_config(text) else None
 
 
-_READERS: dict[str, Callable[[str], object]] = {
-    "tokens": parse_tokens,
-    "epochs": _epochs,
-    "within_days": _within_days,
-    "seq_len": lambda value: _whole(value, "seq_len"),
-    "batch": lambda value: _whole(value, "batch"),
-    "max_gpus": lambda value: _whole(value, "max_gpus"),
-}
+def _job(source: str, item: Item, base: Path | None) -> Job:
+    keys = keys_of(item, source, "a job is a mapping: name, model, method, tokens, ...", "{key} given twice")
+    data = {key: given(value) for key, value in keys.items()}
+    name = data["name"].strip() if isinstance(data.get("name"), str) else ""
 
+    def words(error: ErrorDetails) -> str:
+        if error["type"] == "extra_forbidden":
+            return f"unknown key {error['loc'][0]!r}; a job has {', '.join(FIELDS)}"
+        if error["type"] == "missing":
+            return f"a job needs {', '.join(key for key in REQUIRED if key not in data)}"
+        return said(error) if error["type"] == "job_shape" else f"job {name!r}: {said(error)}"
 
-def _job(source: str, written: Written, base: Path | None) -> Job:
-    if written.pairs is None:
-        raise UserFileError(source, "a job is a mapping: name, model, method, tokens, ...", written.line)
-    values: dict[str, Written] = {}
-    for key, value in written.pairs:
-        name = key.text or ""
-        if name not in FIELDS:
-            raise UserFileError(source, f"unknown key {name!r}; a job has {', '.join(FIELDS)}", key.line)
-        if name in values:
-            raise UserFileError(source, f"{name} given twice", key.line)
-        values[name] = value
-    missing = [key for key in REQUIRED if key not in values]
-    if missing:
-        raise UserFileError(source, f"a job needs {', '.join(missing)}", written.line)
-    lists: dict[str, tuple[str, ...]] = {
-        key: _names(source, values[key], key) for key in ("platforms", "gpus") if key in values
-    }
-    text = {key: _one(source, value, key) for key, value in values.items() if key not in lists}
-    fields: dict[str, object] = {**text, **lists}
-    reading: str | None = None
+    entry = validated(_ENTRY, data, item.written, source, words)
     try:
-        fields["model"], fields["shape"] = _model(text["model"], base)
-        for reading, read in _READERS.items():
-            if reading in text:
-                fields[reading] = read(text[reading])
-        reading = None
-        return Job(**fields)  # type: ignore[arg-type]
+        model, shape = _model(entry.model, base)
+        return Job(**{**entry.model_dump(), "model": model, "shape": shape})
     except ValueError as exc:
         problem = " ".join(str(exc).split())
-        wrong = reading or _key_named(problem, list(values))
-        line = values[wrong].line if wrong else written.line
-        raise UserFileError(source, f"job {text['name']!r}: {problem}", line) from None
+        wrong = _key_named(problem, list(keys))
+        line = keys[wrong].line if wrong else item.line
+        raise UserFileError(source, f"job {name!r}: {problem}", line) from None

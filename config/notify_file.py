@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, TypeAdapter, field_validator
+from pydantic_core import ErrorDetails
 
-from config.user_files import Item, UserFileError, read_text, yaml_list
+from config.user_files import Item, UserFileError, given, keys_of, read_text, said, validated, yaml_list
 
 KINDS = ("webhook", "slack", "discord", "feishu", "wecom", "dingtalk", "telegram")
 Send = Literal["watches", "plan_changes", "failures", "summary"]
@@ -109,11 +110,6 @@ class TelegramChannel(_Channel):
 
     _url = field_validator("url")(_checked_url)
 
-    @field_validator("chat_id", mode="before")
-    @classmethod
-    def _chat_id(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
 
 Channel = Annotated[
     WebhookChannel
@@ -127,8 +123,7 @@ Channel = Annotated[
 ]
 
 
-class _Entry(BaseModel):
-    channel: Channel
+_CHANNEL: TypeAdapter[Any] = TypeAdapter(Channel)
 
 
 def channel_name(channel: _Channel, index: int) -> str:
@@ -157,40 +152,24 @@ def parse_channels(text: str, source: str, env: Mapping[str, str]) -> tuple[tupl
 
 
 def _channel(item: Item, source: str, env: Mapping[str, str]) -> Any:
-    if item.refused is not None:
-        raise UserFileError(source, item.refused, item.line)
-    if item.written.pairs is None:
-        raise UserFileError(source, "a channel is a mapping (kind: ..., url: ...)", item.line)
-    values: dict[str, Any] = {}
-    lines: dict[str, int] = {}
-    for written_key, written_value in item.written.pairs:
-        key = written_key.value
-        if not isinstance(key, str) or key in values:
-            raise UserFileError(source, f"key {key!r} is not a name or is given twice", written_key.line)
-        lines[key] = written_value.line
-        if key in _SECRET_KEYS and not (
-            written_value.text and _VARIABLE.fullmatch(written_value.text.strip())
-        ):
-            raise UserFileError(
-                source, f"{key} must come from the environment, written as ${{VARIABLE}}", written_value.line
-            )
-        values[key] = _expanded(written_value.value, env, source, written_value.line)
-    try:
-        return _Entry.model_validate({"channel": values}).channel
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        # ("channel", <kind>, <key>, ...): the union's branch is the kind, the rest the key
-        location = [str(part) for part in error["loc"][1:]]
-        if location and location[0] in KINDS:
-            location = location[1:]
-        where = ".".join(location) or "kind"
-        problem = error["msg"].removeprefix("Value error, ")
-        if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            where, problem = "kind", f"must be one of {', '.join(KINDS)}"
-        elif error["type"] == "extra_forbidden":
-            problem = "unknown key"
-        line = lines.get(location[0] if location else "kind", item.line)
-        raise UserFileError(source, f"{where}: {problem}", line) from None
+    mapping = "a channel is a mapping (kind: ..., url: ...)"
+    keys = keys_of(item, source, mapping, "key {key!r} is not a name or is given twice")
+    for key in _SECRET_KEYS:
+        written = keys.get(key)
+        if written is not None and not (written.text and _VARIABLE.fullmatch(written.text.strip())):
+            problem = f"{key} must come from the environment, written as ${{VARIABLE}}"
+            raise UserFileError(source, problem, written.line)
+    data = {key: _expanded(given(value), env, source, value.line) for key, value in keys.items()}
+    return validated(_CHANNEL, data, item.written, source, _words)
+
+
+def _words(error: ErrorDetails) -> str:
+    """'<key>: <problem>'; the union's branch (the kind) is not a key."""
+    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        return f"kind: must be one of {', '.join(KINDS)}"
+    location = [str(part) for part in error["loc"] if part not in KINDS]
+    problem = "unknown key" if error["type"] == "extra_forbidden" else said(error)
+    return f"{'.'.join(location) or 'kind'}: {problem}"
 
 
 def _expanded(value: Any, env: Mapping[str, str], source: str, line: int) -> Any:

@@ -12,22 +12,28 @@ have one home (issue 29):
   whose aliases expand past `MAX_ITEM_VALUES` values, or refer to the item they are in, is refused
   before anything is built from it (a "billion laughs" file costs nothing), and so is every item
   once the file's aliases have added `MAX_ALIAS_VALUES` values; the file's other items still read.
+- `keys_of(item, ...)` and `given(written)`: an item's keys as written (a key given twice
+  refused) and the values a model is given, each as its text; `line_of(written, loc)`: the line
+  of a pydantic error's location, so a model's error names the line it is about.
 - Every problem is a `UserFileError`: one line of at most `MAX_MESSAGE_CHARS` characters, naming
   the file and, where there is one, the line.
 
-What an item means (a job, a watch, a quote) is its reader's: `config.jobs_file`,
-`config.watches_file`, `scrapers.quotes.file`.
+What an item means (a job, a watch, a channel, a quote) is its reader's model: `config.jobs_file`,
+`config.watches_file`, `config.notify_file`, `scrapers.quotes.file`.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 # A hand-kept file of a thousand quotes is about 200 KB, a jobs or watches file a few KB; 4 MiB is
 # twenty times the largest. A larger file is not one of these (a log, a database, an export of
@@ -265,6 +271,75 @@ def _written(
         result = Written(line, pairs=written_pairs, value=value)
     done[id(node)] = result
     return result
+
+
+def keys_of(item: Item, source: str, not_a_mapping: str, twice: str) -> dict[str, Written]:
+    """The keys of `item`, a mapping, and each one's value as written. UserFileError at the line
+    for an item refused by `yaml_list`, one that is no mapping (`not_a_mapping`), a key that is a
+    list or a mapping or given twice (`twice`, its `{key}` the key)."""
+    if item.refused is not None:
+        raise UserFileError(source, item.refused, item.line)
+    if item.written.pairs is None:
+        raise UserFileError(source, not_a_mapping, item.line)
+    values: dict[str, Written] = {}
+    for key, value in item.written.pairs:
+        if key.text is None or key.text in values:
+            named = key.text if key.text is not None else key.value
+            raise UserFileError(source, twice.format(key=named), key.line)
+        values[key.text] = value
+    return values
+
+
+def given(written: Written) -> Any:
+    """What a model is given for `written`: each value as its text (`4090` the name, `1e3` and `4_8`
+    text for the model's own number rules), None where YAML reads null; lists and mappings as such."""
+    if written.items is not None:
+        return [given(item) for item in written.items]
+    if written.pairs is not None:
+        return {key.text: given(value) for key, value in written.pairs}
+    return None if written.value is None else written.text
+
+
+def line_of(written: Written, loc: Sequence[int | str]) -> int:
+    """The line of what a validation error's location (`loc`: keys and list indexes) points at in
+    `written`; a part that names nothing written (a union's tag) is passed over."""
+    line = written.line
+    for part in loc:
+        if isinstance(part, int) and written.items is not None and 0 <= part < len(written.items):
+            written = written.items[part]
+        elif written.pairs is not None and (found := [v for k, v in written.pairs if k.text == part]):
+            written = found[0]
+        else:
+            continue
+        line = written.line
+    return line
+
+
+Model = TypeVar("Model")
+# A model's errors, the first said: an unknown key, then a missing one, then a value's (file order).
+_FIRST = {"extra_forbidden": 0, "missing": 1}
+
+
+def validated(
+    model: TypeAdapter[Model],
+    data: Mapping[str, Any],
+    written: Written,
+    source: str,
+    words: Callable[[ErrorDetails], str],
+    context: Any = None,
+) -> Model:
+    """`data` (from `written`) as `model`; else UserFileError: the first error (`_FIRST`) in
+    `words`, at the line its location points at."""
+    try:
+        return model.validate_python(data, context=context)
+    except ValidationError as error:
+        first = min(error.errors(), key=lambda found: _FIRST.get(found["type"], 2))
+        raise UserFileError(source, words(first), line_of(written, first["loc"])) from None
+
+
+def said(error: ErrorDetails) -> str:
+    """A model's own words for `error` (a validator's ValueError without pydantic's prefix)."""
+    return error["msg"].removeprefix("Value error, ")
 
 
 class _Expansion:

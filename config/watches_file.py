@@ -7,20 +7,35 @@ The file is a YAML list; each item is one of (format and examples in the README)
     {job, below_total_usd}                                               a job's total falls
 GPU names are read as people write them (`sizing.gpu_names.resolve`); the platforms a watch may
 name are the caller's to give (the scrapers' spider loader knows them; this package is below it).
-A malformed file raises `UserFileError` naming the line; `read_watches` keeps that error in the
-`WatchList` instead, so a typo in the file never costs the day's mail.
+Each item is checked by a pydantic model of its kind (a union told apart by its keys), and a
+model's error is put at the line its key is written on. A malformed file raises `UserFileError`
+naming the line; `read_watches` keeps that error in the `WatchList` instead, so a typo in the file
+never costs the day's mail.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Tag,
+    TypeAdapter,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
 from config.settings import ascii_decimal
-from config.user_files import Item, UserFileError, read_text, yaml_list
+from config.user_files import Item, UserFileError, given, keys_of, read_text, said, validated, yaml_list
 from sizing import gpu_names
 
 
@@ -72,16 +87,122 @@ class WatchList:
 
 NO_WATCHES = WatchList()
 
-# kind -> (keys it must have, keys it may have); `below_*` of a price watch: exactly one of the two
-_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "price": (
-        frozenset({"gpu"}),
-        frozenset({"below_usd_per_gpu_hour", "below_cny_per_gpu_hour", "platforms"}),
-    ),
-    "stock": (frozenset({"gpu", "min_available_gpus"}), frozenset({"platforms"})),
-    "job": (frozenset({"job", "below_total_usd"}), frozenset()),
+
+def _number(value: Any, info: ValidationInfo) -> float:
+    """A positive number as written (`1e3` too: YAML 1.1 leaves it text), ASCII digits only."""
+    number = _as_number(value)
+    if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
+        raise ValueError(f"{info.field_name} must be a positive number, not {number!r}")
+    return float(number)
+
+
+def _count(value: Any, info: ValidationInfo) -> int:
+    number = _as_number(value)
+    if isinstance(number, bool) or not isinstance(number, int) or number <= 0:
+        raise ValueError(f"{info.field_name} must be a positive whole number, not {number!r}")
+    return number
+
+
+def _name(value: Any, info: ValidationInfo) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{info.field_name} must be a name, not {value!r}")
+    return value.strip()
+
+
+def _platforms(value: Any, info: ValidationInfo) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(p, str) and p for p in value):
+        raise ValueError(f"platforms must be a list of platform names ([vastai, autodl]), not {value!r}")
+    known: Collection[str] | None = (info.context or {}).get("platforms")
+    unknown = [p for p in value if known is not None and p not in known]
+    if unknown:
+        raise ValueError(f"unknown platform {unknown[0]!r} (platforms: {', '.join(sorted(known or ()))})")
+    return tuple(dict.fromkeys(value))
+
+
+def _gpu(value: str) -> str:
+    gpu_names.resolve(value)  # UnknownGpu (a ValueError), naming close cards
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_number)]
+Name = Annotated[str, BeforeValidator(_name)]
+Gpu = Annotated[str, BeforeValidator(_name), AfterValidator(_gpu)]
+Platforms = Annotated[tuple[str, ...], BeforeValidator(_platforms)]
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _PriceEntry(_Entry):
+    gpu: Gpu
+    below_usd_per_gpu_hour: Number | None = None
+    below_cny_per_gpu_hour: Number | None = None
+    platforms: Platforms = ()
+
+    @model_validator(mode="after")
+    def _one_currency(self) -> _PriceEntry:
+        if self.below_usd_per_gpu_hour is not None and self.below_cny_per_gpu_hour is not None:
+            raise ValueError(
+                "a price watch gives one of below_usd_per_gpu_hour or below_cny_per_gpu_hour, not both"
+            )
+        return self
+
+    def watch(self, line: int) -> PriceWatch:
+        model = gpu_names.resolve(self.gpu).gpu_model
+        if self.below_usd_per_gpu_hour is not None:
+            return PriceWatch(line, self.gpu, model, self.below_usd_per_gpu_hour, "USD", self.platforms)
+        return PriceWatch(line, self.gpu, model, self.below_cny_per_gpu_hour or 0.0, "CNY", self.platforms)
+
+
+class _StockEntry(_Entry):
+    gpu: Gpu
+    min_available_gpus: Annotated[int, BeforeValidator(_count)]
+    platforms: Platforms = ()
+
+    def watch(self, line: int) -> StockWatch:
+        model = gpu_names.resolve(self.gpu).gpu_model
+        return StockWatch(line, self.gpu, model, self.min_available_gpus, self.platforms)
+
+
+class _JobEntry(_Entry):
+    job: Name
+    below_total_usd: Number
+
+    def watch(self, line: int) -> JobWatch:
+        return JobWatch(line, self.job, self.below_total_usd)
+
+
+def _kind(values: Any) -> str | None:
+    """A watch's kind, told by its keys (the tags name no key, so an error's place is its key's)."""
+    if not isinstance(values, dict):
+        return None
+    if "job" in values:
+        return "job watch"
+    if "min_available_gpus" in values:
+        return "stock watch"
+    return "price watch" if values.keys() & {"below_usd_per_gpu_hour", "below_cny_per_gpu_hour"} else None
+
+
+_WATCH: TypeAdapter[_PriceEntry | _StockEntry | _JobEntry] = TypeAdapter(
+    Annotated[
+        Annotated[_PriceEntry, Tag("price watch")]
+        | Annotated[_StockEntry, Tag("stock watch")]
+        | Annotated[_JobEntry, Tag("job watch")],
+        Discriminator(
+            _kind,
+            custom_error_type="watch_kind",
+            custom_error_message=(
+                "a watch needs job, min_available_gpus, or below_usd_per_gpu_hour / below_cny_per_gpu_hour"
+            ),
+        ),
+    ]
+)
+_MODELS: dict[str, type[_Entry]] = {
+    "price watch": _PriceEntry,
+    "stock watch": _StockEntry,
+    "job watch": _JobEntry,
 }
-_PRICE_KEYS = {"below_usd_per_gpu_hour": "USD", "below_cny_per_gpu_hour": "CNY"}
 
 
 def read_watches(path: Path | None, platforms: Collection[str] | None) -> WatchList:
@@ -103,81 +224,26 @@ def parse_watches(text: str, source: str, platforms: Collection[str] | None = No
 
 
 def _watch(item: Item, source: str, platforms: Collection[str] | None) -> Watch:
-    line = item.line
+    mapping = "a watch is a mapping (gpu: ..., below_usd_per_gpu_hour: ...)"
+    keys = keys_of(item, source, mapping, "key {key!r} is not a name or is given twice")
+    data = {key: given(value) for key, value in keys.items()}
+    entry = validated(_WATCH, data, item.written, source, _words, {"platforms": platforms})
+    return entry.watch(item.line)
 
-    def fail(problem: str, at: int = line) -> UserFileError:
-        return UserFileError(source, problem, at)
 
-    if item.refused is not None:
-        raise fail(item.refused)
-    if item.written.pairs is None:
-        raise fail("a watch is a mapping (gpu: ..., below_usd_per_gpu_hour: ...)")
-    values: dict[str, Any] = {}
-    lines: dict[str, int] = {}
-    texts: dict[str, str | None] = {}  # each value as written: `gpu: 4090` is the name 4090, not a number
-    for written_key, written_value in item.written.pairs:
-        name = written_key.value
-        if not isinstance(name, str) or name in values:
-            raise fail(f"key {name!r} is not a name or is given twice", written_key.line)
-        values[name], lines[name] = written_value.value, written_value.line
-        texts[name] = written_value.text
-    kind = (
-        "job"
-        if "job" in values
-        else "stock"
-        if "min_available_gpus" in values
-        else "price"
-        if values.keys() & _PRICE_KEYS.keys()
-        else None
-    )
-    if kind is None:
-        raise fail(
-            "a watch needs job, min_available_gpus, or below_usd_per_gpu_hour / below_cny_per_gpu_hour"
-        )
-    required, optional = _KEYS[kind]
-    for key in values.keys() - required - optional:
-        allowed = ", ".join(sorted(required | optional))
-        raise fail(f"unknown key {key!r} in a {kind} watch (allowed: {allowed})", lines[key])
-    if missing := sorted(required - values.keys()):
-        raise fail(f"a {kind} watch needs {', '.join(missing)}")
-
-    def number(key: str, *, integer: bool = False) -> Any:
-        # as written, not as YAML 1.1 builds it (`4_8` is its int 48, `0x30` too): ASCII digits only
-        value = _as_number(texts[key] if isinstance(texts[key], str) else values[key])
-        ok = isinstance(value, int) if integer else isinstance(value, int | float)
-        if isinstance(value, bool) or not ok or value <= 0:
-            raise fail(
-                f"{key} must be a positive {'whole ' if integer else ''}number, not {value!r}", lines[key]
-            )
-        return value
-
-    def text(key: str) -> str:
-        value = values[key]
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            value = texts[key]
-        if not isinstance(value, str) or not value.strip():
-            raise fail(f"{key} must be a name, not {value!r}", lines[key])
-        return value.strip()
-
-    if kind == "job":
-        return JobWatch(line, text("job"), float(number("below_total_usd")))
-    gpu = text("gpu")
-    try:
-        gpu_model = gpu_names.resolve(gpu).gpu_model
-    except ValueError as exc:  # UnknownGpu, naming close cards
-        raise fail(str(exc), lines["gpu"]) from None
-    chosen = _platforms(values.get("platforms"), platforms, lambda problem: fail(problem, lines["platforms"]))
-    if kind == "stock":
-        return StockWatch(line, gpu, gpu_model, number("min_available_gpus", integer=True), chosen)
-    given = sorted(values.keys() & _PRICE_KEYS.keys())
-    if len(given) > 1:
-        raise fail("a price watch gives one of below_usd_per_gpu_hour or below_cny_per_gpu_hour, not both")
-    return PriceWatch(line, gpu, gpu_model, float(number(given[0])), _PRICE_KEYS[given[0]], chosen)
+def _words(error: ErrorDetails) -> str:
+    kind = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] == "extra_forbidden":
+        allowed = ", ".join(sorted(_MODELS[kind].model_fields))
+        return f"unknown key {error['loc'][-1]!r} in a {kind} (allowed: {allowed})"
+    if error["type"] == "missing":
+        return f"a {kind} needs {error['loc'][-1]}"
+    return said(error)
 
 
 def _as_number(value: Any) -> Any:
     """A number YAML 1.1 leaves as text (`1e3`, `2E-1`: its floats need a dot, `1.0e+3`) read as
-    one, as people mean it (issue 29: `below_usd_per_gpu_hour: 1e3` was "not a number"); a whole
+    one, as people mean it (`below_usd_per_gpu_hour: 1e3` was once refused as "not a number"); a whole
     one (`1e1`) as an int. Anything else is returned as it is, for the caller to refuse."""
     if not isinstance(value, str):
         return value
@@ -188,16 +254,3 @@ def _as_number(value: Any) -> Any:
     if not math.isfinite(number):  # "nan", "inf": text, refused as text
         return value
     return int(number) if number.is_integer() else number
-
-
-def _platforms(
-    value: Any, known: Collection[str] | None, fail: Callable[[str], UserFileError]
-) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not value or not all(isinstance(p, str) and p for p in value):
-        raise fail(f"platforms must be a list of platform names ([vastai, autodl]), not {value!r}")
-    unknown = [p for p in value if known is not None and p not in known]
-    if unknown:
-        raise fail(f"unknown platform {unknown[0]!r} (platforms: {', '.join(sorted(known or ()))})")
-    return tuple(dict.fromkeys(value))
