@@ -9,28 +9,33 @@ in `scrapers/spiders/`) and read by the crawl process from the environment it in
 quotes file (`GPUPLAN_QUOTES_FILE`), read the same way by the `quotes` spider. Neither passes
 through the settings object, so neither can reach Dagster's resource config or a log.
 
-Every value is checked when it is read (issue 14): a malformed number, a number out of its range
-(NaN included), an unknown word, or an address with a line break in it stops the process at once
-with `SettingsError`, one line that names each bad variable and what it accepts, instead of every
-command failing later with a traceback (or, for NaN, a check that silently never fires). The
-checks are plain stdlib: `float`/`int` plus a stated range, `email.headerregistry.Address`
-for mail addresses, `zoneinfo` for the schedule's time zone and `cron_problem` for its cron (issue
-29: both were read unchecked, and failed later, each alone); a validation framework would add a
-dependency and a model class for a dozen values whose messages we want in our own words.
+Every value is checked when it is read: a malformed number, a number out of its range (NaN
+included), an unknown word, or an address with a line break in it stops the process at once with
+`SettingsError`, one line that names each bad variable and what it accepts, instead of every
+command failing later with a traceback (or, for NaN, a check that silently never fires).
+`Settings` and `SmtpSettings` are pydantic dataclasses: each bound is a `Field` constraint beside
+its field, and what a variable accepts is said from it (`_accepted`). The reader (`_Reader`) turns
+the text into values: numbers in ASCII digits only, flags, sizes, `email.headerregistry.Address`
+for mail addresses, `zoneinfo` for the schedule's time zone, and Dagster's own schedule for its cron
+(`cron_problem`).
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import field, replace
 from email.errors import HeaderParseError, MessageDefect
 from email.headerregistry import Address
 from email.utils import getaddresses
 from pathlib import Path
+from typing import Annotated, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, ValidationError
+from pydantic.dataclasses import dataclass
+from pydantic.fields import FieldInfo
 
 
 class SettingsError(ValueError):
@@ -53,81 +58,41 @@ _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)\s*$", re.
 
 # --- the schedule's cron (GPUPLAN_SCHEDULE_CRON) ---------------------------------------------
 #
-# Dagster reads the expression (its vendored croniter) only when the definitions load, so a typo
-# used to surface as a failed Dagster load, not beside the other settings' problems (issue 29). This
-# is the grammar Dagster accepts, in the stdlib (importing Dagster costs ~3 s, too much for every
-# command's start): five fields, or one of the `@` names; each field a comma-separated list of `*`,
-# a value or a range `a-b` (either order), each with an optional `/step` of at least 1; month and
-# weekday names as three letters; `L` (the last day) alone or ending a range in the day of the
-# month; `?` alone in either day; the weekday `d#n` (the n-th d of the month, alone in its field).
-# A day 30 or 31 of February only never fires. `tests/config/test_settings.py` holds this to Dagster's
-# own check case by case (and 6,000 random expressions agreed but for one quirk: Dagster takes a
-# month range ending in 0, `7-0`, which is refused here).
+# Dagster reads the expression only when the definitions load, so a typo would surface as a failed
+# Dagster load, not beside the other settings' problems. Whether Dagster runs it is Dagster's to
+# say: `cron_problem` makes the daily schedule's `dg.ScheduleDefinition` with it (Dagster's public
+# check, its vendored croniter plus its own rules: five fields, no day 30 or 31 of February).
+# Importing Dagster costs about a second of CPU, so only a cron set in the environment pays it.
+# The words for a refused one are ours, where they are plain (a field count, a value out of range).
 
-_CRON_NAMED = frozenset({"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"})
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-# (field, lowest, highest, names numbered from `lowest`)
-_FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
-    ("minute", 0, 59, ()),
-    ("hour", 0, 23, ()),
-    ("day of the month", 1, 31, ()),
-    ("month", 1, 12, _MONTHS),
-    ("day of the week", 0, 7, _DAYS),  # 0 and 7 are both Sunday
-)
-_ITEM = re.compile(r"^(?P<first>\*|\w+)(?:-(?P<last>\w+))?(?:/(?P<step>\d+))?$")
-_NTH = re.compile(r"^(?P<day>\w+)#(?P<nth>[1-5])$")
 CRON_EXAMPLE = "five fields such as '0 6 * * *' (06:00 daily) or '30 7 * * mon-fri', or @daily"
+_CRON_RANGES = (
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day of the month", 1, 31),
+    ("month", 1, 12),
+    ("day of the week", 0, 7),
+)
 
 
 def cron_problem(text: str) -> str | None:
-    """Why `text` is not a cron expression Dagster runs (see above), or None."""
-    fields = text.split()
-    if len(fields) == 1 and fields[0].lower() in _CRON_NAMED:
+    """Why Dagster's schedule refuses `text` (in words where they are plain), or None."""
+    import dagster as dg  # here: every command reads the settings, few set a cron
+
+    try:
+        dg.ScheduleDefinition(name="check", cron_schedule=text, job_name="check")
         return None
+    except dg.DagsterInvalidDefinitionError:
+        pass
+    fields = text.split()
     if len(fields) != 5:
         return f"{len(fields)} field(s), not 5"
-    for written, (name, low, high, names) in zip(fields, _FIELDS, strict=True):
-        wrong = _field_problem(written.lower(), name, low, high, names)
-        if wrong is not None:
-            return wrong
-    day, month = fields[2], fields[3].lower()
-    if month in ("2", "feb") and day in ("30", "31"):
-        return f"day {day} of February never comes"
-    return None
-
-
-def _field_problem(field: str, name: str, low: int, high: int, names: tuple[str, ...]) -> str | None:
-    items = field.split(",")
-    if name == "day of the week" and (nth := _NTH.match(field)):
-        return _value_problem(nth["day"], name, low, high, names)
-    for item in items:
-        if name.startswith("day of the") and item == "?" and len(items) == 1:
-            continue
-        match = _ITEM.match(item)
-        if match is None:
-            return f"{name} {item!r} is not a value, a range or a step"
-        if match["step"] is not None and int(match["step"]) < 1:
-            return f"{name} {item!r} steps by 0"
-        for value in (match["first"], match["last"]):
-            if value is None or (value == "*" and match["last"] is None):
-                continue
-            if value == "l" and name == "day of the month" and (value == match["last"] or item == "l"):
-                continue  # the last day: alone, or ending a range (1-L), never starting one
-            wrong = _value_problem(value, name, low, high, names)
-            if wrong is not None:
-                return wrong
-    return None
-
-
-def _value_problem(value: str, name: str, low: int, high: int, names: tuple[str, ...]) -> str | None:
-    if value.isdigit():
-        return None if low <= int(value) <= high else f"{name} {value} is not from {low} to {high}"
-    if value in names:
-        return None
-    return f"{name} {value!r} is not a number from {low} to {high}" + (
-        f" or one of {', '.join(names)}" if names else ""
-    )
+    if fields[3].lower() in ("2", "feb") and fields[2] in ("30", "31"):
+        return f"day {fields[2]} of February never comes"
+    for written, (name, low, high) in zip(fields, _CRON_RANGES, strict=False):
+        if written.isdigit() and not low <= int(written) <= high:
+            return f"{name} {written} is not from {low} to {high}"
+    return "Dagster's schedule refuses it"
 
 
 # Numbers as people write them in settings and in their files (config.jobs_file, config.watches_file):
@@ -163,6 +128,32 @@ def ascii_whole(text: str) -> int:
     return int(text)
 
 
+_UNSET: Any = object()  # a variable not set: its field's default
+Built = TypeVar("Built")
+# The fields whose bounds pydantic checks, and the variable each is read from
+_VARIABLES = {
+    "port": "GPUPLAN_SMTP_PORT",
+    "price_move_pct": "GPUPLAN_PRICE_MOVE_PCT",
+    "sql_timeout_s": "GPUPLAN_SQL_TIMEOUT_S",
+    "default_tokens": "GPUPLAN_DEFAULT_TOKENS",
+    "stale_hours": "GPUPLAN_STALE_HOURS",
+    "max_nodes": "GPUPLAN_MAX_NODES",
+    "watch_every_minutes": "GPUPLAN_WATCH_EVERY",
+}
+
+
+def _accepted(info: FieldInfo) -> str:
+    """What a bounded field accepts, in words from its constraints ("a number over 0 up to 1000")."""
+    if info.description:
+        return info.description
+    above = any(hasattr(part, "gt") for part in info.metadata)
+    low = next(getattr(part, key) for part in info.metadata for key in ("gt", "ge") if hasattr(part, key))
+    high = next(part.le for part in info.metadata if hasattr(part, "le"))
+    if info.annotation is int:
+        return f"a whole number from {low} to {high}"
+    return f"a number {'over' if above else 'from'} {low:g} {'up ' if above else ''}to {high:g}"
+
+
 class _Reader:
     """Reads and checks variables of `env`; each bad one adds a problem, all raised at the end."""
 
@@ -170,50 +161,44 @@ class _Reader:
         self.env = env
         self.problems: list[str] = []
 
+    def built(self, kind: Callable[..., Built], **values: Any) -> Built | None:
+        """`kind` of `values` (unset ones left to its defaults); each field it refuses a problem."""
+        try:
+            return kind(**{key: value for key, value in values.items() if value is not _UNSET})
+        except ValidationError as error:
+            fields = kind.__pydantic_fields__  # type: ignore[attr-defined]
+            for found in error.errors():
+                field = str(found["loc"][0])
+                name = _VARIABLES[field]
+                self.fail(name, self.env.get(name) or "", _accepted(fields[field]))
+            return None
+
     def fail(self, name: str, value: str, accepted: str) -> None:
         self.problems.append(f"{name}={value!r} is not {accepted}")
 
-    def number(self, name: str, default: float, low: float, high: float, *, above_low: bool = False) -> float:
-        """A finite number in [low, high] (or (low, high] with `above_low`)."""
+    def number(self, name: str) -> Any:
+        """A number in ASCII digits; its bounds are its field's. Unset: `_UNSET`; not a number: the
+        text, which the field refuses."""
         text = self.env.get(name) or ""
-        if not text.strip():
-            return default
-        bound = f"{'over' if above_low else 'from'} {low:g} {'up ' if above_low else ''}to {high:g}"
         try:
-            value = ascii_decimal(text)
+            return ascii_decimal(text) if text.strip() else _UNSET
         except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value > high or value < low or (above_low and value == low):
-            self.fail(name, text, f"a number {bound}")
-            return default
-        return value
+            return text
 
-    def minutes(self, name: str, default: int) -> int:
-        """A period in whole minutes, written `15`, `15m` or `2h`: from one minute to a day."""
-        text = (self.env.get(name) or "").strip().lower()
-        if not text:
-            return default
-        try:
-            minutes = parse_minutes(text)
-        except ValueError:
-            minutes = 0
-        if not 1 <= minutes <= MINUTES_PER_DAY:
-            self.fail(name, text, "whole minutes from 1 to 1440, as 15, 15m or 2h")
-            return default
-        return minutes
-
-    def whole(self, name: str, default: int, low: int, high: int) -> int:
+    def whole(self, name: str) -> Any:
         text = self.env.get(name) or ""
-        if not text.strip():
-            return default
         try:
-            value = ascii_whole(text)
+            return ascii_whole(text) if text.strip() else _UNSET
         except ValueError:
-            value = low - 1
-        if not low <= value <= high:
-            self.fail(name, text, f"a whole number from {low} to {high}")
-            return default
-        return value
+            return text
+
+    def minutes(self, name: str) -> Any:
+        """A period in whole minutes, written `15`, `15m` or `2h`."""
+        text = self.env.get(name) or ""
+        try:
+            return parse_minutes(text) if text.strip() else _UNSET
+        except ValueError:
+            return text
 
     def flag(self, name: str, default: bool) -> bool:
         text = (self.env.get(name) or "").strip().lower()
@@ -292,7 +277,7 @@ class _Reader:
 @dataclass(frozen=True)
 class SmtpSettings:
     host: str | None = None
-    port: int = 587
+    port: Annotated[int, Field(strict=True, ge=1, le=65535)] = 587
     security: str = "starttls"  # starttls | ssl | none
     user: str | None = None
     password: str | None = field(default=None, repr=False)  # secret: never logged
@@ -308,10 +293,12 @@ class Settings:
     methods: tuple[str, ...] = ("full", "lora", "qlora")
     schedule_cron: str = "0 6 * * *"
     schedule_timezone: str = "Asia/Shanghai"
-    price_move_pct: float = 10.0
+    # A move of 0% would make every repricing a change; over 1000% no price moves.
+    price_move_pct: Annotated[float, Field(strict=True, gt=0, le=1000)] = 10.0
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
     digest_skip_empty: bool = False
-    sql_timeout_s: float = 300.0  # `gpuplan sql` stops a query after this long
+    # `gpuplan sql` stops a query after this long; a day is the longest a question may sensibly take
+    sql_timeout_s: Annotated[float, Field(strict=True, gt=0, le=86_400)] = 300.0
     sql_memory_limit: str | None = (
         None  # DuckDB memory_limit of `gpuplan sql`; None: warehouse.sandbox's default
     )
@@ -319,20 +306,32 @@ class Settings:
     watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (config/watches_file.py)
     crawler_contact: str | None = None  # a URL or e-mail platforms can reach the operator at (User-Agent)
     jobs_file: Path | None = None  # GPUPLAN_JOBS: your own jobs, planned daily (config/jobs_file.py)
-    default_tokens: float = 1e9  # GPUPLAN_DEFAULT_TOKENS: one run's tokens in the daily tables' totals
+    # GPUPLAN_DEFAULT_TOKENS: one run's tokens in the daily tables' totals; over nothing, and 1e15
+    # is a thousand times the largest pretraining runs (sizing.jobs.MAX_TOKENS)
+    default_tokens: Annotated[float, Field(strict=True, gt=0, le=1e15)] = 1e9
     # GPUPLAN_STALE_HOURS: a platform whose crawl failed keeps its last good crawl in the plans while
-    # that crawl is at most this many hours older than the failed one (0: never carried)
-    stale_hours: float = 48.0
+    # that crawl is at most this many hours older than the failed one (0: never carried). Two daily
+    # runs by default; a month at most: older prices are history, not an offer.
+    stale_hours: Annotated[float, Field(strict=True, ge=0, le=720)] = 48.0
     # GPUPLAN_OFFLINE: the code location's runs (the schedule's included) replay the bundled snapshots
     offline: bool = False
     notify_file: Path | None = None  # GPUPLAN_NOTIFY: push channels, YAML (config/notify_file.py)
     export_dir: Path | None = None  # GPUPLAN_EXPORT_DIR: the open daily dataset (warehouse/export.py)
     # GPUPLAN_MAX_NODES: the most whole nodes a job plan joins into one cluster, where the offer's
-    # platform sells a training fabric (sizing/data/clusters.csv); 1: never across nodes
-    max_nodes: int = 64
+    # platform sells a training fabric (sizing/data/clusters.csv); 1: never across nodes. The node
+    # ladder tops at 256 nodes (2,048 GPUs of 8): past it is a typo.
+    max_nodes: Annotated[int, Field(strict=True, ge=1, le=256)] = 64
     # GPUPLAN_WATCH_EVERY: how often the intraday watches crawl and check (`gpuplan watch`, the
-    # Dagster watch schedule), in minutes ("15", "15m", "1h")
-    watch_every_minutes: int = 15
+    # Dagster watch schedule), in minutes ("15", "15m", "1h"), from one minute to a day
+    watch_every_minutes: Annotated[
+        int,
+        Field(
+            strict=True,
+            ge=1,
+            le=MINUTES_PER_DAY,
+            description="whole minutes from 1 to 1440, as 15, 15m or 2h",
+        ),
+    ] = 15
 
     def with_warehouse(self, path: Path) -> Settings:
         return replace(self, warehouse=path)
@@ -346,9 +345,10 @@ class Settings:
         warehouse = Path(env.get("GPUPLAN_WAREHOUSE") or data_dir / "warehouse.duckdb").expanduser()
         crawl_dir = Path(env.get("GPUPLAN_CRAWL_DIR") or warehouse.parent / "crawls").expanduser()
         sender = read.addresses("GPUPLAN_SMTP_FROM", single=True)
-        smtp = SmtpSettings(
+        smtp = read.built(
+            SmtpSettings,
             host=read.text("GPUPLAN_SMTP_HOST"),
-            port=read.whole("GPUPLAN_SMTP_PORT", 587, 1, 65535),
+            port=read.whole("GPUPLAN_SMTP_PORT"),
             # checked by digest.mailer.check_settings (SECURITY_MODES), the one home of the modes
             security=(env.get("GPUPLAN_SMTP_SECURITY") or "starttls").strip().lower(),
             user=read.text("GPUPLAN_SMTP_USER"),
@@ -356,35 +356,31 @@ class Settings:
             sender=sender[0] if sender else None,
             recipients=read.addresses("GPUPLAN_SMTP_TO"),
         )
-        settings = cls(
+        settings = read.built(
+            cls,
             warehouse=warehouse,
             crawl_dir=crawl_dir,
             models=_csv(env.get("GPUPLAN_MODELS") or "7B,13B,30B,70B"),
             methods=_csv(env.get("GPUPLAN_METHODS") or "full,lora,qlora"),
             schedule_cron=read.cron("GPUPLAN_SCHEDULE_CRON", "0 6 * * *"),
             schedule_timezone=read.zone("GPUPLAN_SCHEDULE_TZ", "Asia/Shanghai"),
-            # A move of 0% would make every repricing a change; over 1000% no price moves.
-            price_move_pct=read.number("GPUPLAN_PRICE_MOVE_PCT", 10.0, 0, 1000, above_low=True),
-            smtp=smtp,
+            price_move_pct=read.number("GPUPLAN_PRICE_MOVE_PCT"),
+            smtp=smtp or SmtpSettings(),
             digest_skip_empty=read.flag("GPUPLAN_DIGEST_SKIP_EMPTY", False),
-            # A day is the longest a question to the warehouse may sensibly take.
-            sql_timeout_s=read.number("GPUPLAN_SQL_TIMEOUT_S", 300.0, 0, 86_400, above_low=True),
+            sql_timeout_s=read.number("GPUPLAN_SQL_TIMEOUT_S"),
             sql_memory_limit=read.size("GPUPLAN_SQL_MEMORY_LIMIT"),
             digest_lang=(env.get("GPUPLAN_DIGEST_LANG") or "en").strip().lower(),
             watches_file=Path(watches).expanduser() if (watches := env.get("GPUPLAN_WATCHES")) else None,
             crawler_contact=read.text("GPUPLAN_CRAWLER_CONTACT"),
             jobs_file=Path(jobs).expanduser() if (jobs := env.get("GPUPLAN_JOBS")) else None,
-            # One run's tokens: over nothing; 1e15 is a thousand times the largest pretraining runs.
-            default_tokens=read.number("GPUPLAN_DEFAULT_TOKENS", 1e9, 0, 1e15, above_low=True),
-            # Two daily runs by default; a month at most: older prices are history, not an offer.
-            stale_hours=read.number("GPUPLAN_STALE_HOURS", 48.0, 0, 720),
+            default_tokens=read.number("GPUPLAN_DEFAULT_TOKENS"),
+            stale_hours=read.number("GPUPLAN_STALE_HOURS"),
             offline=read.flag("GPUPLAN_OFFLINE", False),
             notify_file=Path(notify).expanduser() if (notify := env.get("GPUPLAN_NOTIFY")) else None,
             export_dir=Path(export).expanduser() if (export := env.get("GPUPLAN_EXPORT_DIR")) else None,
-            # The node ladder tops at 256 nodes (2,048 GPUs of 8): past it is a typo.
-            max_nodes=read.whole("GPUPLAN_MAX_NODES", 64, 1, 256),
-            watch_every_minutes=read.minutes("GPUPLAN_WATCH_EVERY", 15),
+            max_nodes=read.whole("GPUPLAN_MAX_NODES"),
+            watch_every_minutes=read.minutes("GPUPLAN_WATCH_EVERY"),
         )
-        if read.problems:
+        if read.problems or settings is None:
             raise SettingsError("; ".join(read.problems))
         return settings

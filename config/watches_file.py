@@ -27,6 +27,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Discriminator,
+    Field,
     Tag,
     TypeAdapter,
     ValidationInfo,
@@ -88,30 +89,22 @@ class WatchList:
 NO_WATCHES = WatchList()
 
 
-def _number(value: Any, info: ValidationInfo) -> float:
-    """A positive number as written (`1e3` too: YAML 1.1 leaves it text), ASCII digits only."""
-    number = _as_number(value)
-    if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
-        raise ValueError(f"{info.field_name} must be a positive number, not {number!r}")
-    return float(number)
+def _as_number(value: Any) -> Any:
+    """A number YAML 1.1 leaves as text (`1e3`, `2E-1`: its floats need a dot, `1.0e+3`) read as
+    one, as people mean it (`below_usd_per_gpu_hour: 1e3` was once refused as "not a number"); a whole
+    one (`1e1`) as an int. Anything else is returned as it is, for the caller to refuse."""
+    if not isinstance(value, str):
+        return value
+    try:
+        number = ascii_decimal(value)
+    except ValueError:
+        return value
+    if not math.isfinite(number):  # "nan", "inf": text, refused as text
+        return value
+    return int(number) if number.is_integer() else number
 
 
-def _count(value: Any, info: ValidationInfo) -> int:
-    number = _as_number(value)
-    if isinstance(number, bool) or not isinstance(number, int) or number <= 0:
-        raise ValueError(f"{info.field_name} must be a positive whole number, not {number!r}")
-    return number
-
-
-def _name(value: Any, info: ValidationInfo) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{info.field_name} must be a name, not {value!r}")
-    return value.strip()
-
-
-def _platforms(value: Any, info: ValidationInfo) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(p, str) and p for p in value):
-        raise ValueError(f"platforms must be a list of platform names ([vastai, autodl]), not {value!r}")
+def _known(value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
     known: Collection[str] | None = (info.context or {}).get("platforms")
     unknown = [p for p in value if known is not None and p not in known]
     if unknown:
@@ -124,10 +117,21 @@ def _gpu(value: str) -> str:
     return value
 
 
-Number = Annotated[float, BeforeValidator(_number)]
-Name = Annotated[str, BeforeValidator(_name)]
-Gpu = Annotated[str, BeforeValidator(_name), AfterValidator(_gpu)]
-Platforms = Annotated[tuple[str, ...], BeforeValidator(_platforms)]
+# Each value's kind, said in its error (`_words`) as "<key> must be <description>, not <value>".
+_NAME = Field(strict=True, min_length=1, description="a name")
+Name = Annotated[str, _NAME]
+Number = Annotated[
+    float, BeforeValidator(_as_number), Field(strict=True, gt=0, description="a positive number")
+]
+Count = Annotated[
+    int, BeforeValidator(_as_number), Field(strict=True, gt=0, description="a positive whole number")
+]
+Gpu = Annotated[str, _NAME, AfterValidator(_gpu)]
+Platforms = Annotated[
+    tuple[Annotated[str, Field(min_length=1)], ...],
+    Field(min_length=1, description="a list of platform names ([vastai, autodl])"),
+    AfterValidator(_known),
+]
 
 
 class _Entry(BaseModel):
@@ -136,8 +140,8 @@ class _Entry(BaseModel):
 
 class _PriceEntry(_Entry):
     gpu: Gpu
-    below_usd_per_gpu_hour: Number | None = None
-    below_cny_per_gpu_hour: Number | None = None
+    below_usd_per_gpu_hour: Number | None = Field(None, description="a positive number")
+    below_cny_per_gpu_hour: Number | None = Field(None, description="a positive number")
     platforms: Platforms = ()
 
     @model_validator(mode="after")
@@ -157,7 +161,7 @@ class _PriceEntry(_Entry):
 
 class _StockEntry(_Entry):
     gpu: Gpu
-    min_available_gpus: Annotated[int, BeforeValidator(_count)]
+    min_available_gpus: Count
     platforms: Platforms = ()
 
     def watch(self, line: int) -> StockWatch:
@@ -232,25 +236,13 @@ def _watch(item: Item, source: str, platforms: Collection[str] | None) -> Watch:
 
 
 def _words(error: ErrorDetails) -> str:
-    kind = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] in ("value_error", "watch_kind"):
+        return said(error)
+    kind, key = str(error["loc"][0]), str(error["loc"][1])
+    fields = _MODELS[kind].model_fields
     if error["type"] == "extra_forbidden":
-        allowed = ", ".join(sorted(_MODELS[kind].model_fields))
-        return f"unknown key {error['loc'][-1]!r} in a {kind} (allowed: {allowed})"
+        return f"unknown key {key!r} in a {kind} (allowed: {', '.join(sorted(fields))})"
     if error["type"] == "missing":
-        return f"a {kind} needs {error['loc'][-1]}"
-    return said(error)
-
-
-def _as_number(value: Any) -> Any:
-    """A number YAML 1.1 leaves as text (`1e3`, `2E-1`: its floats need a dot, `1.0e+3`) read as
-    one, as people mean it (`below_usd_per_gpu_hour: 1e3` was once refused as "not a number"); a whole
-    one (`1e1`) as an int. Anything else is returned as it is, for the caller to refuse."""
-    if not isinstance(value, str):
-        return value
-    try:
-        number = ascii_decimal(value)
-    except ValueError:
-        return value
-    if not math.isfinite(number):  # "nan", "inf": text, refused as text
-        return value
-    return int(number) if number.is_integer() else number
+        return f"a {kind} needs {key}"
+    value = _as_number(given) if isinstance(given := error["input"], str) else given
+    return f"{key} must be {fields[key].description}, not {value!r}"
