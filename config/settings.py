@@ -176,29 +176,23 @@ class _Reader:
     def fail(self, name: str, value: str, accepted: str) -> None:
         self.problems.append(f"{name}={value!r} is not {accepted}")
 
-    def number(self, name: str) -> Any:
-        """A number in ASCII digits; its bounds are its field's. Unset: `_UNSET`; not a number: the
-        text, which the field refuses."""
+    def parsed(self, name: str, parse: Callable[[str], Any]) -> Any:
+        """`name` read by `parse`; its bounds are its field's. Unset: `_UNSET`; unreadable: the
+        text, which its field refuses (a number in ASCII digits only, minutes as 15, 15m or 2h)."""
         text = self.env.get(name) or ""
         try:
-            return ascii_decimal(text) if text.strip() else _UNSET
+            return parse(text) if text.strip() else _UNSET
         except ValueError:
             return text
+
+    def number(self, name: str) -> Any:
+        return self.parsed(name, ascii_decimal)
 
     def whole(self, name: str) -> Any:
-        text = self.env.get(name) or ""
-        try:
-            return ascii_whole(text) if text.strip() else _UNSET
-        except ValueError:
-            return text
+        return self.parsed(name, ascii_whole)
 
     def minutes(self, name: str) -> Any:
-        """A period in whole minutes, written `15`, `15m` or `2h`."""
-        text = self.env.get(name) or ""
-        try:
-            return parse_minutes(text) if text.strip() else _UNSET
-        except ValueError:
-            return text
+        return self.parsed(name, parse_minutes)
 
     def flag(self, name: str, default: bool) -> bool:
         text = (self.env.get(name) or "").strip().lower()

@@ -8,8 +8,10 @@ import datetime as dt
 import os
 import pickle
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from config import user_files
 from config.jobs_file import read_jobs
@@ -153,3 +155,40 @@ def test_an_error_survives_pickling_whole() -> None:
     error = pickle.loads(pickle.dumps(NotAList("f.yaml", "expected a list", 3)))
     assert isinstance(error, NotAList) and (error.source, error.line) == ("f.yaml", 3)
     assert str(error) == "f.yaml line 3: expected a list"
+
+
+class _Pool(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    sizes: list[Annotated[int, Field(gt=0)]]
+    owner: dict[str, str] = {}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "loc"),
+    [
+        ("- name: a\n  sizes:\n    - 1\n    - 0\n", 4, ("sizes", 1)),  # a list item: its own line
+        ("- name: a\n  sizes: [1]\n  owner:\n    team: [x]\n", 4, ("owner", "team")),  # nested key
+        ("- name: a\n  sizes: [1]\n  colour: red\n", 3, ("colour",)),  # an unknown key: its line
+        ("- name: a\n", 1, ("sizes",)),  # a missing key: the item's line
+    ],
+)
+def test_a_models_error_is_put_at_the_line_its_location_points_at(
+    text: str, line: int, loc: tuple[str | int, ...]
+) -> None:
+    """`validated` says a pydantic model's error at the line its `loc` names in the file."""
+    [item] = _items(text)
+    keys = user_files.keys_of(item, "f.yaml", "a mapping", "{key} twice")
+    data = {key: user_files.given(value) for key, value in keys.items()}
+    with pytest.raises(UserFileError) as caught:
+        user_files.validated(TypeAdapter(_Pool), data, item.written, "f.yaml", lambda e: str(e["loc"]))
+    assert (caught.value.line, caught.value.problem) == (line, str(loc))
+
+
+def test_a_key_given_twice_or_an_item_that_is_no_mapping_is_refused_at_its_line() -> None:
+    [item] = _items("- name: a\n  sizes: [1]\n  name: b\n")
+    with pytest.raises(UserFileError, match=r"^f\.yaml line 3: name twice$"):
+        user_files.keys_of(item, "f.yaml", "a mapping", "{key} twice")
+    [item] = _items("- just text\n")
+    with pytest.raises(UserFileError, match=r"^f\.yaml line 1: a mapping$"):
+        user_files.keys_of(item, "f.yaml", "a mapping", "{key} twice")
