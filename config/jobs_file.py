@@ -122,20 +122,6 @@ def _listed(value: Any, info: ValidationInfo) -> Any:
     return value if isinstance(value, list) else _one(value, info).split(",")
 
 
-def _whole(text: str, key: str) -> int:
-    try:
-        return ascii_whole(text)
-    except ValueError:
-        raise ValueError(f"{key} must be a whole number, got {text!r}") from None
-
-
-def _epochs(text: str) -> float:
-    try:
-        return ascii_decimal(text)
-    except ValueError:
-        raise ValueError(f"epochs must be a number, got {text!r}") from None
-
-
 def _within_days(text: str) -> float:
     """Days (4, 1.5) or a duration (36h, 3d, 2w)."""
     try:
@@ -145,12 +131,21 @@ def _within_days(text: str) -> float:
 
 
 def _read(reader: Callable[[str], object]) -> BeforeValidator:
-    """One value as written, read by `reader` (the job's own rules for amounts)."""
+    """One value as written, read by `reader` (the job's own rules for amounts, in its own words)."""
     return BeforeValidator(lambda value, info: reader(_one(value, info)))
 
 
-def _count() -> BeforeValidator:
-    return BeforeValidator(lambda value, info: _whole(_one(value, info), info.field_name or ""))
+def _as(reader: Callable[[str], object], kind: str) -> BeforeValidator:
+    """One value as written, read by `reader` (ASCII digits only); else "<key> must be <kind>"."""
+
+    def read(value: Any, info: ValidationInfo) -> object:
+        text = _one(value, info)
+        try:
+            return reader(text)
+        except ValueError:
+            raise ValueError(f"{info.field_name} must be {kind}, got {text!r}") from None
+
+    return BeforeValidator(read)
 
 
 One = Annotated[str, BeforeValidator(_one)]
@@ -166,11 +161,11 @@ class _JobEntry(BaseModel):
     model: One
     method: One
     tokens: Annotated[float, _read(parse_tokens)]
-    epochs: Annotated[float, _read(_epochs)] = 1.0
+    epochs: Annotated[float, _as(ascii_decimal, "a number")] = 1.0
     within_days: Annotated[float | None, _read(_within_days)] = None
-    seq_len: Annotated[int | None, _count()] = None
-    batch: Annotated[int | None, _count()] = None
-    max_gpus: Annotated[int | None, _count()] = None
+    seq_len: Annotated[int | None, _as(ascii_whole, "a whole number")] = None
+    batch: Annotated[int | None, _as(ascii_whole, "a whole number")] = None
+    max_gpus: Annotated[int | None, _as(ascii_whole, "a whole number")] = None
     platforms: Names = ()
     gpus: Names = ()
     framework: One | None = None
@@ -180,7 +175,8 @@ FIELDS = tuple(_JobEntry.model_fields)
 REQUIRED = tuple(name for name, field in _JobEntry.model_fields.items() if field.is_required())
 _ENTRY = TypeAdapter(_JobEntry)
 
-
+# Words of the Job's and the sizing model's messages that say which key was wrong (else: the job's
+# line); a value that does not read as its kind is reported at its own line by the model.
 _MESSAGE_KEYS = {"gpu": "gpus", "micro_batch": "batch"}
 
 
