@@ -13,8 +13,9 @@ recording the state). No push channel: a push is a chat service's latency.
 
 For each cycle it measures the wall time and the bytes the process wrote (`wchar` of
 /proc/self/io: every write(2)/pwrite(2), DuckDB's file and WAL included, the crawl files not) and
-prints the medians and their ratio, history over empty. Target: both ratios at most 1.2 (a cycle's
-cost does not grow with history); the script exits 1 when one is missed.
+prints the medians and their ratio, history over empty. The cycles alternate between the two
+warehouses, so that a shared machine's changing load falls on both alike. Target: both ratios at
+most 1.2 (a cycle's cost does not grow with history); the script exits 1 when one is missed.
 """
 
 from __future__ import annotations
@@ -108,8 +109,8 @@ def written_bytes() -> int:
     raise SystemExit("no wchar in /proc/self/io")
 
 
-def cycles(warehouse: Path, folder: Path, platforms: list[str], count: int) -> tuple[list[float], list[int]]:
-    """Run `count` cycles; each one's seconds and bytes written, its crawl files excluded."""
+def cycle(warehouse: Path, out_dir: Path, platforms: list[str]) -> tuple[float, int]:
+    """Run one cycle: its seconds and bytes written, its crawl files excluded."""
     watches = parse_watches(
         f"- gpu: H100\n  below_usd_per_gpu_hour: 1.6\n  platforms: [{', '.join(platforms)}]\n"
         f"- gpu: H100\n  min_available_gpus: 8\n  platforms: [{platforms[0]}]\n"
@@ -118,21 +119,17 @@ def cycles(warehouse: Path, folder: Path, platforms: list[str], count: int) -> t
         platforms,
     )
     jobs = {JOB.name: JOB.__class__(**{**JOB.__dict__, "platforms": tuple(platforms)})}
-    seconds, written = [], []
-    for n in range(count):
-        out_dir = folder / f"cycle{n}"
-        crawled = synthetic_crawl(platforms, out_dir)  # crawled before the timer, as a crawl would be
+    crawled = synthetic_crawl(platforms, out_dir)  # crawled before the timer, as a crawl would be
 
-        def ready(names: Sequence[str], _: Path, crawled: list[CrawlSummary] = crawled) -> list[CrawlSummary]:
-            assert list(names) == platforms, names
-            return crawled
+    def ready(names: Sequence[str], _: Path) -> list[CrawlSummary]:
+        assert list(names) == platforms, names
+        return crawled
 
-        before, start = written_bytes(), time.perf_counter()
-        cycle = run_cycle(warehouse, out_dir, watches, jobs, platforms, ready)
-        seconds.append(time.perf_counter() - start)
-        written.append(written_bytes() - before)
-        assert [load.status for load in cycle.loads] == ["ok"] * len(platforms), cycle.loads
-        assert all(check.known for check in cycle.checks), cycle.checks
+    before, start = written_bytes(), time.perf_counter()
+    done = run_cycle(warehouse, out_dir, watches, jobs, platforms, ready)
+    seconds, written = time.perf_counter() - start, written_bytes() - before
+    assert [load.status for load in done.loads] == ["ok"] * len(platforms), done.loads
+    assert all(check.known for check in done.checks), done.checks
     return seconds, written
 
 
@@ -165,9 +162,15 @@ def main(argv: list[str] | None = None) -> int:
             f"one cycle: {PLATFORMS} platforms ({', '.join(platforms)}) x {OFFERS_PER_CRAWL} offers, "
             f"a price, a stock and a job watch; medians of {args.cycles} cycles"
         )
+        # interleaved, one cycle on each warehouse in turn: a shared machine's load drifts over minutes
+        sides = {"empty": empty.warehouse, "history": full.warehouse}
+        measured: dict[str, list[tuple[float, int]]] = {name: [] for name in sides}
+        for n in range(args.cycles):
+            for name, warehouse in sides.items():
+                measured[name].append(cycle(warehouse, folder / f"{name}-crawls" / f"cycle{n}", platforms))
         results = {}
-        for name, settings in (("empty", empty), ("history", full)):
-            seconds, written = cycles(settings.warehouse, folder / f"{name}-crawls", platforms, args.cycles)
+        for name, pairs in measured.items():
+            seconds, written = [s for s, _ in pairs], [w for _, w in pairs]
             results[name] = (statistics.median(seconds), statistics.median(written))
             print(
                 f"{name:<8} {results[name][0] * 1000:>8.0f} ms  {results[name][1] / 1e6:>8.2f} MB written  "

@@ -27,6 +27,7 @@ from scrapers.replay import Exchange
 from sizing.jobs import Job
 from warehouse import connect
 from warehouse.job_plans import plan_job
+from warehouse.loading import load_crawl
 
 # Vast.ai's recorded answer lists one A100 SXM 80GB machine: 8 GPUs free (offer 28422871).
 LISTING = 28422871
@@ -166,3 +167,75 @@ def test_an_outage_neither_fires_nor_rearms_a_watch(tmp_path: Path) -> None:
     # 8 GPUs free at synthcloud; the failed crawl in between is no "stopped holding"
     assert seen == [(True, True, True), (False, True, False), (True, True, False), (True, True, False)]
     assert cycle.checks[0].problem is None and cycle.checks[0].fires == 1
+
+
+FROM_SCRATCH = """
+WITH days AS (SELECT DISTINCT run_day FROM gpu_price_votes)
+SELECT * FROM price_window_votes('days') ORDER BY ALL
+"""
+
+
+def _priced_crawl(folder: Path, day: date, platform: str, offers: int, cheapest: float | None = None) -> Path:
+    """A SYNTHETIC crawl of `platform` on `day`; its first offer at `cheapest` USD per GPU-hour."""
+    summary = write_crawl(folder, day, offers, name=platform, platform=platform)
+    if cheapest is not None:
+        feed = folder / f"{platform}.jsonl"
+        first, *rest = feed.read_text("utf-8").splitlines(keepends=True)
+        line = json.loads(first)
+        line["price_amount"] = cheapest
+        feed.write_text(json.dumps(line) + "\n" + "".join(rest), "utf-8")
+    return summary
+
+
+def test_an_intraday_cycle_leaves_the_votes_and_verdicts_a_full_recompute_gives(tmp_path: Path) -> None:
+    """A cycle's loads replace only the votes their crawls touch (one platform on one day); after
+    cycles that move a platform's prices, list an implausibly cheap offer and fail a crawl, the
+    history rule's votes and verdicts equal those computed from every crawl."""
+    today = datetime.now(UTC).date()
+    warehouse = tmp_path / "warehouse.duckdb"
+    platforms = ["alpha", "beta", "gamma", "delta"]
+    with connect.writer(warehouse, publish=False) as con:  # the daily runs of the days before
+        for back in (3, 2, 1, 0):
+            day = today - timedelta(days=back)
+            for n, platform in enumerate(platforms):
+                if (platform, back) != ("gamma", 1):  # gamma's vote of that day: its days before
+                    load_crawl(con, _priced_crawl(tmp_path / f"daily-{day}", day, platform, 20 + n + back))
+    watches = parse_watches(
+        "- gpu: H100\n  below_usd_per_gpu_hour: 0.5\n  platforms: [alpha, delta]\n", "w", platforms
+    )
+    cycles = iter(
+        [
+            {"alpha": 0.05, "delta": None},  # alpha lists an H100 at a fortieth of the market
+            {"alpha": 1.4, "delta": "failed"},
+            {"alpha": None, "delta": 0.9},
+        ]
+    )
+
+    def crawl_synthetic(names: Sequence[str], out_dir: Path) -> list[CrawlSummary]:
+        cheapest = next(cycles)
+        summaries = []
+        for name in names:
+            summary = _priced_crawl(
+                out_dir, today, name, 30, None if cheapest[name] == "failed" else cheapest[name]
+            )
+            if cheapest[name] == "failed":
+                data = json.loads(summary.read_text("utf-8"))
+                data.update(status="failed", error="HTTP 503")
+                summary.write_text(json.dumps(data), "utf-8")
+            summaries.append(CrawlSummary.read(summary))
+        return summaries
+
+    for n in range(3):
+        cycle = run_cycle(warehouse, tmp_path / f"cycle{n}", watches, {}, platforms, crawl_synthetic)
+        assert cycle.platforms == ("alpha", "delta")
+    with connect.writer(warehouse, publish=False) as con:
+        stored = con.execute("SELECT * FROM price_reference_votes ORDER BY ALL").fetchall()
+        judged = con.execute("SELECT * FROM implausible_offers ORDER BY ALL").fetchall()
+        assert stored == con.execute(FROM_SCRATCH).fetchall()
+        con.execute("BEGIN TRANSACTION")  # the full recompute: every day's votes from every crawl
+        con.execute("DELETE FROM price_reference_votes")
+        con.execute("INSERT INTO price_reference_votes " + FROM_SCRATCH)
+        assert con.execute("SELECT * FROM implausible_offers ORDER BY ALL").fetchall() == judged
+        con.execute("ROLLBACK")
+    assert {(row[0], row[3]) for row in stored if row[0] == today} == {(today, p) for p in platforms}
+    assert [(row[1], row[8]) for row in judged] == [("alpha", 0.05)]

@@ -4,9 +4,9 @@
 -- source and run_day (run_day_of the run, as daily_runs.day) come staged with each record.
 --
 -- First, the same rows' votes for the history rule (gpu_price_votes, migration 093: per crawl, GPU
--- model and pricing type, its cheapest whole-card price per GPU-hour), and the run days they vote
--- on (temp table load_vote_days, whose references load/price_references.sql recomputes once the
--- runs are recorded).
+-- model and pricing type, its cheapest whole-card price per GPU-hour), and the run days and
+-- platforms they vote for (temp table load_vote_days, whose references load/price_references.sql
+-- recomputes once the runs are recorded).
 INSERT INTO gpu_price_votes
 SELECT crawl_id, platform, run_day, gpu_model, pricing_type, min(price_usd_per_gpu_hour), count(*)
 FROM load_priced
@@ -17,7 +17,7 @@ WHERE reason IS NULL
 GROUP BY crawl_id, platform, run_day, gpu_model, pricing_type;
 
 CREATE OR REPLACE TEMP TABLE load_vote_days AS
-SELECT DISTINCT run_day FROM gpu_price_votes
+SELECT DISTINCT run_day, platform FROM gpu_price_votes
 -- CAST: a history file of only its header stages no rows, and pandas types the empty column DOUBLE
 WHERE crawl_id IN (SELECT DISTINCT CAST(crawl_id AS VARCHAR) FROM load_staged);
 
