@@ -85,6 +85,10 @@ def fixture_dir(name: str) -> Path:
 
 
 def previous_fixture_dir(name: str) -> Path | None:
-    """The platform's recorded day before the latest (`<fixture_dir>/previous/`), when it has one."""
+    """The platform's recorded day before the latest (`<fixture_dir>/previous/`), when it has one.
+
+    A `previous/` day holds only the answers that differ from the latest day's: its `snapshot.json`
+    names an unchanged answer by the latest day's file (`"body_file": "../01-....json"`), which
+    `scrapers.replay` allows inside the package's own fixtures."""
     folder = fixture_dir(name) / PREVIOUS
     return folder if (folder / SNAPSHOT_FILE).is_file() else None
