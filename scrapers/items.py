@@ -6,8 +6,11 @@ fields by name from JSONL, so renaming one is a migration of both sides.
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 # The currencies gpuplan prices in (ISO 4217): platforms quote USD, CNY or EUR
 # (shared/reference/price-sources.md). The warehouse keeps FX rates for exactly these; an offer in
@@ -79,3 +82,24 @@ class OfferItem:
     catalog: str | None = None  # hosted catalog the offer came from; None = the platform itself
     catalog_date: str | None = None  # ISO date (YYYY-MM-DD) of that catalog file, when known
     pool_id: str | None = None  # the shared stock count the offer is one listing of, when it is
+
+
+def feed_line(item: OfferItem | Mapping[str, Any]) -> str:
+    """One item as a line of a crawl feed (JSONL): a JSON object of its fields, as the feed exporter
+    writes the spiders' items. A number that is no number (NaN, inf: a reader's missing value) is
+    written as null, as JSON has none; the loader then reads it as absent."""
+    fields = vars(item) if isinstance(item, OfferItem) else dict(item)
+    try:
+        return json.dumps(fields, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:
+        return json.dumps(_finite(fields), ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_finite(inner) for inner in value]
+    return value

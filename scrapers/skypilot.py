@@ -15,6 +15,7 @@ reads the files (skypilot-org/skypilot `sky/catalog/common.py` and `gcp_catalog.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -36,6 +37,13 @@ def gpu_info(text: str | None) -> dict[str, Any] | None:
             continue
         return value if isinstance(value, dict) else None
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def cell_memory_mib(text: str | None) -> float | None:
+    """`gpu_memory_mib` of a `GpuInfo` cell, read once per distinct cell: a catalog repeats a few
+    cells over thousands of rows, and reading one (`ast.literal_eval`) is most of a row's time."""
+    return gpu_memory_mib(gpu_info(text))
 
 
 def gpu_memory_mib(info: Mapping[str, Any] | None) -> float | None:

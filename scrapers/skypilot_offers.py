@@ -138,7 +138,7 @@ class CatalogTable:
 
     def memory_gb(self, row: Mapping[str, Any], count: int) -> float | None:
         """Per-GPU memory: `SizeInMiB` is MiB per GPU (SkyPilot divides it by 1024)."""
-        mib = skypilot.gpu_memory_mib(skypilot.gpu_info(row.get("GpuInfo")))
+        mib = skypilot.cell_memory_mib(row.get("GpuInfo"))
         return None if mib is None else mib / skypilot.MIB_PER_GIB
 
     def offer_id(self, row: Mapping[str, Any], unit: str) -> str:
@@ -189,7 +189,7 @@ class ShadeformTable(CatalogTable):
     LARGEST_GPU_GB = 1024  # no card has a terabyte: a figure above is a fixed fetcher's real MiB
 
     def memory_gb(self, row: Mapping[str, Any], count: int) -> float | None:
-        size = skypilot.gpu_memory_mib(skypilot.gpu_info(row.get("GpuInfo")))
+        size = skypilot.cell_memory_mib(row.get("GpuInfo"))
         if size is None:
             return None
         return size if size <= self.LARGEST_GPU_GB else size / skypilot.MIB_PER_GIB

@@ -16,14 +16,17 @@ the crawl loader's load/price_staged.sql, after history/stage_imported.sql).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
 
-from scrapers.history.offers import ITEM_COLUMNS
 from scrapers.history.paths import latest_real_day
+from scrapers.items import feed_line
 from warehouse import planning, plans, queries
 from warehouse.planning import PlanOptions
 
@@ -44,33 +47,9 @@ class BackfilledDay:
 # resolves even before the gpus table lists it.
 RECENT_MODEL_DAYS = 90
 
-# Columns of the frames `load_imported` takes.
+# Columns of the frames `load_imported` takes (offers: any of OfferItem's fields, by name).
 IMPORT_RUN_COLUMNS = ("crawl_id", "platform", "day", "items_yielded", "rows_refused", "problem")
-IMPORT_OFFER_COLUMNS = (
-    "crawl_id",
-    "item_json",
-    "platform",
-    "offer_id",
-    "region",
-    "gpu_name_raw",
-    "gpu_model",
-    "gpu_form",
-    "gpu_memory_gb",
-    "gpu_count",
-    "price_amount",
-    "price_currency",
-    "price_per",
-    "billing_period",
-    "min_term_periods",
-    "pricing_type",
-    "available_gpus",
-    "source_url",
-    "observed_at",
-)
 IMPORT_REFUSED_COLUMNS = ("crawl_id", "platform", "raw", "reason")
-# What ImportStaging.add takes per offer: the OfferItem fields but `extra`, which comes as JSON text
-# (`extra_json`), and the day of its run.
-IMPORT_STAGED_OFFER_COLUMNS = (*(name for name in ITEM_COLUMNS if name != "extra"), "extra_json", "day")
 # DuckDB settings while a file is staged and loaded: a bounded share of memory whatever the file's
 # size (the rest spills to the temp directory), and no insertion order to keep, which lets large
 # inserts stream. The connection's own values come back after.
@@ -163,26 +142,26 @@ def load_imported(
     are left as they are.
 
     `runs` (IMPORT_RUN_COLUMNS): one row per (platform, day), `crawl_id` a content hash so a
-    re-import is a no-op; `offers` (IMPORT_OFFER_COLUMNS): OfferItem fields, `item_json` the
-    whole item (its `extra` is stored, and a rejected row is kept as this text); `refused`
-    (IMPORT_REFUSED_COLUMNS): rows the importer could not turn into items. `source` is
-    `import:<format>`. Returns crawl_runs' row for every run, with `already_loaded`.
-    A file read in chunks loads through `ImportStaging` instead, which ends here too.
+    re-import is a no-op; `offers`: a `crawl_id` and OfferItem fields by name (others are ignored),
+    optionally `item_json`, the whole item as JSON, whose fields win (`extra` is read from it);
+    `refused` (IMPORT_REFUSED_COLUMNS): rows the importer could not turn into items. `source` is
+    `import:<format>`. Returns crawl_runs' row for every run, with `already_loaded`. Staged and
+    loaded as `ImportStaging` stages and loads a file.
     """
-    frames = {"import_runs": (runs, IMPORT_RUN_COLUMNS), "import_offers": (offers, IMPORT_OFFER_COLUMNS)}
-    frames["import_refused"] = (refused, IMPORT_REFUSED_COLUMNS)
-    for name, (frame, columns) in frames.items():
-        con.register(name, frame.loc[:, list(columns)])
-    try:
-        return _load_import(con, source, source_file)
-    finally:
-        for name in frames:
-            con.unregister(name)
+    frames = {"import_frame_runs": runs, "import_frame_offers": offers, "import_frame_refused": refused}
+    with ImportStaging(con) as staging:
+        for name, frame in frames.items():
+            con.register(name, frame)
+        try:
+            queries.execute(con, "history/import_frames")
+        finally:
+            for name in frames:
+                con.unregister(name)
+        return staging.load_staged(source, source_file)
 
 
 def _load_import(con: duckdb.DuckDBPyConnection, source: str, source_file: str) -> pd.DataFrame:
-    """The bulk load of the runs, offers and refused rows named import_runs, import_offers and
-    import_refused (frames or staged tables)."""
+    """The bulk load of the runs and rows staged in import_runs and import_rows."""
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     existing = set(queries.frame(con, "history/runs_loaded")["crawl_id"])
     con.execute("BEGIN TRANSACTION")
@@ -209,17 +188,21 @@ def _load_import(con: duckdb.DuckDBPyConnection, source: str, source_file: str) 
 
 
 class ImportStaging:
-    """One imported file's rows, staged chunk by chunk in DuckDB temp tables, then loaded at once.
+    """One imported file's rows, staged chunk by chunk in a DuckDB temp table, then loaded at once.
 
-    A reader hands over a chunk at a time (`add`), so the process holds one chunk; DuckDB keeps the
-    staged rows under IMPORT_MEMORY_LIMIT and spills the rest to its temp directory. `load` gives
+    A reader read in Python hands over a chunk at a time (`add`: its items written as a crawl feed
+    is, read back by the crawl loader's reader), a reader in SQL stages the whole file in one
+    statement (`execute`), so the process holds at most one chunk; DuckDB keeps the staged rows
+    under IMPORT_SETTINGS' memory limit and spills the rest to its temp directory. `load` gives
     each (platform, day) its run and content-hashed `crawl_id` (history/import_runs.sql: the same
-    id whatever the chunk size or row order) and loads every run in one transaction, as
-    `load_imported` does. Use as a context manager: the staging is dropped however it ends.
+    id whatever the chunk size or row order) and loads every run in one transaction. Use as a
+    context manager: the staging is dropped however it ends.
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, feeds: Path | None = None) -> None:
+        """`feeds`: the folder where `add` writes a chunk's feed (default: the system's temp folder)."""
         self.con = con
+        self.feeds = feeds
         self._settings: dict[str, str] = {}
 
     def __enter__(self) -> ImportStaging:
@@ -235,16 +218,32 @@ class ImportStaging:
         for name, value in self._settings.items():
             self.con.execute(_SET[name], {"value": value})
 
-    def add(self, offers: pd.DataFrame, refused: pd.DataFrame) -> None:
-        """Append one chunk: `offers` (IMPORT_STAGED_OFFER_COLUMNS), `refused` (platform, day, raw,
-        reason)."""
-        self.con.register("import_chunk_offers", offers.loc[:, list(IMPORT_STAGED_OFFER_COLUMNS)])
+    def add(self, items: Iterable[Mapping[str, Any]], refused: pd.DataFrame) -> None:
+        """Append one chunk: `items`, OfferItems as dicts (scrapers.items.feed_line writes each as a
+        line of a crawl feed), and `refused` (platform, day, raw, reason)."""
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", suffix=".jsonl", dir=self.feeds, delete=False
+        ) as feed:
+            feed.writelines(feed_line(item) for item in items)
         self.con.register("import_chunk_refused", refused.loc[:, ["platform", "day", "raw", "reason"]])
         try:
-            queries.execute(self.con, "history/import_chunk")
+            queries.execute(self.con, "history/import_items", feed=feed.name)
         finally:
-            self.con.unregister("import_chunk_offers")
             self.con.unregister("import_chunk_refused")
+            Path(feed.name).unlink()
+
+    def execute(self, query: str, frames: Mapping[str, pd.DataFrame], **params: Any) -> dict[str, Any]:
+        """Stage a whole file with `query` (a reader in SQL), `frames` registered by name beside it;
+        returns what it staged (history/import_tally.sql: rows_read, rows_refused, reasons, days)."""
+        for name, frame in frames.items():
+            self.con.register(name, frame)
+        try:
+            queries.execute(self.con, query, **params)
+        finally:
+            for name in frames:
+                self.con.unregister(name)
+        (tally,) = queries.records(self.con, "history/import_tally")
+        return tally
 
     def load(
         self, source: str, source_file: str, days: Sequence[tuple[str, dt.date]], problem: str | None
@@ -265,6 +264,10 @@ class ImportStaging:
             queries.execute(self.con, "history/import_runs", source=source, problem=problem)
         finally:
             self.con.unregister("import_days")
+        return self.load_staged(source, source_file)
+
+    def load_staged(self, source: str, source_file: str) -> pd.DataFrame:
+        """Load the staged rows under the runs in import_runs, in one transaction."""
         queries.execute(self.con, "history/import_views")
         return _load_import(self.con, source, source_file)
 

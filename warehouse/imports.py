@@ -1,28 +1,39 @@
 """Import files end to end: read one file, load each (platform, day) in it as a run of the warehouse.
 
 Each (platform, day) becomes one `crawl_runs` row with source `import:<format>` and the
-file's path as `source_file`; its offers carry the same source. The file is read a chunk of
-rows at a time and staged in DuckDB (`warehouse.history.ImportStaging`), so memory stays flat
-however long the file; then the whole file loads in one transaction (bulk: a file holds
-thousands of runs). A run's `crawl_id` hashes its content (the items and refused rows of that
-platform and day), so re-importing a file, or a newer version of an append-only file, loads only
-the days that are new or changed.
+file's path as `source_file`; its offers carry the same source. The file is staged in DuckDB
+(`warehouse.history.ImportStaging`), so memory stays flat however long the file: a format read in
+Python a chunk of rows at a time, each chunk's items written as a crawl feed is and read back by the
+crawl loader's reader; a format read in SQL (observations) by its query, in one statement. Then the
+whole file loads in one transaction (bulk: a file holds thousands of runs), through the crawl
+loader's checks and pricing. A run's `crawl_id` hashes its content (the rows of that platform and
+day, as the reader read them), so re-importing a file, or a newer version of an append-only file,
+loads only the days that are new or changed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import duckdb
 import pandas as pd
 
 from scrapers.history.formats import Format
-from scrapers.history.offers import CHUNK_ROWS, ImportedChunk, PlatformDay, sorted_days
-from warehouse import history
+from scrapers.history.offers import (
+    CHUNK_ROWS,
+    MAX_COUNT,
+    ImportedChunk,
+    PlatformDay,
+    ReadOptions,
+    records,
+    sorted_days,
+)
+from scrapers.history.paths import latest_real_day
+from scrapers.history.platforms import platform_slug
+from warehouse import history, queries
 
 
 @dataclass(frozen=True)
@@ -74,20 +85,22 @@ def import_file(
     if not path.is_file():
         return FileReport(path=path, format=file_format.name, error=f"no such file: {path}")
     source = f"import:{file_format.name}"
-    read = _Tally()
+    options = ReadOptions(observed_on, platform, chunk_rows)
     with history.ImportStaging(con) as staging:
         try:
-            for chunk in file_format.chunks(
-                path, observed_on=observed_on, platform=platform, chunk_rows=chunk_rows
-            ):
-                read.add(chunk)
-                staging.add(*_staged(chunk))
+            if file_format.sql_reader is not None:
+                read = _stage_in_sql(staging, file_format.sql_reader, path, options)
+            else:
+                read = _stage_chunks(staging, file_format, path, options)
             days = sorted_days(read.days)
             loaded = staging.load(
                 source, str(path.resolve()), [(known.platform, known.day) for known in days], read.problem
             )
         except (OSError, ValueError, pd.errors.ParserError) as exc:
             return FileReport(path=path, format=file_format.name, error=str(exc))
+        except duckdb.InvalidInputException as exc:  # DuckDB's CSV reader: a row it cannot split
+            said = str(exc).splitlines()[0]
+            return FileReport(path=path, format=file_format.name, error=f"{path.name}: {said}")
         except duckdb.OutOfMemoryException as exc:  # staged in temp tables, loaded in one transaction
             limit = history.IMPORT_SETTINGS["memory_limit"]
             said = str(exc).splitlines()[0]
@@ -104,6 +117,48 @@ def import_file(
         rows_refused=read.rows_refused,
         refusals=tuple(sorted(read.reasons)),
         error=None if days else read.problem or f"{path.name}: nothing to import",
+    )
+
+
+def _stage_chunks(
+    staging: history.ImportStaging, file_format: Format, path: Path, options: ReadOptions
+) -> _Tally:
+    """Stage a file read in Python, a chunk at a time."""
+    read = _Tally()
+    for chunk in file_format.chunks(
+        path, observed_on=options.observed_on, platform=options.platform, chunk_rows=options.chunk_rows
+    ):
+        read.add(chunk)
+        refused = chunk.rejected.assign(
+            day=chunk.rejected["day"].map(lambda day: day.isoformat() if pd.notna(day) else None)
+        )
+        staging.add(records(chunk.items), refused)
+    return read
+
+
+def _stage_in_sql(
+    staging: history.ImportStaging, reader: ModuleType, path: Path, options: ReadOptions
+) -> _Tally:
+    """Stage a file its format reads in SQL: the names it holds resolved in Python first, once each."""
+    reader.check_header(path)
+    ((rows_in_file, providers, gpu_names),) = staging.con.execute(
+        queries.sql(reader.NAMES_QUERY), {"path": str(path)}
+    ).fetchall()
+    tally = staging.execute(
+        reader.QUERY,
+        reader.lookups(providers or [], gpu_names or []),
+        path=str(path),
+        observed_on=options.observed_on,
+        platform=platform_slug(options.platform) if options.platform else None,
+        latest=latest_real_day(),
+        max_count=MAX_COUNT,
+    )
+    return _Tally(
+        rows_read=tally["rows_read"],
+        rows_refused=tally["rows_refused"],
+        days={PlatformDay(day["platform"], day["day"]) for day in tally["days"]},
+        reasons=set(tally["reasons"]),
+        problem=reader.problem(path, rows_in_file, tally["rows_read"]),
     )
 
 
@@ -125,29 +180,3 @@ class _Tally:
         self.days.update(chunk.days)
         self.reasons.update(chunk.rejected["reason"])
         self.problem = chunk.problem or self.problem
-
-
-def _staged(chunk: ImportedChunk) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A chunk's offers and refused rows as `history.ImportStaging.add` takes them: each offer's
-    `extra` as JSON text (DuckDB writes the whole item's JSON from it) and its day."""
-    items = chunk.items
-    offers = items.drop(columns=["extra"]).assign(
-        extra_json=[_json_object(extra) for extra in items["extra"]],
-        day=items["observed_at"].str.slice(0, 10),
-    )
-    refused = chunk.rejected.assign(
-        day=chunk.rejected["day"].map(lambda day: day.isoformat() if pd.notna(day) else None)
-    )
-    return offers, refused
-
-
-def _json_object(extra: dict) -> str:
-    """`extra` as JSON; a number that is no number (NaN, inf) as null, as JSON has none."""
-    try:
-        return json.dumps(extra, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        finite = {
-            key: None if isinstance(value, float) and not math.isfinite(value) else value
-            for key, value in extra.items()
-        }
-        return json.dumps(finite, ensure_ascii=False, allow_nan=False)

@@ -1,4 +1,6 @@
-"""The import formats: every module of this package that defines `FORMAT` and `read_chunks(path, options)`.
+"""The import formats: every module of this package that defines `FORMAT` and either
+`read_chunks(path, options)` (read in Python, a chunk of rows at a time) or `QUERY` (read by DuckDB in
+the warehouse: `warehouse.imports` runs the query; the module checks the header and resolves names).
 
 Adding a format is adding one module; nothing keeps a list by hand.
 """
@@ -12,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import scrapers.history
 from scrapers.history.offers import CHUNK_ROWS, ImportedChunk, ImportedFile, ReadOptions, whole_file
@@ -25,7 +28,10 @@ class Format:
 
     name: str
     description: str
-    read_chunks: ReadChunks
+    read_chunks: ReadChunks | None = None
+    # A format read in the warehouse: the module with QUERY, NAMES_QUERY, check_header, lookups and
+    # problem (scrapers/history/observations.py).
+    sql_reader: ModuleType | None = None
 
     def chunks(
         self,
@@ -38,6 +44,8 @@ class Format:
         """Read one file `chunk_rows` rows at a time; `observed_on` and `platform` override what the
         file or its name says. Errors (not this format, no date) come at the first chunk or, for a
         row the CSV parser cannot split, at its chunk."""
+        if self.read_chunks is None:
+            raise ValueError(f"{self.name} files are read in the warehouse (warehouse.imports.import_file)")
         return self.read_chunks(path, ReadOptions(observed_on, platform, chunk_rows))
 
     def read(
@@ -54,7 +62,9 @@ def formats() -> dict[str, Format]:
     for info in pkgutil.iter_modules(scrapers.history.__path__):
         module = importlib.import_module(f"{scrapers.history.__name__}.{info.name}")
         if hasattr(module, "FORMAT") and hasattr(module, "read_chunks"):
-            found[module.FORMAT] = Format(module.FORMAT, module.DESCRIPTION, module.read_chunks)
+            found[module.FORMAT] = Format(module.FORMAT, module.DESCRIPTION, read_chunks=module.read_chunks)
+        elif hasattr(module, "FORMAT") and hasattr(module, "QUERY"):
+            found[module.FORMAT] = Format(module.FORMAT, module.DESCRIPTION, sql_reader=module)
     return dict(sorted(found.items()))
 
 

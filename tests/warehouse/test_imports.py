@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,34 @@ def test_a_load_past_the_memory_limit_is_a_clear_error_and_stores_nothing(
     # the connection's own limit is back, and the next import loads
     monkeypatch.undo()
     assert import_file(con, formats.get("observations"), sample(OBSERVATIONS)).ok
+
+
+EDGE_CASES = Path(__file__).parent / "fixtures" / "imports" / "observations_edge_cases.csv"
+
+
+def test_the_sql_reader_stores_what_the_pandas_reader_stored() -> None:
+    """A SYNTHETIC observations file of every refusal, an unknown GPU, a blank region, a count
+    written 1.0, a duplicate, a price the shared checks reject and one no provider could charge,
+    imported through the reader in SQL, stores the offers, refusals and runs the pandas reader
+    stored (recorded from it in observations_edge_cases.stored.json). JSON is compared parsed: the
+    old refusals' text had Python's spaces, and a number in `extra` may be 4 where pandas wrote 4.0."""
+    con = warehouse_template.scratch()
+    report = import_file(con, formats.get("observations"), EDGE_CASES)
+    assert (report.rows_read, report.rows_refused, report.error) == (17, 9, None)
+    old = json.loads(EDGE_CASES.with_suffix(".stored.json").read_text(encoding="utf-8"))
+    offers = con.execute(
+        "SELECT platform, offer_id, region, gpu_name_raw, gpu_model, gpu_form, gpu_memory_gb, gpu_count, "
+        "price_amount, pricing_type, price_usd_per_gpu_hour, source_url, "
+        "strftime(observed_at, '%Y-%m-%dT%H:%M:%S'), CAST(extra AS VARCHAR) FROM offers ORDER BY ALL"
+    ).fetchall()
+    assert [[*row[:-1], json.loads(row[-1])] for row in offers] == old["offers"]
+    rejected = con.execute("SELECT platform, raw, reason FROM rejected_offers").fetchall()
+    assert (
+        sorted(([platform, json.loads(raw), reason] for platform, raw, reason in rejected), key=repr)
+        == (old["rejected"])
+    )
+    runs = con.execute(
+        "SELECT platform, status, error, strftime(started_at, '%Y-%m-%d'), items_yielded, items_rejected, "
+        "offers_loaded FROM crawl_runs ORDER BY ALL"
+    ).fetchall()
+    assert [list(row) for row in runs] == old["runs"]

@@ -345,13 +345,16 @@ def test_a_bad_summary_is_a_clear_error(tmp_path: Path, content: str, message: s
 
 
 def test_the_loader_reads_every_offer_item_field() -> None:
-    """Consistency: the SQL that reads feeds names exactly the fields of the OfferItem contract."""
-    fields = {field.name for field in dataclasses.fields(OfferItem)}
+    """Consistency: the one list of the offer's fields in SQL (offer_fields, which feed_records reads a
+    feed with) names exactly the fields of the OfferItem contract, and the statements that read or
+    write records whole take their fields from it, spelling no list of their own."""
+    fields = [field.name for field in dataclasses.fields(OfferItem)]
+    ((names,),) = warehouse_template.scratch().execute("SELECT offer_field_names()").fetchall()
+    assert sorted(names) == sorted(fields) and len(names) == len(set(names))
     records = (Path(connect.__file__).parent / "definitions" / "00_offer_records.sql").read_text("utf-8")
-    read_json_columns = re.findall(r"'(\w+)': '(?:VARCHAR|JSON)'", records)  # feed_records
-    json_transform_fields = re.findall(r'"(\w+)": "(?:VARCHAR|JSON)"', queries.sql("load/unparsed_lines"))
-    assert set(read_json_columns) == fields
-    assert set(json_transform_fields) == fields
+    assert "columns = offer_fields()" in records  # feed_records
+    assert "to_json(offer_fields())" in queries.sql("load/unparsed_lines")
+    assert "offer_field_names()" in queries.sql("load/insert_rejected")
 
 
 @pytest.mark.parametrize(

@@ -71,6 +71,10 @@ ADDED = {
     "crawl_carries": "each attempt that does not stand for all, with its last good crawl",
     "standing_offers": "the offers of runs, less what a partial crawl beside a carried one read",
     "watch_scopes": "the card watches of one digest query, all watches read in one pass (issue 37)",
+    # the offer's fields in one list in SQL, which the statements reading records derive theirs from
+    "offer_fields": "the offer's fields and the type a record holds each in (the one list in SQL)",
+    "offer_field_names": "offer_fields' names, in order",
+    "offer_record": "a record with every field NULL, for a reader that builds records in SQL",
 }
 
 VIEWS = """

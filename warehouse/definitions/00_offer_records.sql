@@ -1,13 +1,37 @@
 -- Offer records as the loaders read and check them: one rule set for every offer, crawled
--- (queries/load/stage_feed.sql) or imported (queries/history/stage_imported.sql).
+-- (queries/load/stage_feed.sql) or imported (queries/history/import_*.sql).
+
+-- The offer's fields, the one list of them in SQL (scrapers.items.OfferItem is the one in Python;
+-- tests/warehouse/test_offer_contract.py holds the two equal, name for name; this order is the
+-- order of a rejected record's `raw`): each field as a record holds it before checked_offers types
+-- it, text as it was written (numbers keep their digits) but for the two JSON fields. read_json
+-- reads a feed with these columns; the other statements derive what they need from it
+-- (offer_record, offer_field_names).
+CREATE OR REPLACE MACRO offer_fields() AS {
+    'platform': 'VARCHAR', 'offer_id': 'VARCHAR', 'region': 'VARCHAR',
+    'gpu_name_raw': 'VARCHAR', 'gpu_model': 'VARCHAR', 'gpu_form': 'VARCHAR',
+    'gpu_memory_gb': 'VARCHAR', 'gpu_count': 'VARCHAR', 'price_amount': 'VARCHAR',
+    'price_currency': 'VARCHAR', 'price_per': 'VARCHAR', 'billing_period': 'VARCHAR',
+    'min_term_periods': 'VARCHAR', 'pricing_type': 'VARCHAR', 'available_gpus': 'VARCHAR',
+    'source_url': 'VARCHAR', 'observed_at': 'VARCHAR', 'extra': 'JSON',
+    'gpu_frac': 'VARCHAR', 'machine_id': 'VARCHAR', 'gpu_ids': 'JSON', 'catalog': 'VARCHAR',
+    'catalog_date': 'VARCHAR', 'pool_id': 'VARCHAR'
+};
+
+-- The fields' names, in order.
+CREATE OR REPLACE MACRO offer_field_names() AS json_keys(to_json(offer_fields()));
+
+-- A record with every field NULL, of the type read_json gives a feed's record: a reader that builds
+-- records in SQL (history/import_observations.sql) sets the fields it has (struct_update).
+CREATE OR REPLACE MACRO offer_record() AS json_transform('{}', to_json(offer_fields()));
 
 -- A crawl feed's records (JSONL, one scrapers.items.OfferItem per line), one row per record (in no
 -- particular order: the load runs without preserve_insertion_order, which lets both cores build the
 -- table), every field as the text it was (`item`), in the shape checked_offers reads: crawl_id,
 -- source, run_day, item, unparsed. read_json parses each line once with every field as text (numbers
 -- keep their digits). ignore_errors turns a malformed or non-object line into a row of NULLs
--- (`unparsed`): its verbatim text comes from queries/load/unparsed_lines.sql, whose field list is
--- this one's.
+-- (`unparsed`): its verbatim text comes from queries/load/unparsed_lines.sql, which tells such lines
+-- the same way.
 -- Arguments: the feed's path; the crawl's crawl_id, source and run_day (run_day_of its summary).
 CREATE OR REPLACE MACRO feed_records(feed, crawl_id, source, run_day) AS TABLE
 SELECT
@@ -15,29 +39,9 @@ SELECT
     CAST(source AS VARCHAR) AS source,
     CAST(run_day AS DATE) AS run_day,
     item,
-    coalesce(
-        item.platform, item.offer_id, item.region, item.gpu_name_raw, item.gpu_model,
-        item.gpu_form, item.gpu_memory_gb, item.gpu_count, item.price_amount,
-        item.price_currency, item.price_per, item.billing_period, item.min_term_periods,
-        item.pricing_type, item.available_gpus, item.source_url, item.observed_at,
-        CAST(item.extra AS VARCHAR), item.gpu_frac, item.machine_id, CAST(item.gpu_ids AS VARCHAR),
-        item.catalog, item.catalog_date, item.pool_id
-    ) IS NULL AS unparsed
-FROM read_json(
-    feed,
-    format = 'newline_delimited',
-    ignore_errors = true,
-    columns = {
-        'platform': 'VARCHAR', 'offer_id': 'VARCHAR', 'region': 'VARCHAR',
-        'gpu_name_raw': 'VARCHAR', 'gpu_model': 'VARCHAR', 'gpu_form': 'VARCHAR',
-        'gpu_memory_gb': 'VARCHAR', 'gpu_count': 'VARCHAR', 'price_amount': 'VARCHAR',
-        'price_currency': 'VARCHAR', 'price_per': 'VARCHAR', 'billing_period': 'VARCHAR',
-        'min_term_periods': 'VARCHAR', 'pricing_type': 'VARCHAR', 'available_gpus': 'VARCHAR',
-        'source_url': 'VARCHAR', 'observed_at': 'VARCHAR', 'extra': 'JSON',
-        'gpu_frac': 'VARCHAR', 'machine_id': 'VARCHAR', 'gpu_ids': 'JSON', 'catalog': 'VARCHAR',
-        'catalog_date': 'VARCHAR', 'pool_id': 'VARCHAR'
-    }
-) AS item;
+    -- no field at all: every field NULL, as offer_record() has them
+    item IS NOT DISTINCT FROM offer_record() AS unparsed
+FROM read_json(feed, format = 'newline_delimited', ignore_errors = true, columns = offer_fields()) AS item;
 
 -- The checks every offer passes, crawled or imported, over `records`: the name of a table or CTE
 -- of records in the shape feed_records gives them (the import stages its own in that shape). Fields

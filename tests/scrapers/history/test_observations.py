@@ -1,59 +1,89 @@
-"""Daily observations CSV reader on the real 33,654-row file."""
+"""Daily observations CSV reader on the real 33,654-row file.
+
+The format is read by DuckDB in the warehouse (warehouse/queries/history/import_observations.sql), so
+each test imports into a real scratch warehouse and reads what was stored.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
+import warehouse_template
 
 from scrapers.history import formats
-from scrapers.history.offers import ITEM_COLUMNS, PlatformDay
+from warehouse.imports import import_file
 
 OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
+HEADER = (
+    "date,provider,gpu_model,gpu_count,region,rental_type,price_min_usd,price_median_usd,"
+    "price_max_usd,n_offers,source_url,fetched_at\n"
+)
 
 
 @pytest.fixture(scope="module")
 def imported(sample):
-    return formats.get("observations").read(sample(OBSERVATIONS))
+    con = warehouse_template.scratch()
+    report = import_file(con, formats.get("observations"), sample(OBSERVATIONS))
+    return con, report
+
+
+def _min_price_by_day(con, platform: str, name: str, count: int, pricing_type: str) -> dict:
+    """The day's lowest price of one platform's offers of `count` GPUs called `name`, by day."""
+    rows = con.execute(
+        "SELECT observed_date, min(price_amount) FROM offers WHERE platform = $platform "
+        "AND gpu_name_raw = $name AND gpu_count = $count AND pricing_type = $type GROUP BY ALL",
+        {"platform": platform, "name": name, "count": count, "type": pricing_type},
+    ).fetchall()
+    return dict(rows)
 
 
 def test_every_row_becomes_one_offer_outliers_included(imported) -> None:
-    items = imported.items
-    assert imported.rows_read == 33_654 and len(items) == 33_654 and imported.rejected.empty
-    assert tuple(items.columns) == ITEM_COLUMNS
-    days = {platform_day.day for platform_day in imported.days}
-    assert len(days) == 159 and min(days) == dt.date(2026, 2, 11) and max(days) == dt.date(2026, 7, 20)
+    con, report = imported
+    assert report.rows_read == 33_654 and report.offers_loaded == 33_654 and report.rows_refused == 0
+    ((offers, first, last, days),) = con.execute(
+        "SELECT count(*), min(observed_date), max(observed_date), count(DISTINCT observed_date) FROM offers"
+    ).fetchall()
+    assert (offers, first, last, days) == (33_654, dt.date(2026, 2, 11), dt.date(2026, 7, 20), 159)
     # the Vast 1x RTX 4090 on-demand minimum jumps 0.40 -> 1.05 around 2026-05-28: kept as it was
-    vast_4090 = items[
-        (items["platform"] == "vastai")
-        & (items["gpu_name_raw"] == "RTX_4090")
-        & (items["gpu_count"] == 1)
-        & (items["pricing_type"] == "on_demand")
-    ]
-    daily_min = vast_4090.groupby("observed_at")["price_amount"].min()
-    assert daily_min["2026-05-25T00:00:00Z"] == 0.40 and daily_min["2026-05-28T00:00:00Z"] == 1.0521
+    daily_min = _min_price_by_day(con, "vastai", "RTX_4090", 1, "on_demand")
+    assert daily_min[dt.date(2026, 5, 25)] == 0.40 and daily_min[dt.date(2026, 5, 28)] == 1.0521
 
 
 def test_units_prices_stock_and_platforms(imported) -> None:
-    items = imported.items
-    assert set(items["price_per"]) == {"gpu"} and set(items["price_currency"]) == {"USD"}
-    assert set(items["pricing_type"]) == {"on_demand", "spot"}
-    assert items["available_gpus"].isna().all()  # n_offers counts offers, not GPUs
-    assert {"vastai", "runpod", "lambda", "massedcompute", "datacrunch"} <= set(items["platform"])
-    first = items.iloc[0]
-    assert first["extra"]["n_offers"] == 9 and "price_median_usd_per_gpu_hour" in first["extra"]
-    assert PlatformDay("lambda", dt.date(2026, 5, 8)) in imported.days
+    con, _ = imported
+    ((per, currencies, types, stock),) = con.execute(
+        "SELECT list(DISTINCT price_per), list(DISTINCT price_currency), "
+        "list(DISTINCT pricing_type ORDER BY 1), count(available_gpus) FROM offers"
+    ).fetchall()
+    assert (per, currencies, types) == (["gpu"], ["USD"], ["on_demand", "spot"])
+    assert stock == 0  # n_offers counts offers, not GPUs
+    platforms = {platform for (platform,) in con.execute("SELECT DISTINCT platform FROM offers").fetchall()}
+    assert {"vastai", "runpod", "lambda", "massedcompute", "datacrunch"} <= platforms
+    # the file's first row: 2026-02-11,acecloud,A100_SXM_80GB,1,global,on_demand,2.3,2.3,2.3,9,...
+    ((extra,),) = con.execute(
+        "SELECT CAST(extra AS VARCHAR) FROM offers WHERE platform = 'acecloud' "
+        "AND offer_id = 'A100_SXM_80GB/1x/global/on_demand' AND observed_date = DATE '2026-02-11'"
+    ).fetchall()
+    assert json.loads(extra)["n_offers"] == 9 and "price_median_usd_per_gpu_hour" in json.loads(extra)
+    assert con.execute(
+        "SELECT count(*) FROM crawl_runs WHERE platform = 'lambda' AND started_at = DATE '2026-05-08'"
+    ).fetchall() == [(1,)]
 
 
 def test_minimum_is_the_price_median_and_max_are_kept(imported) -> None:
-    items = imported.items
-    extra_median = items["extra"].map(lambda extra: extra["price_median_usd_per_gpu_hour"])
-    extra_max = items["extra"].map(lambda extra: extra["price_max_usd_per_gpu_hour"])
-    assert (items["price_amount"] <= extra_median).all() and (extra_median <= extra_max).all()
+    con, _ = imported
+    assert con.execute(
+        "SELECT count(*) FROM offers WHERE NOT (price_amount <= CAST(extra->>'price_median_usd_per_gpu_hour' "
+        "AS DOUBLE) AND CAST(extra->>'price_median_usd_per_gpu_hour' AS DOUBLE) <= "
+        "CAST(extra->>'price_max_usd_per_gpu_hour' AS DOUBLE))"
+    ).fetchall() == [(0,)]
 
 
 def test_canonical_models_from_tracker_names(imported) -> None:
-    names = imported.items.drop_duplicates("gpu_name_raw").set_index("gpu_name_raw")["gpu_model"]
+    con, _ = imported
+    names = dict(con.execute("SELECT DISTINCT gpu_name_raw, gpu_model FROM offers").fetchall())
     assert names["H100_SXM"] == "H100 SXM 80GB"
     assert names["A100_PCIE_40GB"] == "A100 PCIe 40GB"
     assert names["RTX_4090"] == "RTX 4090 24GB"
@@ -63,41 +93,39 @@ def test_canonical_models_from_tracker_names(imported) -> None:
 
 def test_filters_and_bad_rows(tmp_path) -> None:
     csv = tmp_path / "observations.csv"
-    header = (
-        "date,provider,gpu_model,gpu_count,region,rental_type,price_min_usd,price_median_usd,"
-        "price_max_usd,n_offers,source_url,fetched_at\n"
-    )
     csv.write_text(
-        header
+        HEADER
         + "2026-05-08,vast.ai,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00\n"
         + "2026-05-08,vast.ai,H100_SXM,1,US,reserved,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00\n"
         + "2026-05-09,runpod,H100_SXM,1,secure,on_demand,0,0,0,1,https://x,2026-05-09T01:00:00+00:00\n"
         + "2026-05-09,runpod,H100_SXM,2,secure,spot,1.5,1.5,1.5,1,https://x,2026-05-09T01:00:00+00:00\n"
     )
-    everything = formats.get("observations").read(csv)
-    assert len(everything.items) == 2
-    assert everything.rejected["reason"].tolist() == [
-        "rental_type is neither on_demand nor spot",
-        "price_min_usd is not positive",
+    con = warehouse_template.scratch()
+    everything = import_file(con, formats.get("observations"), csv)
+    assert everything.offers_loaded == 2 and everything.rows_refused == 2
+    assert con.execute("SELECT reason FROM rejected_offers ORDER BY raw").fetchall() == [
+        ("rental_type is neither on_demand nor spot",),
+        ("price_min_usd is not positive",),
     ]
-    only = formats.get("observations").read(csv, observed_on=dt.date(2026, 5, 9), platform="RunPod")
-    assert only.days == (PlatformDay("runpod", dt.date(2026, 5, 9)),) and len(only.items) == 1
+    con = warehouse_template.scratch()
+    only = import_file(
+        con, formats.get("observations"), csv, observed_on=dt.date(2026, 5, 9), platform="RunPod"
+    )
+    assert only.rows_read == 2 and only.offers_loaded == 1
+    assert con.execute("SELECT platform, CAST(started_at AS DATE) FROM crawl_runs").fetchall() == [
+        ("runpod", dt.date(2026, 5, 9))
+    ]
 
 
 def test_header_only_file_is_a_problem(tmp_path) -> None:
     csv = tmp_path / "observations.csv"
-    csv.write_text(
-        "date,provider,gpu_model,gpu_count,region,rental_type,price_min_usd,price_median_usd,"
-        "price_max_usd,n_offers,source_url,fetched_at\n"
-    )
-    imported = formats.get("observations").read(csv)
-    assert imported.items.empty and imported.days == () and "header and no rows" in imported.problem
+    csv.write_text(HEADER)
+    report = import_file(warehouse_template.scratch(), formats.get("observations"), csv)
+    assert report.runs is not None and report.runs.empty and "header and no rows" in report.error
 
 
 def test_first_week_instance_totals_load_as_written(imported) -> None:
-    items = imported.items
-    aws_8x_h100 = items[
-        (items["platform"] == "aws") & (items["gpu_name_raw"] == "H100_SXM") & (items["gpu_count"] == 8)
-    ].set_index("observed_at")["price_amount"]
+    con, _ = imported
+    aws_8x_h100 = _min_price_by_day(con, "aws", "H100_SXM", 8, "on_demand")
     # the aggregator quoted the p5.48xlarge total in the first week, per GPU afterwards (module doc)
-    assert aws_8x_h100["2026-02-11T00:00:00Z"] == 55.04 and aws_8x_h100["2026-02-21T00:00:00Z"] == 6.88
+    assert aws_8x_h100[dt.date(2026, 2, 11)] == 55.04 and aws_8x_h100[dt.date(2026, 2, 21)] == 6.88

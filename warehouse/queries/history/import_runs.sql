@@ -1,26 +1,19 @@
 -- The runs of a staged history import, one per (platform, day) the file speaks for (registered frame
 -- import_days), with or without rows (a header-only catalog is a run that failed). crawl_id hashes
--- the run's content: the source, platform and day, how many lines (offers as item JSON, refused
--- rows as read) and the sums of their MD5s, so it does not depend on the order of the file's rows or
--- how it was read, and one day imported twice is one run. Params: $source, $problem.
+-- the run's content: the source, platform and day, how many rows (offers and refused rows) and the
+-- sums of their MD5s (import_rows.md5: each reader's, of the row as it read it), so it does not
+-- depend on the order of the file's rows or how it was read, and one day imported twice is one run.
+-- Params: $source, $problem.
 CREATE OR REPLACE TEMP TABLE import_runs AS
-WITH lines AS (
-    SELECT platform, day, md5_number(line) AS md5, refused
-    FROM (
-        SELECT platform, day, item_json AS line, 0 AS refused FROM import_offer_rows
-        UNION ALL
-        SELECT platform, day, raw, 1 FROM import_refused_rows
-    )
-),
-per_run AS (
+WITH per_run AS (
     SELECT
         platform,
         day,
         count(*) AS items_yielded,
-        sum(refused) AS rows_refused,
+        count(*) FILTER (reason IS NOT NULL) AS rows_refused,
         sum(CAST(md5 >> 64 AS UBIGINT)) AS upper_sum,
         sum(CAST(md5 & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT)) AS lower_sum
-    FROM lines
+    FROM import_rows
     GROUP BY platform, day
 )
 SELECT

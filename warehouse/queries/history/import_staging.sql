@@ -1,12 +1,15 @@
--- The staging tables of a history import read in chunks (warehouse.history.ImportStaging): every
--- chunk's offers and refused rows are appended here, so the reader holds one chunk at a time and
--- DuckDB spills the rest to disk. Offer fields are kept as text, as history/stage_imported.sql
--- casts them; `day` (YYYY-MM-DD) places each row in its (platform, day) run.
-CREATE OR REPLACE TEMP TABLE import_offer_rows (
-    platform VARCHAR, day VARCHAR, item_json VARCHAR, offer_id VARCHAR, region VARCHAR,
-    gpu_name_raw VARCHAR, gpu_model VARCHAR, gpu_form VARCHAR, gpu_memory_gb VARCHAR, gpu_count VARCHAR,
-    price_amount VARCHAR, price_currency VARCHAR, price_per VARCHAR, billing_period VARCHAR,
-    min_term_periods VARCHAR, pricing_type VARCHAR, available_gpus VARCHAR, source_url VARCHAR,
-    observed_at VARCHAR
-);
-CREATE OR REPLACE TEMP TABLE import_refused_rows (platform VARCHAR, day VARCHAR, raw VARCHAR, reason VARCHAR);
+-- The staging table of a history import (warehouse.history.ImportStaging): every row of the file a
+-- reader passed on, appended as it is read, so the process holds at most one chunk and DuckDB spills
+-- the rest to disk. An offer is a record (`item`, of the type feed_records gives a crawl feed's
+-- records: offer_record); a row the reader refused has `raw` (the row as read) and `reason` (never
+-- NULL: it tells the two apart) instead. platform and day (YYYY-MM-DD) place each row in its
+-- (platform, day) run; md5 is the row's share of the run's content id (history/import_runs.sql).
+CREATE OR REPLACE TEMP TABLE import_rows AS
+SELECT
+    CAST(NULL AS VARCHAR) AS platform,
+    CAST(NULL AS VARCHAR) AS day,
+    offer_record() AS item,
+    CAST(NULL AS UHUGEINT) AS md5,
+    CAST(NULL AS VARCHAR) AS raw,
+    CAST(NULL AS VARCHAR) AS reason
+LIMIT 0;

@@ -1,4 +1,4 @@
--- Keep the rows a history import's reader refused before staging (registered frame import_refused),
+-- Keep the rows a history import's reader refused before staging (temp view import_refused),
 -- verbatim with the reason, under their run (runs already loaded are skipped). The staged rows
 -- rejected by the shared checks go in with load/insert_rejected.sql.
 INSERT INTO rejected_offers (crawl_id, platform, raw, reason, rejected_at)

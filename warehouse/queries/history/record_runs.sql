@@ -8,12 +8,14 @@ INSERT INTO crawl_runs (
     items_rejected, offers_loaded, offline, source_file, loaded_at
 )
 WITH counts AS (
+    -- every staged record loads but those load_rejected holds (an import's records are never
+    -- unparsed): counted from the two tables, not by pricing the load_priced view again
     SELECT
-        crawl_id,
-        count(*) FILTER (reason IS NULL) AS offers_loaded,
-        count(*) FILTER (reason IS NOT NULL) AS rejected
-    FROM load_priced
-    GROUP BY crawl_id
+        s.crawl_id,
+        s.staged - coalesce(r.rejected, 0) AS offers_loaded,
+        coalesce(r.rejected, 0) AS rejected
+    FROM (SELECT crawl_id, count(*) AS staged FROM load_staged GROUP BY crawl_id) AS s
+    LEFT JOIN (SELECT crawl_id, count(*) AS rejected FROM load_rejected GROUP BY crawl_id) AS r USING (crawl_id)
 ),
 runs AS (
     SELECT

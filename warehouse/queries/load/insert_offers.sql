@@ -21,18 +21,8 @@ SELECT DISTINCT run_day, platform FROM gpu_price_votes
 -- CAST: a history file of only its header stages no rows, and pandas types the empty column DOUBLE
 WHERE crawl_id IN (SELECT DISTINCT CAST(crawl_id AS VARCHAR) FROM load_staged);
 
-INSERT INTO offers (
-    crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
-    gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
-    min_term_periods, pricing_type, hourly_rentable, price_usd_per_gpu_hour,
-    price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
-    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date, pool_id
-)
-SELECT
-    crawl_id, platform, source, offer_id, region, gpu_name_raw, gpu_model, gpu_form,
-    gpu_memory_gb, gpu_count, price_amount, price_currency, price_per, billing_period,
-    min_term_periods, pricing_type, billing_period = 'hour', price_usd_per_gpu_hour,
-    price_cny_per_gpu_hour, fx_date, fx_source, available_gpus, source_url, observed_at,
-    observed_date, extra, run_day, gpu_frac, machine_id, gpu_ids, catalog, catalog_date, pool_id
+-- By name: every column load_priced has is an offers column, but the record's verdict and its text.
+INSERT INTO offers BY NAME
+SELECT * EXCLUDE (reason, unparsed, raw), billing_period = 'hour' AS hourly_rentable
 FROM load_priced
 WHERE reason IS NULL
