@@ -15,7 +15,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from loopback import free_port
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,6 @@ class Postgres:
             "DAGSTER_PG_PASSWORD": "unused",
             "DAGSTER_PG_DB": self.database,
         }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _binaries() -> Path | None:

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from postgres_server import Postgres, free_port, postgres_server
+from loopback import free_port
+from postgres_server import Postgres, postgres_server
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,6 @@ to exercise one rule each, not real quotes.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 import warehouse_template
 from aiosmtpd.controller import Controller
+from loopback import free_port
 from synthetic_warehouse import SyntheticWarehouse
 
 from config.settings import Settings, SmtpSettings
@@ -27,13 +27,6 @@ def warehouse() -> SyntheticWarehouse:
     con = warehouse_template.scratch()
     yield SyntheticWarehouse(con)
     con.close()
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (aiosmtpd cannot be given port 0, aiosmtpd#276)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
+from loopback import free_port
 from typer.testing import CliRunner, Result
 
 from config.settings import Settings
@@ -39,13 +40,6 @@ USER = "digest-bot"
 RECIPIENTS = ("ops@gpuplan.test", "lead@gpuplan.test")
 # Stands in for mailer.SMTP_TIMEOUT_S (30 s) so a silent server times out within the test.
 SHORT_SMTP_TIMEOUT_S = 1.0
-
-
-def _free_port() -> int:
-    """A free port on 127.0.0.1 (aiosmtpd cannot be given port 0, aiosmtpd#276)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass
@@ -176,7 +170,7 @@ class Setup:
 def setup(planned_warehouse: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Iterator[Setup]:
     for name in ("warehouse.duckdb", "warehouse.writer.duckdb"):
         shutil.copyfile(planned_warehouse / name, tmp_path / name)
-    port = _free_port()
+    port = free_port()
     env = {
         "GPUPLAN_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
         "GPUPLAN_SMTP_HOST": "127.0.0.1",

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
+from loopback import free_port
 
 from config.settings import Settings
 from reliability.fault_days import METHODS, MODELS, run_day
@@ -51,16 +52,8 @@ class SlowMailbox:
         return "250 OK"
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_slow_smtp_server_never_holds_the_writer_lock(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {
         "GPUPLAN_WAREHOUSE": str(tmp_path / "warehouse" / "warehouse.duckdb"),
         "GPUPLAN_CRAWL_DIR": str(tmp_path / "crawls"),
