@@ -43,7 +43,7 @@ from sizing.shapes import ModelSpec
 
 @dataclass(frozen=True)
 class JobsRead:
-    """A jobs file's jobs, and each job refused with its line and why (issue 29): one job that
+    """A jobs file's jobs, and each job refused with its line and why: one job that
     cannot be read (`tokens: 1e30`, a typo) never costs the others their plans."""
 
     jobs: tuple[Job, ...]

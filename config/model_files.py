@@ -4,7 +4,7 @@
 `sizing` reads no file a user names (it imports nothing of ours), so the edge reads the file
 here: `config.user_files.read_text` refuses a FIFO (which hung `gpuplan size` until killed), a
 device such as /dev/zero (an empty `error: ` after reading until memory ran out), a folder and
-anything over its size limit, unread, in one line naming the file (issue 29). What the text
+anything over its size limit, unread, in one line naming the file. What the text
 means, and every check of its values, is `sizing.hf_config.parse`'s.
 """
 

@@ -1,8 +1,8 @@
-"""The user's own files (GPUPLAN_JOBS, GPUPLAN_WATCHES, GPUPLAN_QUOTES_FILE): read with one set of
-guards, and their YAML read as written, with the line of every value.
+"""The user's own files (GPUPLAN_JOBS, GPUPLAN_WATCHES, GPUPLAN_NOTIFY, GPUPLAN_QUOTES_FILE): read
+with one set of guards, and their YAML read as written, with the line of every value.
 
 Every hand-written file is read through here, so the guards against a hostile or careless file
-have one home (issue 29):
+have one home:
 - `refusal(path)`, `read_text(path)`: a path that is not a regular file (a FIFO would block the
   reader for ever, /dev/zero never ends, a folder) or a file over `MAX_FILE_BYTES` is refused
   unread. `read_text` opens without blocking and judges what it opened (fstat), so a path swapped

@@ -1,6 +1,6 @@
-"""config/user_files.py: the one reader of the user's files, and its guards against hostile ones
-(issue 29): what is not a regular file or is too large is refused unread, YAML aliases cannot
-explode, and every error is one bounded line naming the file and the line."""
+"""config/user_files.py: the one reader of the user's files, and its guards against hostile ones:
+what is not a regular file or is too large is refused unread, YAML aliases cannot explode, and
+every error is one bounded line naming the file and the line."""
 
 from __future__ import annotations
 
