@@ -13,6 +13,7 @@ Money is USD and CNY as the plans carry them; percentages are percent (12.5 = +1
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -62,6 +63,7 @@ class PlanSide:
     measure_cny: float | None
     nodes: int | None = None  # machines the plan takes
     fabric: str | None = None  # what joins them: a cluster plan (`EFA 400`); None: one machine
+    region: str | None = None  # its offer's region that day, as the platform names it (None: none)
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,53 @@ class ChangedPlan:
     reasons: tuple[Reason, ...]
 
 
+# The reasons about the new plan's offer: what it is or did. Plans whose new offer did the same thing
+# share one cause ("vastai's RTX A4000 16GB, new at $0.083/GPU-h, now wins 6 plans").
+NEW_SIDE_KINDS = ("new_offer", "new_fell", "new_at", "price_rose", "price_fell")
+# A cause the digest says once above its plans: one that changed at least this many.
+SHARED_CAUSE_PLANS = 2
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What the new offer of several changed plans did: `reason` (a NEW_SIDE_KINDS one, the same for
+    each), the offer (`platform`, `offer_id`, `pricing_type`), and the plans, in the changes' order."""
+
+    reason: Reason
+    offer_id: str | None
+    pricing_type: str | None
+    changes: tuple[ChangedPlan, ...]
+
+
+def cause_of(change: ChangedPlan) -> tuple[str, str | None, str | None, str | None] | None:
+    """The key of `change`'s cause, (reason kind, platform, offer id, pricing type) of its new offer;
+    None when it has no plan now or no reason about its new offer."""
+    reason = new_side(change)
+    if reason is None or not change.new.ok:
+        return None
+    return (reason.kind, change.new.platform, change.new.offer_id, change.new.pricing_type)
+
+
+def new_side(change: ChangedPlan) -> Reason | None:
+    """The reason about `change`'s new offer (NEW_SIDE_KINDS), if it has one."""
+    return next((reason for reason in change.reasons if reason.kind in NEW_SIDE_KINDS), None)
+
+
+def shared_causes(changes: Iterable[ChangedPlan], least: int = SHARED_CAUSE_PLANS) -> tuple[Cause, ...]:
+    """The causes that at least `least` of `changes` share, in the order their first plan comes."""
+    grouped: dict[tuple[str, str | None, str | None, str | None], list[ChangedPlan]] = {}
+    for change in changes:
+        key = cause_of(change)
+        if key is not None:
+            grouped.setdefault(key, []).append(change)
+    causes = []
+    for (_, _, offer_id, pricing_type), members in grouped.items():
+        reason = new_side(members[0])
+        if len(members) >= least and reason is not None:
+            causes.append(Cause(reason, offer_id, pricing_type, tuple(members)))
+    return tuple(causes)
+
+
 def changed_plans(con: duckdb.DuckDBPyConnection, change_date: date) -> tuple[ChangedPlan, ...]:
     """Every changed plan of `change_date` (jobs first, then smallest model first), with its reasons."""
     return tuple(_entry(row) for row in queries.records(con, "digest/plan_changes", change_date=change_date))
@@ -132,6 +181,7 @@ def _side(row: dict[str, Any], prefix: str) -> PlanSide:
                 "measure_cny",
                 "nodes",
                 "fabric",
+                "region",
             )
         },
     )

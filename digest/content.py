@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from config.watches_file import NO_WATCHES, WatchList
-from digest.changes import ChangedPlan, changed_plans
+from digest.changes import Cause, ChangedPlan, cause_of, changed_plans, shared_causes
 from digest.watches import WatchResult, evaluate_watches
 from warehouse import drift, queries
 
@@ -140,6 +140,15 @@ class CheckWarning:
 
 
 @dataclass(frozen=True)
+class ChangeGroup:
+    """Plan changes the digest shows together: those of one shared `cause`, or (cause None) of one
+    job or model."""
+
+    changes: tuple[ChangedPlan, ...]
+    cause: Cause | None = None
+
+
+@dataclass(frozen=True)
 class Digest:
     """Everything one day's mail reports. `plans` empty means the day has no plans yet.
 
@@ -176,13 +185,31 @@ class Digest:
             or self.failed_crawls
         )
 
-    def changes_by_group(self, limit: int | None = None) -> dict[str, tuple[ChangedPlan, ...]]:
-        """The plan changes by job (its name) or model, in the changes' order: jobs first; the
-        first `limit` of them (None: all)."""
-        groups: dict[str, list[ChangedPlan]] = {}
-        for change in self.plan_changes[:limit]:
-            groups.setdefault(change.job if change.job is not None else change.model, []).append(change)
-        return {name: tuple(changes) for name, changes in groups.items()}
+    def changes_by_group(self, limit: int | None = None) -> tuple[ChangeGroup, ...]:
+        """The plan changes in groups, in the changes' order (jobs first): the plans that share one
+        cause (`digest.changes.shared_causes`) together under it, the others by job (its name) or
+        model; the first `limit` changes in that order (None: all)."""
+        causes: dict[object, Cause] = {cause_of(cause.changes[0]): cause for cause in self.change_causes}
+        groups: dict[object, list[ChangedPlan]] = {}
+        key: object
+        for change in self.plan_changes:
+            key = cause_of(change)
+            if key not in causes:
+                key = change.job if change.job is not None else change.model
+            groups.setdefault(key, []).append(change)
+        shown: list[ChangeGroup] = []
+        left = len(self.plan_changes) if limit is None else limit
+        for key, changes in groups.items():
+            if left <= 0:
+                break
+            shown.append(ChangeGroup(tuple(changes[:left]), causes.get(key)))
+            left -= len(changes)
+        return tuple(shown)
+
+    @property
+    def change_causes(self) -> tuple[Cause, ...]:
+        """The causes several plan changes share, in the order of their first plan."""
+        return shared_causes(self.plan_changes)
 
     def plans_by_ranking(self) -> dict[str, tuple[PlanLine, ...]]:
         """The plans grouped by ranking, in the plans' order (the query puts 'lowest_rent' first)."""

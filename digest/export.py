@@ -3,8 +3,10 @@
 The same content as the mail, as data: money in USD and CNY (`*_usd*`, `*_cny*`), percentages in
 percent, dates as ISO strings, and beside each changed plan and fired watch the sentence the mail
 shows (`why`, `text`), in the digest's language. Keys (a test pins them): date, previous_date,
-lang, summary, price_move_pct, watches, watch_error, plan_changes, price_moves, stock_changes,
-failed_crawls, excluded_offers, check_warnings, plans.
+lang, summary, price_move_pct, watches, watch_error, plan_changes, change_causes, price_moves,
+stock_changes, failed_crawls, excluded_offers, check_warnings, plans. A plan change says what
+differs where both plans are on the same platform and GPU (`differs`), and which of
+`change_causes` (the causes several plans share) is its (`cause`, an index; null: its own).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from digest.catalogue import DEFAULT_LANGUAGE
-from digest.changes import ChangedPlan
+from digest.changes import Cause, ChangedPlan, cause_of
 from digest.content import Digest
 from digest.watches import WatchResult
 from digest.wording import Wording
@@ -24,6 +26,9 @@ from digest.wording import Wording
 def digest_object(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """The digest's content as plain JSON-ready values."""
     wording = Wording.of(lang)
+    causes: dict[object, int] = {
+        cause_of(cause.changes[0]): index for index, cause in enumerate(digest.change_causes)
+    }
     return {
         "date": digest.digest_date,
         "previous_date": digest.previous_date,
@@ -32,7 +37,8 @@ def digest_object(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any
         "price_move_pct": digest.price_move_pct,
         "watches": [watch_entry(result, wording) for result in digest.watches],
         "watch_error": digest.watch_error,
-        "plan_changes": [_change(change, wording) for change in digest.plan_changes],
+        "plan_changes": [_change(change, wording, causes) for change in digest.plan_changes],
+        "change_causes": [_cause(cause, wording) for cause in digest.change_causes],
         # `platform`: where the GPU model is cheapest now (new_platform), as the mail says it
         "price_moves": [{"platform": move.new_platform, **asdict(move)} for move in digest.price_moves],
         "stock_changes": [{**asdict(change), "sold_out": change.sold_out} for change in digest.stock_changes],
@@ -48,7 +54,22 @@ def digest_json(digest: Digest, lang: str = DEFAULT_LANGUAGE) -> str:
     return json.dumps(digest_object(digest, lang), ensure_ascii=False, indent=2, default=plain)
 
 
-def _change(change: ChangedPlan, wording: Wording) -> dict[str, Any]:
+def _cause(cause: Cause, wording: Wording) -> dict[str, Any]:
+    return {
+        "kind": cause.reason.kind,
+        "platform": cause.reason.platform,
+        "gpu_model": cause.reason.gpu_model,
+        "offer_id": cause.offer_id,
+        "pricing_type": cause.pricing_type,
+        "usd_per_gpu_hour": cause.reason.usd_per_gpu_hour,
+        "cny_per_gpu_hour": cause.reason.cny_per_gpu_hour,
+        "pct_change": cause.reason.pct_change,
+        "plans": len(cause.changes),
+        "text": wording.cause(cause),
+    }
+
+
+def _change(change: ChangedPlan, wording: Wording, causes: dict[object, int]) -> dict[str, Any]:
     return {
         "subject": change.subject,
         "job": change.job,
@@ -66,6 +87,8 @@ def _change(change: ChangedPlan, wording: Wording) -> dict[str, Any]:
         "change_types": list(change.change_types),
         "reasons": [asdict(reason) for reason in change.reasons],
         "why": wording.why(change, with_label=False),
+        "differs": wording.differs(change) or None,
+        "cause": causes.get(cause_of(change)),
     }
 
 

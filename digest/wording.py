@@ -15,7 +15,7 @@ from babel.numbers import format_compact_decimal
 from config.shown_text import one_line
 from config.watches_file import JobWatch, PriceWatch, StockWatch
 from digest.catalogue import PRIMARY_CURRENCY, Words, words
-from digest.changes import ChangedPlan, PlanSide, Reason
+from digest.changes import NEW_SIDE_KINDS, Cause, ChangedPlan, PlanSide, Reason
 from digest.chart import ChartLine
 from digest.content import (
     CheckWarning,
@@ -59,6 +59,15 @@ def pad(value: object, width: int) -> str:
     text = str(value)
     used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
     return text + " " * max(width - used, 0)
+
+
+# An offer id longer than this (a UUID with its shape) is cut in a change line: it tells two apart.
+OFFER_ID_SHOWN = 16
+
+
+def _short(offer_id: str | None) -> str:
+    text = oneline(offer_id)
+    return text if len(text) <= OFFER_ID_SHOWN else text[: OFFER_ID_SHOWN - 1] + "…"
 
 
 def oneline(value: str | None) -> str:
@@ -178,20 +187,70 @@ class Wording:
             return self.t("group.job", job=change.job, model=change.model, method=change.method)
         return self.t("group.model", model=change.model)
 
-    def change_title(self, change: ChangedPlan) -> str:
-        """What changed: 'lora, lowest rent for a month' (a job's group title says the rest)."""
+    def change_title(self, change: ChangedPlan, *, under_cause: bool = False) -> str:
+        """What changed: 'lora, lowest rent for a month' (a job's group title says the rest); under a
+        shared cause, whose title names no model, with its model or job: '7B lora, lowest rent...'."""
         ranking = self.name("ranking", change.ranking)
-        if change.job is not None:
-            return ranking
-        return self.t("change.title", method=change.method, ranking=ranking)
+        title = (
+            ranking
+            if change.job is not None
+            else self.t("change.title", method=change.method, ranking=ranking)
+        )
+        if not under_cause:
+            return title
+        subject = self.group_title(change) if change.job is not None else change.model
+        return self.t("change.title_under_cause", subject=subject, title=title)
 
-    def change_line(self, change: ChangedPlan) -> str:
-        """'lora, lowest rent for a month: thunder A100 SXM 80GB x 2, by the hour -> vastai ...'."""
-        return self.t(
+    def change_line(self, change: ChangedPlan, *, under_cause: bool = False) -> str:
+        """'lora, lowest rent for a month: thunder A100 SXM 80GB x 2, by the hour -> vastai ...', and
+        where both are the same platform and GPU, what differs (`differs`)."""
+        line = self.t(
             "change.line",
-            title=self.change_title(change),
+            title=self.change_title(change, under_cause=under_cause),
             old=self.plan(change.old),
             new=self.plan(change.new),
+        )
+        differs = self.differs(change)
+        return self.t("differs.line", line=line, what=differs) if differs else line
+
+    def differs(self, change: ChangedPlan) -> str:
+        """What differs between two plans on the same platform and GPU, which their lines alone would
+        show as the same: the offer, its region, its billing ('offer 2940 → 2941, region SE → JP');
+        empty when the platform or GPU differ (or either side has no plan)."""
+        old, new = change.old, change.new
+        if not (old.ok and new.ok) or (old.platform, old.gpu_model) != (new.platform, new.gpu_model):
+            return ""
+        said = []
+        if old.offer_id != new.offer_id:
+            said.append(self.t("differs.offer", old=_short(old.offer_id), new=_short(new.offer_id)))
+        if old.region != new.region and (old.region or new.region):
+            said.append(self.t("differs.region", old=oneline(old.region), new=oneline(new.region)))
+        if old.billing_period != new.billing_period:
+            billing = {
+                "old": self.name("billing", old.billing_period),
+                "new": self.name("billing", new.billing_period),
+            }
+            said.append(self.t("differs.billing", **billing))
+        elif old.pricing_type != new.pricing_type:
+            pricing = {
+                "old": self.name("pricing", old.pricing_type),
+                "new": self.name("pricing", new.pricing_type),
+            }
+            said.append(self.t("differs.pricing", **pricing))
+        return self.t("differs.separator").join(said)
+
+    def cause(self, cause: Cause) -> str:
+        """A cause several plans share, once: "vastai's RTX A4000 16GB, new at $0.083/GPU-h, now
+        wins 6 plans"."""
+        reason = cause.reason
+        return self.tn(
+            f"cause.{reason.kind}",
+            len(cause.changes),
+            platform=self.platform(reason.platform),
+            gpu=reason.gpu_model or NO_VALUE,
+            price=self.price(reason.usd_per_gpu_hour, reason.cny_per_gpu_hour),
+            pct=pct(reason.pct_change),
+            change=f"{abs(reason.pct_change or 0):.1f}%",
         )
 
     def plan(self, side: PlanSide) -> str:
@@ -218,10 +277,12 @@ class Wording:
             pct=pct(change.pct_change),
         )
 
-    def why(self, change: ChangedPlan, *, with_label: bool = True) -> str:
+    def why(self, change: ChangedPlan, *, with_label: bool = True, under_cause: bool = False) -> str:
         """The reasons in one sentence: "vastai now offers A100 PCIe 80GB at $0.410/GPU-h; thunder's
-        A100 SXM 80GB rose 12.0%". Empty when nothing is known beyond the measure."""
-        said = self.t("why.separator").join(self.reason(reason, change) for reason in change.reasons)
+        A100 SXM 80GB rose 12.0%". Empty when nothing is known beyond the measure. `under_cause`:
+        the reason about the new offer is the shared cause's title, not said again."""
+        reasons = [r for r in change.reasons if not (under_cause and r.kind in NEW_SIDE_KINDS)]
+        said = self.t("why.separator").join(self.reason(reason, change) for reason in reasons)
         if not said or not with_label:
             return said
         return self.t("why.label", reasons=said)

@@ -12,6 +12,7 @@ offers, and for a failure the reason and, when a token is the likely cause, the 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -110,10 +111,13 @@ class CrawlBoard:
         self._out = out
         self._tokens = tokens
         self._offline = offline
+        self._platforms = list(platforms)
         self._states: dict[str, str] = dict.fromkeys(platforms, "waiting")
         self._started: dict[str, float] = {}
         self._done: dict[str, CrawlSummary] = {}
         self._live: Live | None = None
+        self._day: dt.date | None = None
+        self._replay = False
 
     def __enter__(self) -> CrawlBoard:
         if display.is_live(self._out):
@@ -136,6 +140,22 @@ class CrawlBoard:
         for summary in sorted(self._done.values(), key=lambda s: (s.status != "ok", s.platform)):
             self._print_outcome(summary)
 
+    def day(self, day: dt.date, platforms: Sequence[str] | None, replay: bool) -> None:
+        """The day hook of `pipelines.runs.execute_day`: `day`'s run begins, crawling `platforms`
+        (None: the board's). A replayed day before (`replay`) is shown as such, platform by platform,
+        and leaves no outcome lines: those are the day's own."""
+        if self._replay and self._live is None and self._day is not None:
+            self._print_replayed()
+        self._day, self._replay = day, replay
+        self._states = dict.fromkeys(platforms if platforms is not None else self._platforms, "waiting")
+        self._started, self._done = {}, {}
+        if replay and self._live is None:
+            self._out.print(
+                f"replaying {day}, the recorded day before: {len(self._states)} platforms", highlight=False
+            )
+        if self._live is not None:
+            self._live.refresh()
+
     def update(self, platform: str, state: str, summary: CrawlSummary | None = None) -> None:
         """The runners' progress hook."""
         self._states[platform] = state
@@ -143,7 +163,7 @@ class CrawlBoard:
             self._started[platform] = time.monotonic()
         if state == "done" and summary is not None:
             self._done[platform] = summary
-            if self._live is None:
+            if self._live is None and not self._replay:
                 self._print_outcome(summary)
         if self._live is not None:
             self._live.refresh()
@@ -151,6 +171,10 @@ class CrawlBoard:
     @property
     def summaries(self) -> list[CrawlSummary]:
         return list(self._done.values())
+
+    def _print_replayed(self) -> None:
+        ok = sum(summary.status == "ok" for summary in self._done.values())
+        self._out.print(f"replayed {self._day}: {ok} of {len(self._states)} platforms ok", highlight=False)
 
     def _print_outcome(self, summary: CrawlSummary) -> None:
         line = Text(summary_line(summary, self._tokens.get(summary.platform)))
@@ -161,7 +185,12 @@ class CrawlBoard:
         done, total = len(self._done), len(self._states)
         # once every crawl is in, the run goes on to load, plan and digest: say so, or it looks stuck
         then = "; loading, planning..." if done == total else ""
-        head = Text(f"crawling: {done}/{total} platforms done{then}", style="bold")
+        if self._replay:
+            what = f"replaying {self._day}, the recorded day before: platform {done}/{total}"
+        else:
+            day = f" {self._day}" if self._day else ""
+            what = f"crawling{day}: {done}/{total} platforms done"
+        head = Text(what + then, style="bold")
         # A board taller than the terminal is cut at its foot (28 platforms on 24 lines): then the
         # platforms in one state share a wrapped line, and only those that did not crawl well keep a
         # row, with their reason.

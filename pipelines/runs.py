@@ -18,7 +18,8 @@ when set (the run then shows in the UI beside the schedule's), else on a throwaw
   day, an offline refresh first runs the day before from `previous/`, then the day: its plans
   then have a day to differ from. Later runs plan the day alone. Both are offline runs, marked so
   (`crawl_runs.offline`): demo data never stands for a live crawl.
-- **Progress.** `on_crawl(platform, state, summary)` is called from this thread as each
+- **Progress.** `on_day(day, platforms, replay)` says which day runs next (the recorded day
+  before, then the day), and `on_crawl(platform, state, summary)` is called from this thread as each
   platform's crawl goes: "waiting", "crawling", "done" with its `CrawlSummary` (the order of
   `scrapers.crawl.runner.OnProgress`; a past day's kept crawl comes as "done", with summary None when
   that day has none). The CLI draws its live display from it.
@@ -35,7 +36,7 @@ import os
 import signal
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -64,6 +65,10 @@ BLOCKED_BY = connect.WriterBusyError.__name__
 __all__ = ["DayResult", "RunBlocked", "execute_day"]
 
 
+# Told before each day's run: (day, its platforms or None for all, True for a replayed day before).
+OnDay = Callable[[dt.date, Sequence[str] | None, bool], None]
+
+
 class RunBlocked(RuntimeError):
     """Another run keeps what this one needs (the writer, the day's crawl folder); says which."""
 
@@ -83,13 +88,16 @@ def execute_day(
     offline: bool,
     platforms: Sequence[str] | None = None,
     on_crawl: OnProgress | None = None,
+    on_day: OnDay | None = None,
     wait_s: float,
 ) -> DayResult:
     """Run `daily_refresh` for `day` here; `platforms`: crawl only these (the others keep the day's crawl).
 
     Offline, on a warehouse without any day before `day`, the day before is run first from the
     snapshots' recorded previous day (`previous_demo_day`), so the first plans already show what
-    changed. Failures of that day's steps are listed too, after its date.
+    changed. Failures of that day's steps are listed too, after its date. `on_day(day, platforms,
+    replay)` is called before each day's run (`replay` True for that recorded day before), with the
+    platforms it crawls (None: all); `on_crawl` hears the crawls of both.
     Raises RunBlocked when another run keeps the day's crawl folder or the writer for more than
     `wait_s` seconds. Ctrl-C or SIGTERM stops the run, then comes back as KeyboardInterrupt or SIGTERM.
     """
@@ -100,10 +108,14 @@ def execute_day(
         earlier = previous_demo_day(settings, day, platforms) if offline else None
         if earlier is not None:
             before, demo_platforms = earlier
+            if on_day is not None:
+                on_day(before, demo_platforms, True)
             result = _run_day(
-                settings, instance, before, True, demo_platforms, registry.PREVIOUS, None, wait_s
+                settings, instance, before, True, demo_platforms, registry.PREVIOUS, on_crawl, wait_s
             )
             failures += [f"{before}: {failure}" for failure in result.failures]
+        if on_day is not None:
+            on_day(day, platforms, False)
         result = _run_day(settings, instance, day, offline, platforms, "", on_crawl, wait_s)
     return DayResult(result.run_id, failures + result.failures)
 

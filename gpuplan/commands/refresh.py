@@ -70,6 +70,10 @@ def refresh_command(
             "then stop saying which run it is.",
         ),
     ] = WAIT_S,
+    legend: Annotated[
+        bool,
+        typer.Option("--legend", help="Explain every column of the plans table (default: the marks shown)."),
+    ] = False,
 ) -> None:
     from pipelines.partitions import FIRST_DAY
     from pipelines.runs import execute_day
@@ -101,15 +105,24 @@ def refresh_command(
     started = dt.datetime.now(dt.UTC).replace(tzinfo=None)  # naive UTC, as the digest's send records
     with CrawlBoard(out, only or known, platform_tokens(), offline=offline) as board:
         failures = execute_day(
-            settings, plan_day, offline=offline, platforms=only or None, on_crawl=board.update, wait_s=wait_s
+            settings,
+            plan_day,
+            offline=offline,
+            platforms=only or None,
+            on_crawl=board.update,
+            on_day=board.day,
+            wait_s=wait_s,
         ).failures
+    summary: list[Text] = []
     if settings.warehouse.exists():  # a run that failed before the first write published nothing
-        _print_day(
-            out, settings, plan_day, offline, started, {summary.platform for summary in board.summaries}
-        )
+        shown = {summary.platform for summary in board.summaries}
+        summary = _print_day(out, settings, plan_day, offline, started, shown, legend)
     for failure in failures:
         # one line each, however long: a wrapped line put the path on the next one (issue 14)
         out.print(Text("step failed", style="red").append(f": {one_line(failure)}"), soft_wrap=True)
+    # the answer last: what failed, what changed, where the digest went, below the table
+    for line in summary:
+        out.print(line)
     if failures:
         raise typer.Exit(1)
 
@@ -121,10 +134,13 @@ def _print_day(
     offline: bool,
     started: dt.datetime,
     shown: Collection[str] = (),
-) -> None:
+    legend: bool = False,
+) -> list[Text]:
     """After the run (begun at `started`, naive UTC), from the warehouse: each platform's crawl not
-    `shown` live (one line each: status and offers), then the load, the plans and what the run did
-    with the digest, then the day's plans."""
+    `shown` live (one line each: status and offers) and the load, then the day's plans (`legend`:
+    explaining every column, else the marks shown). Returns the run's summary, the lines the
+    command ends with: the platforms that failed, by name; the plans and how many changed (one per
+    changed plan, as the digest counts them); what the run did with the digest."""
     from digest.mailer import SmtpConfigError, check_settings
     from digest.sending import run_outcome
 
@@ -153,11 +169,6 @@ def _print_day(
     with_offers = int((crawls["offers_loaded"].fillna(0) > 0).sum())
     out.print(f"load: {loaded} offers from {with_offers} of {len(crawls)} platforms", highlight=False)
     fitting = int((frame["status"] == "ok").sum()) if "status" in frame else len(frame)
-    out.print(
-        f"plans: {len(frame)} ({fitting} fit) for {len(settings.models)} models x "
-        f"{len(settings.methods)} methods; {changes} plan changes since the day before",
-        highlight=False,
-    )
     if offline:
         digest = "not sent (offline run); `gpuplan digest --preview FILE.html` shows it"
     elif sent:
@@ -168,9 +179,24 @@ def _print_day(
             digest = "not sent"
         except SmtpConfigError as exc:
             digest = f"not sent: {exc}"
-    out.print(f"digest: {digest}", highlight=False)
     for d in drifted:
         heading = Text(f"{d.check_name} check failed", style="yellow")
         out.print(heading.append(f": {one_line('; '.join(d.problems))}"), soft_wrap=True)
     if not frame.empty:
-        print_plans(out, frame, excluded)
+        print_plans(out, frame, excluded, legend=legend)
+    failed = [
+        row["platform"] if row["status"] == "failed" else f"{row['platform']} ({row['status']})"
+        for row in crawls.to_dict("records")
+        if row["status"] != "ok"
+    ]
+    crawled = f"{len(crawls) - len(failed)} of {len(crawls)} platforms ok"
+    return [
+        Text(f"failed: {', '.join(failed)}; {crawled}", style="red")
+        if failed
+        else Text(f"failed: none; {crawled}"),
+        Text(
+            f"plans: {len(frame)} ({fitting} fit), {len(settings.models)} models x "
+            f"{len(settings.methods)} methods; {changes} plan changes since the day before"
+        ),
+        Text(f"digest: {one_line(digest)}"),
+    ]

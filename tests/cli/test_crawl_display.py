@@ -127,3 +127,52 @@ def test_an_offline_run_names_the_platforms_a_live_run_would_skip_for_want_of_a_
     assert "ppio" not in skipped and "lambda" not in skipped  # its key is set; Lambda has a keyless path
     every_key = {token.env: "set" for token in tokens.values()}
     assert offline_note(tokens, env=every_key) is None
+
+
+def _drawn(board: CrawlBoard) -> list[str]:
+    screen = Console(file=io.StringIO(), width=80, height=40)
+    screen.print(board._render())
+    return screen.file.getvalue().splitlines()  # type: ignore[attr-defined]
+
+
+def test_the_replayed_day_before_ticks_per_platform_then_the_day_starts_afresh() -> None:
+    """A first offline refresh replays the recorded day before: the board says so and counts each
+    platform replayed, rather than '0/3 platforms done' until the day itself crawls."""
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=80, height=40, force_terminal=True)
+    names = ["aws", "runpod", "vastai"]
+    with CrawlBoard(out, names, platform_tokens(), offline=True) as board:
+        board.day(dt.date(2026, 12, 6), names[:2], True)
+        assert _drawn(board)[0] == "replaying 2026-12-06, the recorded day before: platform 0/2"
+        board.update("aws", "crawling")
+        board.update("aws", "done", _summary("aws", "ok", 3))
+        assert _drawn(board)[0] == "replaying 2026-12-06, the recorded day before: platform 1/2"
+        board.update("runpod", "done", _summary("runpod", "ok", 5))
+        board.day(dt.date(2026, 12, 7), None, False)
+        drawn = _drawn(board)
+        assert drawn[0] == "crawling 2026-12-07: 0/3 platforms done"
+        assert all(line.split()[-1] == "waiting" for line in drawn[1:4])
+        for name in names:
+            board.update(name, "done", _summary(name, "ok", 1))
+        assert _drawn(board)[0] == "crawling 2026-12-07: 3/3 platforms done; loading, planning..."
+    assert [summary.platform for summary in board.summaries] == names  # the day's own, not the replay's
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())
+    record = [line for line in plain.splitlines() if ": ok, " in line]
+    assert [line.split(":")[0] for line in record[-3:]] == names and len(record) == 3
+
+
+def test_off_a_terminal_the_replayed_day_is_two_lines_not_a_line_per_platform() -> None:
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=80, force_terminal=False)
+    with CrawlBoard(out, ["aws", "vastai"], platform_tokens(), offline=True) as board:
+        board.day(dt.date(2026, 12, 6), ["aws", "vastai"], True)
+        board.update("aws", "done", _summary("aws", "ok", 3))
+        board.update("vastai", "done", _summary("vastai", "failed", 0, "HTTP 500 from x"))
+        board.day(dt.date(2026, 12, 7), None, False)
+        board.update("aws", "done", _summary("aws", "ok", 3))
+    lines = buffer.getvalue().splitlines()
+    assert lines == [
+        "replaying 2026-12-06, the recorded day before: 2 platforms",
+        "replayed 2026-12-06: 1 of 2 platforms ok",
+        "aws: ok, 3 offers in 4.2 s",
+    ]

@@ -77,8 +77,10 @@ class SyntheticWarehouse:
         pricing_type: str = "on_demand",
         gpu_count: int = 1,
         offer_id: str | None = None,
+        region: str | None = None,
     ) -> dict[str, Any]:
         return {
+            "region": region,
             "crawl_id": crawl_id,
             "platform": platform,
             "offer_id": offer_id or f"synthetic-offer-{next(self._ids)}",

@@ -11,7 +11,7 @@ from typing import get_args
 import pytest
 
 from digest.catalogue import LANGUAGES, UnknownLanguage, read_catalogue, words
-from digest.changes import REASON_KINDS
+from digest.changes import NEW_SIDE_KINDS, REASON_KINDS
 from scrapers.items import BillingPeriod, PricingType
 from scrapers.registry import platforms
 from warehouse.plans import RANKINGS
@@ -85,6 +85,7 @@ def _keys_built() -> set[str]:
     """Keys the code builds from a name (f"reason.{kind}", name("ranking", ...)): every value they take."""
     return {
         *(f"reason.{kind}" for kind in REASON_KINDS),
+        *(f"cause.{kind}" for kind in NEW_SIDE_KINDS),
         *(f"ranking.{ranking}" for ranking in ALL_RANKINGS),
         *(f"measure.{measure}" for measure in MEASURES),
         *(f"plans.{ranking}" for ranking in (*RANKINGS, "lowest_cost_per_btoken")),

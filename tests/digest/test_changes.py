@@ -131,17 +131,17 @@ def test_each_ranking_and_a_job_report_their_own_measure_alike_everywhere(wareho
         ("plan", "lowest_rent"): (
             "price_up",
             50.0,
-            "rent for a month (or the minimum term) $10,000 (¥72,000) → $15,000 (¥108,000) (+50.0%)",
+            "rent for a month (or the minimum term) $10,000 (¥72,000) → $15,000 (¥108,000): the plan +50.0%",
         ),
         ("plan", "lowest_run_total"): (
             "price_down",
             -50.0,
-            "total as billed $100 (¥720) → $50.00 (¥360) (-50.0%)",
+            "total as billed $100 (¥720) → $50.00 (¥360): the plan -50.0%",
         ),
         ("job", "lowest_total"): (
             "price_down",
             100 * (480 - 620) / 620,
-            "total as billed $620 (¥4,464) → $480 (¥3,456) (-22.6%)",
+            "total as billed $620 (¥4,464) → $480 (¥3,456): the plan -22.6%",
         ),
     }
     stored = warehouse.con.execute(
@@ -311,13 +311,23 @@ def test_the_plan_kept_its_offer_with_another_gpu_count(warehouse):
 
 # The reasons in words: the sign and size of each move as the reader sees it.
 WORDED_CASES = {
-    "price_rose 0.5 %": ("the same offer rose 0.5 %", f"vastai's {PCIE} rose 0.5% to $1.00/GPU-h"),
-    "price_fell": ("the same offer's price fell", f"vastai's {PCIE} fell 20.0% to $0.800/GPU-h"),
+    "price_rose 0.5 %": (
+        "the same offer rose 0.5 %",
+        f"the plan's offer, vastai's {PCIE}, itself rose 0.5% to $1.00/GPU-h",
+    ),
+    "price_fell": (
+        "the same offer's price fell",
+        f"the plan's offer, vastai's {PCIE}, itself fell 20.0% to $0.800/GPU-h",
+    ),
     "old_fell": (
         "the old offer fell, by less than a new one undercuts it",
-        f"vastai now offers {PCIE} at $0.410/GPU-h; thunder's {A100} fell only 10.0%",
+        f"vastai now offers {PCIE} at $0.410/GPU-h; "
+        f"the old plan's offer, thunder's {A100}, itself fell only 10.0%",
     ),
-    "old_rose 0.1 %": ("the old offer moved by the threshold", f"thunder's {A100} rose 0.1%"),
+    "old_rose 0.1 %": (
+        "the old offer moved by the threshold",
+        f"the old plan's offer, thunder's {A100}, itself rose 0.1%",
+    ),
     "old_same": ("the old offer moved under the threshold", f"thunder's {A100} is unchanged at $1.00/GPU-h"),
 }
 

@@ -99,6 +99,7 @@ JSON_KEYS = {
     "watches",
     "watch_error",
     "plan_changes",
+    "change_causes",
     "price_moves",
     "stock_changes",
     "failed_crawls",

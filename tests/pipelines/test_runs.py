@@ -20,15 +20,21 @@ PLATFORMS = ["datacrunch", "quotes"]
 @pytest.mark.slow
 def test_on_crawl_follows_each_platform_from_waiting_to_its_summary(settings: Settings) -> None:
     seen: list[tuple[str, str, CrawlSummary | None]] = []
+    days: list[tuple[dt.date, bool, int]] = []  # each day's run: (day, replayed, crawl events before it)
     result = execute_day(
         settings,
         DAY,
         offline=True,
         platforms=PLATFORMS,
         on_crawl=lambda platform, state, summary: seen.append((platform, state, summary)),
+        on_day=lambda day, _, replay: days.append((day, replay, len(seen))),
         wait_s=30,
     )
     assert result.failures == [] and result.run_id
+    # a fresh warehouse: the recorded day before is replayed first, its crawls heard too
+    assert [(day, replay) for day, replay, _ in days] == [(DAY - dt.timedelta(days=1), True), (DAY, False)]
+    replayed, seen = seen[: days[1][2]], seen[days[1][2] :]
+    assert {name for name, state, _ in replayed if state == "done"} <= set(PLATFORMS)
     for platform in PLATFORMS:
         states = [state for name, state, _ in seen if name == platform]
         assert states == ["waiting", "crawling", "done"], platform

@@ -7,6 +7,7 @@
 --   old_offer_now_*          the old plan's offer today (NULL: not among today's plannable offers)
 --   old_platform_listed_now  the old plan's platform has offers today (FALSE: it did not crawl)
 --   new_offer_before_*       the new plan's offer on the previous day (NULL: it is new)
+--   old_region, new_region   each plan's offer's region on its day (NULL: the platform names none)
 -- Offers are the days' plannable ones (judged_offers), as the plans read them.
 WITH changed AS (
     SELECT subject, job, model, method, ranking, change_types
@@ -74,7 +75,7 @@ sides AS (
 ),
 judged AS MATERIALIZED (
     SELECT day, platform, offer_id, pricing_type, price_usd_per_gpu_hour, price_cny_per_gpu_hour,
-           available_gpus
+           available_gpus, region
     FROM judged_offers((SELECT min(previous_date) FROM sides), CAST($change_date AS DATE))
     WHERE plannable AND (day = $change_date OR day IN (SELECT previous_date FROM sides))
 ),
@@ -87,7 +88,8 @@ offer_days AS (
         min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
         arg_min(price_cny_per_gpu_hour, price_usd_per_gpu_hour) AS cny_per_gpu_hour,
         -- unknown stock (any NULL) stays unknown
-        CASE WHEN count(*) = count(available_gpus) THEN max(available_gpus) END AS available_gpus
+        CASE WHEN count(*) = count(available_gpus) THEN max(available_gpus) END AS available_gpus,
+        arg_min(region, price_usd_per_gpu_hour) AS region
     FROM judged
     GROUP BY day, platform, offer_id, pricing_type
 ),
@@ -103,7 +105,9 @@ SELECT
     o_now.available_gpus AS old_offer_now_available_gpus,
     l_now.platform IS NOT NULL AS old_platform_listed_now,
     n_then.usd_per_gpu_hour AS new_offer_before_usd_per_gpu_hour,
-    n_then.cny_per_gpu_hour AS new_offer_before_cny_per_gpu_hour
+    n_then.cny_per_gpu_hour AS new_offer_before_cny_per_gpu_hour,
+    o_then.region AS old_region,
+    n_now.region AS new_region
 FROM sides AS s
 LEFT JOIN offer_days AS o_now
   ON o_now.day = $change_date AND o_now.platform = s.old_platform AND o_now.offer_id = s.old_offer_id
@@ -112,4 +116,10 @@ LEFT JOIN listed AS l_now ON l_now.day = $change_date AND l_now.platform = s.old
 LEFT JOIN offer_days AS n_then
   ON n_then.day = s.previous_date AND n_then.platform = s.new_platform AND n_then.offer_id = s.new_offer_id
  AND n_then.pricing_type = s.new_pricing_type
+LEFT JOIN offer_days AS o_then
+  ON o_then.day = s.previous_date AND o_then.platform = s.old_platform AND o_then.offer_id = s.old_offer_id
+ AND o_then.pricing_type = s.old_pricing_type
+LEFT JOIN offer_days AS n_now
+  ON n_now.day = $change_date AND n_now.platform = s.new_platform AND n_now.offer_id = s.new_offer_id
+ AND n_now.pricing_type = s.new_pricing_type
 ORDER BY s.subject = 'plan', s.job, s.params NULLS LAST, s.model, s.method, s.ranking <> 'lowest_rent', s.ranking
