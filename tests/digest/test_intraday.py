@@ -170,8 +170,9 @@ def test_an_outage_neither_fires_nor_rearms_a_watch(tmp_path: Path) -> None:
 
 
 FROM_SCRATCH = """
-WITH days AS (SELECT DISTINCT run_day FROM gpu_price_votes)
-SELECT * FROM price_window_votes('days') ORDER BY ALL
+WITH days AS (SELECT DISTINCT run_day FROM gpu_price_votes),
+keys AS (SELECT * FROM price_window_keys('days'))
+SELECT * FROM price_window_votes('keys') ORDER BY ALL
 """
 
 

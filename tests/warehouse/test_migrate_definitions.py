@@ -59,6 +59,7 @@ ADDED = {
     "price_reference_min_platforms": "the history rule's fewest other platforms",
     "price_references": "the history rule's references, the other platforms' median",
     "price_window_votes": "the history rule's votes, kept in price_reference_votes",
+    "price_window_keys": "the keys of a day's history-rule votes: its platforms with prices in its window",
     "implausible_offers": "every stored offer the history rule judges implausible, with why",
     "price_floor_reason": "the price floor's reason in words, once for the check and the exclusions",
     "crawled_at_of": ADOPTED["crawled_at_of"],

@@ -210,8 +210,9 @@ def test_the_same_crawls_in_any_order_give_the_same_verdicts(
 
 
 FROM_SCRATCH = """
-WITH days AS (SELECT DISTINCT run_day FROM gpu_price_votes)
-SELECT * FROM price_window_votes('days') ORDER BY ALL
+WITH days AS (SELECT DISTINCT run_day FROM gpu_price_votes),
+keys AS (SELECT * FROM price_window_keys('days'))
+SELECT * FROM price_window_votes('keys') ORDER BY ALL
 """
 
 

@@ -7,8 +7,10 @@
 -- model and pricing type, its cheapest whole-card price per GPU-hour), and the run days and
 -- platforms they vote for (temp table load_vote_days, whose references load/price_references.sql
 -- recomputes once the runs are recorded).
-INSERT INTO gpu_price_votes
-SELECT crawl_id, platform, run_day, gpu_model, pricing_type, min(price_usd_per_gpu_hour), count(*)
+CREATE OR REPLACE TEMP TABLE load_votes AS
+SELECT
+    crawl_id, platform, run_day, gpu_model, pricing_type,
+    min(price_usd_per_gpu_hour) AS cheapest_usd_per_gpu_hour, count(*) AS offers
 FROM load_priced
 WHERE reason IS NULL
   AND gpu_model IS NOT NULL
@@ -16,10 +18,15 @@ WHERE reason IS NULL
   AND price_usd_per_gpu_hour IS NOT NULL
 GROUP BY crawl_id, platform, run_day, gpu_model, pricing_type;
 
+INSERT INTO gpu_price_votes
+SELECT crawl_id, platform, run_day, gpu_model, pricing_type, cheapest_usd_per_gpu_hour, offers
+FROM load_votes;
+
+-- from the rows just voted, not from gpu_price_votes: a scan of its crawl ids grew with history
 CREATE OR REPLACE TEMP TABLE load_vote_days AS
-SELECT DISTINCT run_day, platform FROM gpu_price_votes
--- CAST: a history file of only its header stages no rows, and pandas types the empty column DOUBLE
-WHERE crawl_id IN (SELECT DISTINCT CAST(crawl_id AS VARCHAR) FROM load_staged);
+SELECT DISTINCT run_day, platform FROM load_votes;
+
+DROP TABLE load_votes;
 
 -- By name: every column load_priced has is an offers column, but the record's verdict and its text.
 INSERT INTO offers BY NAME
