@@ -25,6 +25,7 @@ from scrapers.crawl.lock import this_process
 from scrapers.crawl.runner import DEFAULT_TIMEOUT_S, CrawlJob, Progress, iter_crawls
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.middlewares import CONTACT_SETTING
+from scrapers.platform import ORIGIN_OVERRIDE_SETTING
 from scrapers.registry import fixture_dir
 from warehouse import connect
 
@@ -166,6 +167,11 @@ class CrawlerResource(dg.ConfigurableResource):
         "or the name of a folder in it holding another (e.g. 'previous', the day before).",
     )
     contact: str | None = Field(default=None, description="The crawler's contact in its User-Agent.")
+    origin_override: str | None = Field(
+        default=None,
+        description="Live crawls send every request here instead of to the platform (the Scrapy setting "
+        "GPUPLAN_ORIGIN_OVERRIDE, path and query kept): a platform's recorded answers served on loopback.",
+    )
 
     def crawl_progress(self, platforms: Sequence[str], out_dir: Path) -> Iterator[Progress]:
         """Crawl `platforms` into `out_dir`, all at once: each platform's progress as it happens,
@@ -179,7 +185,10 @@ class CrawlerResource(dg.ConfigurableResource):
             out_dir,
             offline=self.offline,
             timeout_s=self.timeout_s,
-            settings={CONTACT_SETTING: self.contact or ""},
+            settings={
+                CONTACT_SETTING: self.contact or "",
+                **({ORIGIN_OVERRIDE_SETTING: self.origin_override} if self.origin_override else {}),
+            },
         )
 
     def crawl(self, platforms: Sequence[str], out_dir: Path) -> list[CrawlSummary]:
