@@ -10,8 +10,8 @@ from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+from loopback import Reply, serving
 from push_server import PushServer
-from reliability.fault_server import Reply, serving
 from reliability.faults import snapshot
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 

@@ -1,5 +1,5 @@
 """One platform's recorded answers with one answer changed, and a real crawl of them: the hostile
-answer tests' harness (the fault server of fault_server.py, reached through GPUPLAN_ORIGIN_OVERRIDE)."""
+answer tests' harness (the loopback server of tests/loopback.py, reached through GPUPLAN_ORIGIN_OVERRIDE)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from loopback import FaultServer, Reply, serving
+
 from reliability.fake_secrets import secret_env
 from reliability.fault_days import LOOPBACK_SETTINGS, http_date
-from reliability.fault_server import FaultServer, Reply, serving
 from reliability.faults import snapshot
 from scrapers.crawl.runner import run_crawl
 from scrapers.crawl.summary import CrawlSummary

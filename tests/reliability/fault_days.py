@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from loopback import Hit, serving
 from warehouse_template import migrated
 
 from config.settings import Settings
 from digest.content import build_digest
 from digest.render import render
-from reliability.fault_server import Hit, serving
 from reliability.faults import (
     BY_NAME,
     CLEAN,

@@ -1,7 +1,7 @@
 """The crawl faults of the suite: what each does to a platform's answers, and what the run must make of it.
 
 Each `CrawlFault` is applied to a platform's recorded snapshot by the loopback server
-(fault_server.py): content faults rewrite the recorded answers (rewrites.py), transport faults
+(tests/loopback.py): content faults rewrite the recorded answers (rewrites.py), transport faults
 answer requests their own way. A fault read by each spider's own code runs on every platform
 whose answers it changes; a fault handled by code every spider shares runs once, each on the next
 platform in turn; `fan_out_request_fails` runs where a crawl reads more than one JSON answer, and
@@ -20,7 +20,8 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from reliability.fault_server import AS_RECORDED, Answer, Reply, Rewrite
+from loopback import AS_RECORDED, Answer, Reply, Rewrite
+
 from reliability.rewrites import (
     ABSURD_FACTOR,
     UNKNOWN_WORD,

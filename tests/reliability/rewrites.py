@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from reliability.fault_server import Reply, Rewrite
+from loopback import Reply, Rewrite
+
 from scrapers.replay import Exchange
 from sizing import gpu_names
 from sizing.catalog import load_gpus

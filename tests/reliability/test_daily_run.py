@@ -19,6 +19,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from loopback import serving
 
 from config.settings import Settings
 from pipelines.assets.crawls import CRAWLED, crawl_key
@@ -27,7 +28,6 @@ from pipelines.definitions import build_defs
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from reliability.fake_secrets import FAKE_SECRETS
 from reliability.fault_days import CRAWL_TIMEOUT_S, LOOPBACK_SETTINGS, METHODS, MODELS, http_date, run_day
-from reliability.fault_server import serving
 from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapshot, web_platforms
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 from scrapers.crawl.runner import CrawlJob, Progress, iter_crawls

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback import Reply
 
 from reliability.answer_changes import changed_json, served_crawl
-from reliability.fault_server import Reply
 from scrapers import parsing
 from scrapers.platform import CLOCK_TOLERANCE_SETTING
 from scrapers.replay import Exchange

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from loopback import Answer, Hit, serving
 
 from reliability.fake_secrets import secret_env
 from reliability.fault_days import LOOPBACK_SETTINGS, http_date
-from reliability.fault_server import Answer, Hit, serving
 from reliability.faults import snapshot
 from scrapers.crawl.runner import run_crawl
 from scrapers.crawl.summary import CrawlSummary

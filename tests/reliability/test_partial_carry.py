@@ -16,13 +16,13 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from loopback import AS_RECORDED, Answer
 
 from config.settings import Settings
 from digest.content import build_digest
 from digest.render import render
 from reliability.fake_secrets import secret_env
 from reliability.fault_days import FIRST_DAY, MODELS, crawl_day, run_day
-from reliability.fault_server import AS_RECORDED, Answer
 from reliability.faults import CLEAN, CrawlFault
 from warehouse import connect
 

@@ -35,7 +35,7 @@ from crawl_helpers import (
     loopback_settings,
     read_jsonl,
 )
-from loopback_server import Fault, serving
+from loopback import Answer, failing, serving
 from row_mutations import (
     INJECTED,
     MYSTERY_GPU,
@@ -353,8 +353,10 @@ def retried(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[CrawlSu
         servers = {}
         for platform in names:
             # Retry-After: 0 keeps this quick; a longer one waited for is tested once, in test_runner.py.
-            script = [Fault(status=500), Fault(status=429, headers={"Retry-After": "0"}), Fault(stall_s=0.8)]
-            servers[platform] = stack.enter_context(serving(snapshot_of(platform), script))
+            script = [failing(500), failing(429, headers={"Retry-After": "0"}), Answer(stall_s=0.8)]
+            servers[platform] = stack.enter_context(
+                serving(snapshot_of(platform), first=script, first_path_only=True)
+            )
         # Spare retries: on a busy machine a healthy answer may also miss the short timeout.
         jobs = [
             CrawlJob(
@@ -369,7 +371,7 @@ def retried(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[CrawlSu
                 [
                     hit.status
                     for hit in servers[summary.platform].hits
-                    if hit.path == servers[summary.platform].fault_path
+                    if hit.path == servers[summary.platform].first_path
                 ],
             )
             for summary in summaries

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from crawl_helpers import crawl_env, loopback_settings, read_jsonl
-from loopback_server import serving
+from loopback import serving
 from typer.testing import CliRunner
 
 from gpuplan.cli import app

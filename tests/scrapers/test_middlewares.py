@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from crawl_harness import snapshot_of
 from crawl_helpers import crawl_env, loopback_settings
-from loopback_server import serving
+from loopback import serving
 from scrapy.http import Request, Response
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, loopback_settings, read_jsonl
-from loopback_server import Fault, serving
+from loopback import Answer, failing, serving
 
 from scrapers import registry
 from scrapers.crawl import runner
@@ -155,7 +155,7 @@ def test_a_crawl_that_cannot_start_is_a_failed_summary_and_old_files_are_gone(tm
 
 @pytest.mark.slow
 def test_a_hanging_child_is_killed_at_the_timeout(tmp_path: Path) -> None:
-    with serving(snapshot_of("vastai"), always=Fault(stall_s=10)) as server:
+    with serving(snapshot_of("vastai"), then=Answer(stall_s=10)) as server:
         summary = run_crawl(
             "vastai",
             tmp_path,
@@ -168,8 +168,8 @@ def test_a_hanging_child_is_killed_at_the_timeout(tmp_path: Path) -> None:
 
 @pytest.mark.faults
 def test_a_429_retry_after_is_waited_for(tmp_path: Path) -> None:
-    script = [Fault(status=429, headers={"Retry-After": "1"})]
-    with serving(snapshot_of("vastai"), script) as server:
+    script = [failing(429, headers={"Retry-After": "1"})]
+    with serving(snapshot_of("vastai"), first=script, first_path_only=True) as server:
         summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=loopback_settings(server.url))
         first, second = server.hits[:2]
     assert (summary.status, summary.stats["retries"]) == ("ok", 1)
@@ -179,7 +179,7 @@ def test_a_429_retry_after_is_waited_for(tmp_path: Path) -> None:
 
 @pytest.mark.faults
 def test_a_server_error_that_persists_fails_after_the_retries(tmp_path: Path) -> None:
-    with serving(snapshot_of("vastai"), always=Fault(status=503)) as server:
+    with serving(snapshot_of("vastai"), then=failing(503)) as server:
         summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=loopback_settings(server.url))
         attempts = len(server.hits)
     assert summary.status == "failed"
@@ -193,14 +193,12 @@ def test_a_server_error_that_persists_fails_after_the_retries(tmp_path: Path) ->
 
 # Vast's rate limit answer: HTTP 429, plain text, no Retry-After (vast-ai/docs
 # api-reference/rate-limits-and-errors.mdx @ 027ea895).
-VAST_RATE_LIMITED = Fault(
-    status=429, headers={"Content-Type": "text/plain"}, body=b"API requests too frequent"
-)
+VAST_RATE_LIMITED = failing(429, headers={"Content-Type": "text/plain"}, body=b"API requests too frequent")
 
 
 @pytest.mark.faults
 def test_a_rate_limit_is_asked_again_later_in_the_run(tmp_path: Path) -> None:
-    with serving(snapshot_of("vastai"), [VAST_RATE_LIMITED]) as server:
+    with serving(snapshot_of("vastai"), first=[VAST_RATE_LIMITED], first_path_only=True) as server:
         # The ordinary backoff is 0.05 s here.
         settings = loopback_settings(server.url, RETRY_RATE_LIMITED_BASE_S="0.6")
         summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=settings)
@@ -212,7 +210,7 @@ def test_a_rate_limit_is_asked_again_later_in_the_run(tmp_path: Path) -> None:
 
 @pytest.mark.faults
 def test_a_rate_limit_that_lasts_fails_saying_rate_limited(tmp_path: Path) -> None:
-    with serving(snapshot_of("vastai"), always=VAST_RATE_LIMITED) as server:
+    with serving(snapshot_of("vastai"), then=VAST_RATE_LIMITED) as server:
         summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=loopback_settings(server.url))
         attempts = len(server.hits)
     assert (summary.status, attempts) == ("failed", 4)
@@ -224,8 +222,8 @@ def test_a_rate_limit_that_lasts_fails_saying_rate_limited(tmp_path: Path) -> No
 
 @pytest.mark.faults
 def test_a_retry_after_beyond_our_patience_fails_at_once(tmp_path: Path) -> None:
-    fault = Fault(status=429, headers={"Retry-After": "3600"})
-    with serving(snapshot_of("vastai"), always=fault) as server:
+    fault = failing(429, headers={"Retry-After": "3600"})
+    with serving(snapshot_of("vastai"), then=fault) as server:
         summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=loopback_settings(server.url))
         attempts = len(server.hits)
     assert summary.status == "failed"
@@ -238,7 +236,7 @@ def test_a_retry_after_beyond_our_patience_fails_at_once(tmp_path: Path) -> None
 
 @pytest.mark.faults
 def test_a_server_that_never_answers_fails_as_a_timeout(tmp_path: Path) -> None:
-    with serving(snapshot_of("vastai"), always=Fault(stall_s=1.0)) as server:
+    with serving(snapshot_of("vastai"), then=Answer(stall_s=1.0)) as server:
         summary = run_crawl(
             "vastai",
             tmp_path,
@@ -253,10 +251,8 @@ def test_a_server_that_never_answers_fails_as_a_timeout(tmp_path: Path) -> None:
 
 @pytest.mark.faults
 def test_an_error_envelope_fails_the_real_crawl(tmp_path: Path) -> None:
-    envelope = Fault(
-        status=200, body=b'{"success": false, "error": "invalid_request", "msg": "Invalid query"}'
-    )
-    with serving(snapshot_of("vastai"), always=envelope) as server:
+    envelope = failing(200, body=b'{"success": false, "error": "invalid_request", "msg": "Invalid query"}')
+    with serving(snapshot_of("vastai"), then=envelope) as server:
         summary = run_crawl("vastai", tmp_path, env=crawl_env(), settings=loopback_settings(server.url))
     assert summary.status == "failed"
     assert summary.error == (

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from crawl_harness import drive, json_of, snapshot_of, with_exchange
 from crawl_helpers import crawl_env, loopback_settings, read_jsonl
-from loopback_server import serving
+from loopback import serving
 
 from scrapers.crawl.runner import run_crawl
 from scrapers.spiders.autodl import orderable

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 import pytest
 from crawl_harness import drive, json_of, snapshot_of, with_exchange
 from crawl_helpers import crawl_env, loopback_settings, read_jsonl
-from loopback_server import serving
+from loopback import serving
 
 from scrapers.crawl.runner import run_crawl
 from scrapers.platform import STAT_UNVERIFIED

@@ -24,7 +24,7 @@ from crawl_harness import snapshot_of
 from crawl_helpers import canonical, crawl_env, expected_items, loopback_settings, read_jsonl
 from crawl_processes import crawl_children
 from faulty_parts import CRASH_EXIT
-from loopback_server import Fault, serving
+from loopback import Answer, serving
 
 from scrapers.crawl.runner import CrawlJob, crawl, iter_crawls
 from scrapers.crawl.runner import Progress as Step
@@ -118,7 +118,7 @@ def test_a_bad_answer_fails_only_its_platform(tmp_path: Path) -> None:
 
 def test_a_server_that_never_answers_times_out_alone(tmp_path: Path) -> None:
     progress = Progress()
-    with serving(snapshot_of(GUILTY), always=Fault(stall_s=30)) as server:
+    with serving(snapshot_of(GUILTY), then=Answer(stall_s=30)) as server:
         # live (no replay) against a server that stalls, with no graceful stop before the deadline
         stalled = loopback_settings(
             server.url, DOWNLOAD_TIMEOUT="30", CLOSESPIDER_TIMEOUT="0", HTTPCACHE_ENABLED="False"
@@ -141,7 +141,7 @@ def test_a_parser_blocking_the_shared_process_fails_alone(tmp_path: Path) -> Non
     Before: the shared process was killed only at the 12 s deadline, then the culprit alone again
     at 12 s, and its error said it "did not finish within 12 s"."""
     innocent = "lambda"
-    with serving(snapshot_of(innocent), always=Fault(stall_s=0.5)) as server:
+    with serving(snapshot_of(innocent), then=Answer(stall_s=0.5)) as server:
         jobs = [
             CrawlJob(GUILTY, settings=_broken_by("BlockOnItem")),
             CrawlJob(innocent, settings=_live(server.url)),
@@ -160,7 +160,7 @@ def test_a_parser_blocking_the_shared_process_fails_alone(tmp_path: Path) -> Non
 
 def test_a_crash_of_the_shared_process_fails_only_the_crashing_platform(tmp_path: Path) -> None:
     innocent = "lambda"
-    with serving(snapshot_of(innocent), always=Fault(stall_s=1.0)) as server:
+    with serving(snapshot_of(innocent), then=Answer(stall_s=1.0)) as server:
         jobs = [
             CrawlJob(GUILTY, settings=_broken_by("ExitOnItem")),
             CrawlJob(innocent, settings=_live(server.url)),
@@ -176,7 +176,7 @@ def _blocked_beside_slow_answers(stack: ExitStack) -> list[CrawlJob]:
     RERUN_ANSWER_S to answer (so they are unfinished when the block starts, and again in their rerun)."""
     jobs = [CrawlJob(GUILTY, settings=_broken_by("BlockOnItem"))]
     for platform in INNOCENT_LIVE:
-        server = stack.enter_context(serving(snapshot_of(platform), always=Fault(stall_s=RERUN_ANSWER_S)))
+        server = stack.enter_context(serving(snapshot_of(platform), then=Answer(stall_s=RERUN_ANSWER_S)))
         settings = loopback_settings(server.url, DOWNLOAD_TIMEOUT="15", HTTPCACHE_ENABLED="False")
         jobs.append(CrawlJob(platform, settings=settings))
     return jobs
