@@ -9,7 +9,8 @@ price_median_usd, price_max_usd, n_offers, source_url, fetched_at`, as
 `scrapers/history/observations.py` reads it; 1 row in 1,000 with a price that is no number, so the
 refusals are exercised), `--rows` rows spread evenly over `--days` days ending 2026-11-30
 (default 365: a year of daily history is the size of the 7M-row file users import), 30
-providers. `--format skypilot` writes one cloud's `vms.csv` (SkyPilot's columns) instead. Then, each
+providers. `--format skypilot` writes one cloud's `vms.csv` (SkyPilot's columns) instead, `--format
+gpuhunt` one provider's gpuhunt catalog CSV (SYNTHETIC H100 rows, 1 in 1,000 priced `n/a`). Then, each
 in a fresh child process so that each peak RSS is its own:
 
 - yardstick: DuckDB's `CREATE TABLE ... AS SELECT * FROM read_csv(file)` into a fresh database file,
@@ -82,6 +83,26 @@ SKYPILOT_SQL = """
     FROM r
 """
 
+GPUHUNT_SQL = """
+    WITH r AS (SELECT range AS i FROM range($rows))
+    SELECT
+        'gpu_' || [1, 2, 4, 8][1 + CAST(i % 4 AS INTEGER)] || 'x_h100_sxm5_' || i AS instance_name,
+        'region-' || (i % 17) AS location,
+        CASE WHEN i % 1000 = 999 THEN 'n/a' ELSE CAST(round(2 + (hash(i) % 500) / 100.0, 2) AS VARCHAR) END
+            AS price,
+        26 AS cpu, 225.0 AS memory, [1, 2, 4, 8][1 + CAST(i % 4 AS INTEGER)] AS gpu_count, 'H100' AS gpu_name,
+        80.0 AS gpu_memory, CASE WHEN i % 3 = 0 THEN 'True' ELSE 'False' END AS spot, 512.0 AS disk_size,
+        'nvidia' AS gpu_vendor, '' AS flags, 'x86' AS cpu_arch, '' AS provider_data
+    FROM r
+"""
+SQL = {"observations": OBSERVATIONS_SQL, "skypilot": SKYPILOT_SQL, "gpuhunt": GPUHUNT_SQL}
+# Where each format's file goes: the importers read the day (and a catalog's cloud) from the path.
+FILE_NAME = {
+    "observations": "observations.csv",
+    "skypilot": f"benchcloud_vms_{LAST_DAY}.csv",
+    "gpuhunt": f"{LAST_DAY.replace('-', '')}-1/benchcloud.csv",
+}
+
 YARDSTICK = """
 import json, resource, sys, time, duckdb
 from warehouse.history import IMPORT_SETTINGS
@@ -128,7 +149,8 @@ print(json.dumps({
 
 def write_file(path: Path, file_format: str, rows: int, days: int = DAYS) -> float:
     """Write the SYNTHETIC file; returns seconds taken."""
-    sql = OBSERVATIONS_SQL if file_format == "observations" else SKYPILOT_SQL
+    sql = SQL[file_format]
+    path.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     con = duckdb.connect()
     params = {"rows": rows, "per_day": -(-rows // days)} if file_format == "observations" else {"rows": rows}
@@ -156,7 +178,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=7_000_000)
     parser.add_argument("--days", type=int, default=DAYS, help="days the observations span")
-    parser.add_argument("--format", choices=("observations", "skypilot"), default="observations")
+    parser.add_argument("--format", choices=tuple(SQL), default="observations")
     parser.add_argument("--chunk-rows", type=int, default=None, help="default: the importer's CHUNK_ROWS")
     parser.add_argument("--quick", action="store_true", help="10,000 rows, no targets")
     parser.add_argument("--dir", type=Path, default=None)
@@ -168,8 +190,7 @@ def main() -> int:
     chunk_rows = args.chunk_rows or CHUNK_ROWS
     folder = Path(tempfile.mkdtemp(prefix="bench_import_", dir=args.dir))
     try:
-        name = "observations.csv" if args.format == "observations" else f"benchcloud_vms_{LAST_DAY}.csv"
-        path = folder / name
+        path = folder / FILE_NAME[args.format]
         wrote = write_file(path, args.format, rows, args.days)
         size_mb = path.stat().st_size / 1e6
         print(
