@@ -21,7 +21,7 @@ import logging
 import secrets
 import smtplib
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import getaddresses
@@ -99,8 +99,8 @@ def send_pending(
 class _Store:
     """Where a send's state is read and recorded, and where its digest is built from."""
 
-    def __init__(self, records: Any, content: duckdb.DuckDBPyConnection) -> None:
-        self._records = records  # () -> context manager of a connection to read and record with
+    def __init__(self, records: connect.RecordsOpener, content: duckdb.DuckDBPyConnection) -> None:
+        self._records = records
         self.content = content
 
     def fetch(self, name: str, **params: Any) -> list[Any]:
@@ -114,18 +114,12 @@ class _Store:
 
 @contextmanager
 def _store(warehouse: Path | duckdb.DuckDBPyConnection, lock_timeout_s: float) -> Iterator[_Store]:
-    if isinstance(warehouse, duckdb.DuckDBPyConnection):
-        con = warehouse
-        yield _Store(lambda: nullcontext(con), con)
-        return
-
-    def records() -> AbstractContextManager[duckdb.DuckDBPyConnection]:
-        return connect.writer(warehouse, lock_timeout_s, publish=False)
-
-    with ExitStack() as stack:
-        stack.enter_context(connect.locked(warehouse, lock_timeout_s, purpose="digest"))
-        snapshot = stack.enter_context(connect.reader(warehouse))
-        yield _Store(records, snapshot)
+    with connect.sender_records(warehouse, lock_timeout_s, purpose="digest") as records:
+        if isinstance(warehouse, duckdb.DuckDBPyConnection):
+            yield _Store(records, warehouse)
+            return
+        with connect.reader(warehouse) as snapshot:
+            yield _Store(records, snapshot)
 
 
 def _send_day(store: _Store, day: date, options: SendOptions) -> SendResult:

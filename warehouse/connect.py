@@ -47,7 +47,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from importlib.metadata import version
 from pathlib import Path
 
@@ -330,6 +330,28 @@ def writer(
             con.close()
         if publish:
             publishing.publish(warehouse, int(generation))
+
+
+# Opens a connection to read and write a sender's own records on (`sender_records`).
+RecordsOpener = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
+
+
+@contextmanager
+def sender_records(
+    warehouse: Path | duckdb.DuckDBPyConnection, lock_timeout_s: float, *, purpose: str
+) -> Iterator[RecordsOpener]:
+    """Where a sender (the digest's mail, the push channels) keeps what it sent and what failed.
+
+    `purpose`'s lock is held for the whole send, so two senders of one kind never overlap, without
+    blocking the writer; each record is written on the writer file without republishing, a
+    connection at a time, so the writer lock is never held while a server is talked to. Given one
+    connection (tests, scratch), every record goes through it."""
+    if isinstance(warehouse, duckdb.DuckDBPyConnection):
+        con = warehouse
+        yield lambda: nullcontext(con)
+        return
+    with locked(warehouse, lock_timeout_s, purpose=purpose):
+        yield lambda: writer(warehouse, lock_timeout_s, publish=False)
 
 
 def reader(warehouse: Path) -> duckdb.DuckDBPyConnection:

@@ -20,7 +20,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -57,7 +57,7 @@ Channels = Iterable[tuple[str, Any]]
 
 
 class _Ledger:
-    def __init__(self, records: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]) -> None:
+    def __init__(self, records: connect.RecordsOpener) -> None:
         self._records = records
 
     def state(self, channels: list[str]) -> list[dict[str, Any]]:
@@ -86,13 +86,8 @@ class _Ledger:
 
 @contextmanager
 def _ledger(warehouse: Path | duckdb.DuckDBPyConnection, lock_timeout_s: float) -> Iterator[_Ledger]:
-    if isinstance(warehouse, duckdb.DuckDBPyConnection):
-        con = warehouse
-        yield _Ledger(lambda: nullcontext(con))
-        return
-    with ExitStack() as stack:
-        stack.enter_context(connect.locked(warehouse, lock_timeout_s, purpose="push"))
-        yield _Ledger(lambda: connect.writer(warehouse, lock_timeout_s, publish=False))
+    with connect.sender_records(warehouse, lock_timeout_s, purpose="push") as records:
+        yield _Ledger(records)
 
 
 def send(
