@@ -99,8 +99,7 @@ def import_file(
         except (OSError, ValueError, pd.errors.ParserError) as exc:
             return FileReport(path=path, format=file_format.name, error=str(exc))
         except duckdb.InvalidInputException as exc:  # DuckDB's CSV reader: a row it cannot split
-            said = str(exc).splitlines()[0]
-            return FileReport(path=path, format=file_format.name, error=f"{path.name}: {said}")
+            return FileReport(path=path, format=file_format.name, error=_csv_error(path, exc))
         except duckdb.OutOfMemoryException as exc:  # staged in temp tables, loaded in one transaction
             limit = history.IMPORT_SETTINGS["memory_limit"]
             said = str(exc).splitlines()[0]
@@ -140,14 +139,15 @@ def _stage_in_sql(
     staging: history.ImportStaging, reader: ModuleType, path: Path, options: ReadOptions
 ) -> _Tally:
     """Stage a file its format reads in SQL: the names it holds resolved in Python first, once each."""
-    reader.check_header(path)
+    columns = {name: "VARCHAR" for name in reader.check_header(path)}
     ((rows_in_file, providers, gpu_names),) = staging.con.execute(
-        queries.sql(reader.NAMES_QUERY), {"path": str(path)}
+        queries.sql(reader.NAMES_QUERY), {"path": str(path), "columns": columns}
     ).fetchall()
     tally = staging.execute(
         reader.QUERY,
         reader.lookups(providers or [], gpu_names or []),
         path=str(path),
+        columns=columns,
         observed_on=options.observed_on,
         platform=platform_slug(options.platform) if options.platform else None,
         latest=latest_real_day(),
@@ -160,6 +160,14 @@ def _stage_in_sql(
         reasons=set(tally["reasons"]),
         problem=reader.problem(path, rows_in_file, tally["rows_read"]),
     )
+
+
+def _csv_error(path: Path, exc: duckdb.InvalidInputException) -> str:
+    """DuckDB's CSV error in one line: the file, the line and what was wrong with it (its message
+    goes on with the line's text and advice meant for DuckDB's own options)."""
+    said = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    what = [line for line in said[1:4] if not line.startswith(("Original Line", "Possible fixes"))]
+    return "; ".join([f"{path.name}: {said[0] if said else exc}", *what[:1]])
 
 
 @dataclass

@@ -59,13 +59,14 @@ REQUIRED = (
 )
 
 
-def check_header(path: Path) -> None:
-    """Raise ValueError, naming the columns, when the file is not a daily observations CSV."""
+def check_header(path: Path) -> list[str]:
+    """The file's columns; raises ValueError, naming the columns, when it is not a daily observations CSV."""
     with path.open(encoding="utf-8-sig", newline="") as file:
         header = next(csv.reader(file), [])
     missing = [column for column in REQUIRED if column not in header]
     if missing:
         raise ValueError(f"{path.name}: not a daily observations CSV, missing columns {missing}")
+    return header
 
 
 def lookups(providers: Sequence[str], gpu_names: Sequence[str]) -> dict[str, pd.DataFrame]:

@@ -258,3 +258,17 @@ def test_the_sql_reader_stores_what_the_pandas_reader_stored() -> None:
         "offers_loaded FROM crawl_runs ORDER BY ALL"
     ).fetchall()
     assert [list(row) for row in runs] == old["runs"]
+
+
+def test_a_row_the_csv_reader_cannot_split_is_one_line_naming_the_file_and_line(tmp_path) -> None:
+    csv = tmp_path / "observations.csv"
+    csv.write_text(
+        HEADER
+        + "2026-05-08,vast.ai,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x,2026-05-08T01:00:00+00:00\n"
+        + "2026-05-09,vast.ai,H100_SXM,1,US,on_demand,1.9,2.0,2.5,4,https://x\n"
+    )
+    con = warehouse_template.scratch()
+    report = import_file(con, formats.get("observations"), csv)
+    assert report.error is not None and "\n" not in report.error
+    assert report.error.startswith("observations.csv: ") and "Line: 3" in report.error, report.error
+    assert con.execute("SELECT count(*) FROM crawl_runs").fetchall() == [(0,)]

@@ -7,7 +7,8 @@
 -- is of its cells as read.
 -- Registered frames (scrapers.history.observations.lookups): import_platforms (provider, platform:
 -- the platform slug of each non-blank provider), import_gpus (name, gpu_model, gpu_form,
--- gpu_memory_gb: the canonical card of each GPU name). Params: $path; $observed_on and $platform
+-- gpu_memory_gb: the canonical card of each GPU name). Params: $path; $columns, the header's
+-- columns, each read as text (no sniffing: a row that does not fit is an error naming its line); $observed_on and $platform
 -- (NULL: every day, every platform) keep only that day or platform slug; $latest, the latest day an
 -- observation can be dated (scrapers.history.paths.latest_real_day); $max_count, the largest count
 -- the warehouse stores.
@@ -26,7 +27,9 @@ WITH file AS (
     SELECT cells, md5_number(concat_ws(chr(31), *COLUMNS(*))) AS md5
     FROM (
         SELECT coalesce(COLUMNS(*), '')
-        FROM read_csv($path, all_varchar = true, header = true, delim = ',', quote = '"', escape = '"')
+        FROM read_csv(
+            $path, header = true, auto_detect = false, columns = $columns, delim = ',', quote = '"', escape = '"'
+        )
     ) AS cells
 ),
 typed AS (
