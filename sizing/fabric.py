@@ -37,6 +37,9 @@ SALE_MODES = ("on_demand_node", "instant_cluster", "reserved_block", "sales_only
 # ladder keeps a job plan interactive where every count up to 64 would size 63 clusters per GPU.
 NODE_LADDER = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 DEFAULT_MAX_NODES = 64
+# Relative slack on a layout's speed ceiling before it is skipped: the ceiling and the step sum the
+# same floating-point terms in another order, which may differ in the last bits (1e-16 relative).
+BOUND_SLACK = 1e-9
 
 # Interruptions of a synchronous training job (Llama 3 report, arXiv 2407.21783 §3.3.4): 466 job
 # interruptions (47 planned, 419 unexpected) in a 54-day snapshot of pre-training on 16,384 H100s,
@@ -210,11 +213,36 @@ def goodput_line(gpu_count: int) -> str:
     )
 
 
-def fastest_option(fitting: Sequence[T], tokens_per_second: Callable[[T], float]) -> T:
-    """Across nodes, the layout that trains fastest among those that fit (`fitting`, in the
-    planner's order of preference; ties keep the earlier). On one node the planner keeps the least
-    memory (the smallest ZeRO stage, the least model parallelism); across nodes the fabric decides:
-    ZeRO-3/FSDP gathers every weight over it each micro-batch, TP x PP with ZeRO-1 sends activations
-    at stage boundaries and the gradients once a step (Narayanan et al., arXiv 2104.04473, §3.3;
-    docs/sizing.md), so on a slow fabric the pipeline wins."""
-    return max(fitting, key=tokens_per_second)
+def fastest_option(
+    groups: Sequence[Sequence[T]],
+    ceilings: Sequence[float],
+    rates: Callable[[int], Sequence[tuple[float, float]]],
+) -> tuple[T, tuple[float, float]]:
+    """Across nodes, the layout that trains fastest among those that fit, with its (tokens per
+    second, MFU). `groups` holds every fitting option in the planner's order of preference (ties
+    keep the earlier), a group per layout; `ceilings[i]` bounds the tokens per second of any
+    option of group i (`StepClock.tokens_bounds`), and `rates(i)` times them. On one node the
+    planner keeps the least memory (the smallest ZeRO stage, the least model parallelism); across
+    nodes the fabric decides: ZeRO-3/FSDP gathers every weight over it each micro-batch, TP x PP
+    with ZeRO-1 sends activations at stage boundaries and the gradients once a step (Narayanan et
+    al., arXiv 2104.04473, §3.3; docs/sizing.md), so on a slow fabric the pipeline wins.
+
+    Groups are timed from the highest ceiling down, and the search stops at a ceiling below the
+    best found (within BOUND_SLACK, so rounding cannot drop a tie or a winner): the answer is the
+    one timing every option would give."""
+    best: T | None = None
+    best_place, best_rate = (0, 0), (0.0, 0.0)
+    order = sorted(range(len(groups)), key=ceilings.__getitem__, reverse=True) if len(groups) > 1 else (0,)
+    for group in order:
+        if best is not None and ceilings[group] * (1 + BOUND_SLACK) < best_rate[0]:
+            break
+        for offset, (option, candidate) in enumerate(zip(groups[group], rates(group), strict=True)):
+            if (
+                best is None
+                or candidate[0] > best_rate[0]
+                or (candidate[0] == best_rate[0] and (group, offset) < best_place)
+            ):
+                best, best_place, best_rate = option, (group, offset), candidate
+    if best is None:
+        raise ValueError("no option fits")
+    return best, best_rate

@@ -12,7 +12,8 @@ step takes (m + p - 1) micro-batch slots: a bubble of (p - 1)/m (Narayanan §2.2
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from sizing.activations import ActivationPlan, Activations, LayerCosts, stage_activations
 from sizing.methods import StateBytes
@@ -24,9 +25,9 @@ _DEGREES = (1, 2, 4, 8, 16, 32, 64)
 Shard = tuple[StateBytes, Activations]
 
 
-@dataclass(frozen=True)
-class Layout:
-    """`tp` GPUs split each layer, `pp` stages split the layers; the rest is data parallel."""
+class Layout(NamedTuple):
+    """`tp` GPUs split each layer, `pp` stages split the layers; the rest is data parallel. A named
+    tuple, so that the planner's caches, keyed by layout, hash and compare it in C."""
 
     tp: int = 1
     pp: int = 1

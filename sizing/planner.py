@@ -15,7 +15,7 @@ fits, least model parallelism first, TP inside a node before PP across nodes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -33,6 +33,8 @@ DEFAULT_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 # The most GPUs one plan may count: the largest training clusters announced hold ~100,000 GPUs;
 # a larger count is a typo (issue 29), said in one line with the bound.
 MAX_GPUS = 100_000
+# The layouts whose options fit one GPU at one count, those options, and their ZeRO stages.
+Fitting = tuple[tuple[Layout, ...], tuple[tuple[Option, ...], ...], tuple[tuple[int, ...], ...]]
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,15 @@ class Sizing:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _shard_parts: dict[Layout, tuple[Shard, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _fitting: dict[tuple[int, float, int], Fitting] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _by_layout: dict[tuple[int, int], list[tuple[Layout, tuple[Option, ...]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _candidates: dict[tuple[int, int], list[Layout]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -204,7 +215,7 @@ class Sizing:
         key = (gpu_count, gpus_per_node)
         ladder = self._ladders.get(key)
         if ladder is None:
-            layouts = candidate_layouts(self.spec, gpu_count, gpus_per_node)
+            layouts = self._candidate_layouts(gpu_count, gpus_per_node)
             ladder = self._ladders[key] = Ladder.of(
                 tuple(option for layout in layouts for option in self.options(gpu_count, layout))
             )
@@ -239,14 +250,23 @@ class Sizing:
         """The row for `gpu` at `gpu_count`. A fixed layout this GPU cannot run (TP wider than
         its node) gives its memory, fits=False and no throughput."""
         option, fits = self.choose(gpu, gpu_count)
+        chosen: Option
         if fits and option is not None and gpu_count > gpu.gpus_per_node:
-            option = fabric.fastest_option(self._fitting_options(gpu, gpu_count), self._rate(gpu, gpu_count))
-        if option is not None:
+            clock = self.clock
+            fitting = self._fitting_options(gpu_count, gpu.usable_memory_gb, gpu.gpus_per_node)
+            layouts, groups, stages = fitting
+            chosen, (tokens, mfu) = fabric.fastest_option(
+                groups,
+                clock.tokens_bounds(gpu, gpu_count, layouts),
+                lambda group: clock.stage_rates(gpu, gpu_count, layouts[group], stages[group]),
+            )
+        elif option is not None:
+            chosen = option
             tokens, mfu = self.clock.tokens_per_second(gpu, gpu_count, option.stage, option.layout)
         else:
             fixed = Layout(self.setup.tp or 1, self.setup.pp or 1)
             layout = fixed if fixed.fits_count(gpu_count) else DATA_PARALLEL
-            option, tokens, mfu = self.options(gpu_count, layout)[0], 0.0, 0.0
+            chosen, tokens, mfu = self.options(gpu_count, layout)[0], 0.0, 0.0
         nodes = -(-gpu_count // gpu.gpus_per_node)
         return Requirement.row(
             model=self.model,
@@ -256,8 +276,8 @@ class Sizing:
             gpu_model=gpu.gpu_model,
             gpu_count=gpu_count,
             fits=fits,
-            zero_stage=option.stage,
-            per_gpu_memory_gb=option.total,
+            zero_stage=chosen.stage,
+            per_gpu_memory_gb=chosen.total,
             usable_memory_gb=gpu.usable_memory_gb,
             tokens_per_second=tokens,
             mfu=mfu,
@@ -265,23 +285,45 @@ class Sizing:
             nodes=nodes,
             offload=self.setup.offload,
             framework=self.setup.framework,
-            tp=option.layout.tp,
-            pp=option.layout.pp,
+            tp=chosen.layout.tp,
+            pp=chosen.layout.pp,
         )
 
-    def _fitting_options(self, gpu: GpuSpec, gpu_count: int) -> list[Option]:
-        """Every option that fits this GPU at this count: the data-parallel stages (or the fixed
-        layout) and, where the model may be split, each model-parallel layout's stages."""
-        usable = gpu.usable_memory_gb
-        layouts = self._layouts(gpu.gpus_per_node, gpu_count)
-        options = [option for layout in layouts for option in self.options(gpu_count, layout)]
-        if self._may_split_model and gpu_count > 1:
-            for layout in candidate_layouts(self.spec, gpu_count, gpu.gpus_per_node):
-                options += self.options(gpu_count, layout)
-        return [option for option in options if option.total <= usable]
+    def _fitting_options(self, gpu_count: int, usable: float, gpus_per_node: int) -> Fitting:
+        """Every option that fits `usable` GB at this count, by layout in the planner's order (the
+        layouts, their options and the options' stages): the data-parallel stages (or the fixed
+        layout) and, where the model may be split, each model-parallel layout's stages. GPUs of the
+        same usable memory and node size have the same options (cached)."""
+        key = (gpu_count, usable, gpus_per_node)
+        fitting = self._fitting.get(key)
+        if fitting is None:
+            layouts, groups, stages = [], [], []
+            for layout, options in self._layout_options(gpu_count, gpus_per_node):
+                fits = tuple(option for option in options if option.total <= usable)
+                if fits:
+                    layouts.append(layout)
+                    groups.append(fits)
+                    stages.append(tuple(option.stage for option in fits))
+            fitting = self._fitting[key] = (tuple(layouts), tuple(groups), tuple(stages))
+        return fitting
 
-    def _rate(self, gpu: GpuSpec, gpu_count: int) -> Callable[[Option], float]:
-        return lambda option: self.clock.tokens_per_second(gpu, gpu_count, option.stage, option.layout)[0]
+    def _layout_options(self, gpu_count: int, gpus_per_node: int) -> list[tuple[Layout, tuple[Option, ...]]]:
+        """Each layout `_fitting_options` may take at this count and node size, with its options."""
+        key = (gpu_count, gpus_per_node)
+        known = self._by_layout.get(key)
+        if known is None:
+            layouts = list(self._layouts(gpus_per_node, gpu_count))
+            if self._may_split_model and gpu_count > 1:
+                layouts += self._candidate_layouts(gpu_count, gpus_per_node)
+            known = self._by_layout[key] = [(layout, self.options(gpu_count, layout)) for layout in layouts]
+        return known
+
+    def _candidate_layouts(self, gpu_count: int, gpus_per_node: int) -> list[Layout]:
+        key = (gpu_count, gpus_per_node)
+        layouts = self._candidates.get(key)
+        if layouts is None:
+            layouts = self._candidates[key] = candidate_layouts(self.spec, gpu_count, gpus_per_node)
+        return layouts
 
     def cpu_memory_gb(self) -> float:
         s = self.setup

@@ -18,6 +18,7 @@ share of a micro-batch (`LayoutWork`) and each GPU's time for it; only the step 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizing import collectives, kernels
@@ -330,6 +331,23 @@ def step_seconds(
     return _step_seconds(w, gpu, gpu_count, stage, offload, internode_gb_per_s, microbatch, lw)
 
 
+@dataclass(frozen=True)
+class DataParallelWork:
+    """What data parallelism adds to a step of one layout at one ZeRO stage and replica count,
+    whatever the GPU: each GPU's collective bytes per micro-batch and per step, and the
+    partitions its optimizer update is split over."""
+
+    comm_microbatch_bytes: float
+    comm_step_bytes: float
+    optimizer_partitions: float
+
+
+def data_parallel_work(w: Work, lw: LayoutWork, stage: int, dp: int) -> DataParallelWork:
+    per_microbatch, per_step = collectives.comm_bytes(w.states, stage, dp, w.accounting, lw.share)
+    # The update runs on this GPU's shard: its share of the model over its ZeRO partitions.
+    return DataParallelWork(per_microbatch, per_step, (dp if stage >= 1 else 1) / lw.share)
+
+
 def _step_seconds(
     w: Work,
     gpu: GpuSpec,
@@ -340,27 +358,37 @@ def _step_seconds(
     microbatch: float,
     lw: LayoutWork,
 ) -> float:
-    layout, virtual, share = lw.layout, lw.virtual, lw.share
-    memory_bytes_per_s = gpu.memory_bandwidth_gb_per_s * 1e9
-    states = w.states
-    dp = layout.dp(gpu_count)
-    per_microbatch, per_step = collectives.comm_bytes(states, stage, dp, w.accounting, share)
     bandwidth = collectives.collective_gb_per_s(gpu, gpu_count, internode_gb_per_s) * 1e9
-    comm_microbatch, comm_step = per_microbatch / bandwidth, per_step / bandwidth
+    parts = data_parallel_work(w, lw, stage, lw.layout.dp(gpu_count))
+    return _step_time(w, gpu, gpu_count, offload, microbatch, lw, parts, bandwidth)
+
+
+def _step_time(
+    w: Work,
+    gpu: GpuSpec,
+    gpu_count: int,
+    offload: str,
+    microbatch: float,
+    lw: LayoutWork,
+    parts: DataParallelWork,
+    bandwidth: float,
+) -> float:
+    """`_step_seconds` with the GPU-independent `parts` and the collectives' `bandwidth` (B/s)
+    given, as StepClock keeps them."""
+    comm_microbatch, comm_step = parts.comm_microbatch_bytes / bandwidth, parts.comm_step_bytes / bandwidth
     # Each micro-batch hides its own collectives behind its compute; the once-per-step ones
     # (gradient sync, weight all-gather) can only hide behind the last micro-batch.
     step = (w.grad_accum - 1) * max(microbatch, comm_microbatch) + max(
         microbatch, comm_microbatch + comm_step
     )
     # The 1F1B bubble: (m + p - 1) slots for m micro-batches, (p - 1)/v with v virtual stages.
-    step += (layout.pp - 1) / virtual * microbatch
+    step += (lw.layout.pp - 1) / lw.virtual * microbatch
 
-    # The update runs on this GPU's shard: its share of the model over its ZeRO partitions.
-    n_opt = (dp if stage >= 1 else 1) / share
+    states, n_opt = w.states, parts.optimizer_partitions
     optimizer_shard = states.optimizer / n_opt
     if offload == "none":
         # Memory-bound update: read gradients, read and write the states.
-        step += (2 * optimizer_shard + states.gradients / n_opt) / memory_bytes_per_s
+        step += (2 * optimizer_shard + states.gradients / n_opt) / (gpu.memory_bandwidth_gb_per_s * 1e9)
     else:
         host = collectives.host_link_gb_per_s(gpu) * 1e9
         # Gradients down and 16-bit weights back up, then the update on the host.
@@ -380,25 +408,61 @@ class StepClock:
     def __init__(self, w: Work, setup: TrainingSetup) -> None:
         self.work, self.setup = w, setup
         self._layouts: dict[Layout, LayoutWork] = {}
-        self._microbatches: dict[tuple[str, Layout], tuple[float, LayoutWork]] = {}
+        self._microbatches: dict[tuple[str, Layout], tuple[float, LayoutWork, float]] = {}
+        self._rates: dict[str, GpuRates] = {}
+        self._parts: dict[tuple[Layout, int, int], DataParallelWork] = {}
+        self._bandwidths: dict[tuple[str, int], float] = {}
 
     def tokens_per_second(
         self, gpu: GpuSpec, gpu_count: int, stage: int, layout: Layout = DATA_PARALLEL
     ) -> tuple[float, float]:
         """(tokens per second over all GPUs, MFU). With `setup.mfu` given, that MFU is taken as
         is and the time model is skipped."""
+        return self.stage_rates(gpu, gpu_count, layout, (stage,))[0]
+
+    def stage_rates(
+        self, gpu: GpuSpec, gpu_count: int, layout: Layout, stages: Sequence[int]
+    ) -> list[tuple[float, float]]:
+        """`tokens_per_second` of each of `stages` under one layout, sharing what they share."""
         w, setup = self.work, self.setup
         peak_all = gpu.bf16_dense_tflops * 1e12 * gpu_count
         if setup.mfu is not None:
-            return peak_all * setup.mfu / w.model_flops_per_token, setup.mfu
-        microbatch, lw = self._microbatch(gpu, layout)
-        seconds = _step_seconds(
-            w, gpu, gpu_count, stage, setup.offload, setup.internode_gb_per_s, microbatch, lw
-        )
-        tokens = layout.dp(gpu_count) * w.grad_accum * w.tokens_per_microbatch / seconds
-        return tokens, tokens * w.model_flops_per_token / peak_all
+            return [(peak_all * setup.mfu / w.model_flops_per_token, setup.mfu)] * len(stages)
+        microbatch, lw, _ = self._microbatch(gpu, layout)
+        dp = layout.dp(gpu_count)
+        bandwidth = self._bandwidth(gpu, gpu_count)
+        step_tokens = dp * w.grad_accum * w.tokens_per_microbatch
+        rates = []
+        for stage in stages:
+            key = (layout, stage, dp)
+            parts = self._parts.get(key)
+            if parts is None:
+                parts = self._parts[key] = data_parallel_work(w, lw, stage, dp)
+            tokens = step_tokens / _step_time(
+                w, gpu, gpu_count, setup.offload, microbatch, lw, parts, bandwidth
+            )
+            rates.append((tokens, tokens * w.model_flops_per_token / peak_all))
+        return rates
 
-    def _microbatch(self, gpu: GpuSpec, layout: Layout) -> tuple[float, LayoutWork]:
+    def tokens_bounds(self, gpu: GpuSpec, gpu_count: int, layouts: Sequence[Layout]) -> list[float]:
+        """A ceiling on `tokens_per_second` at any stage of each layout: the step's micro-batches
+        and bubble alone, as if every collective hid and the update took no time (each term
+        `_step_time` adds is at least zero). With `setup.mfu` given, the figures themselves."""
+        if self.setup.mfu is not None:
+            return [self.tokens_per_second(gpu, gpu_count, 0, layout)[0] for layout in layouts]
+        return [layout.dp(gpu_count) * self._microbatch(gpu, layout)[2] for layout in layouts]
+
+    def _bandwidth(self, gpu: GpuSpec, gpu_count: int) -> float:
+        """Bytes per second of the data-parallel collectives at this count (cached)."""
+        bandwidth = self._bandwidths.get((gpu.gpu_model, gpu_count))
+        if bandwidth is None:
+            bandwidth = collectives.collective_gb_per_s(gpu, gpu_count, self.setup.internode_gb_per_s) * 1e9
+            self._bandwidths[gpu.gpu_model, gpu_count] = bandwidth
+        return bandwidth
+
+    def _microbatch(self, gpu: GpuSpec, layout: Layout) -> tuple[float, LayoutWork, float]:
+        """(seconds, LayoutWork, tokens per second of one replica at most) of a micro-batch of
+        this layout on this GPU (cached)."""
         key = (gpu.gpu_model, layout)
         known = self._microbatches.get(key)
         if known is None:
@@ -408,9 +472,16 @@ class StepClock:
                 lw = self._layouts[layout] = layout_work(
                     w, layout, setup.virtual_stages_for(w.spec.layers, layout.pp)
                 )
-            rates = gpu_rates(gpu, setup.efficiency, w.attention_kernel)
+            rates = self._rates.get(gpu.gpu_model)
+            if rates is None:
+                rates = self._rates[gpu.gpu_model] = gpu_rates(gpu, setup.efficiency, w.attention_kernel)
             microbatch = microbatch_seconds(w, gpu, rates, lw, setup.internode_gb_per_s)
-            known = self._microbatches[key] = (microbatch, lw)
+            seconds = (w.grad_accum + (layout.pp - 1) / lw.virtual) * microbatch
+            known = self._microbatches[key] = (
+                microbatch,
+                lw,
+                w.grad_accum * w.tokens_per_microbatch / seconds,
+            )
         return known
 
 
