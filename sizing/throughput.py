@@ -50,19 +50,55 @@ MATMUL_CEILING = {
     "Gaudi 2": 418.7 / 432,
     "Gaudi 3": 1243 / 1677,
 }
-# Cards without a measurement whose tensor rate sits far below what their power budget sustains
-# hold their boost clock through a GEMM, so only the kernel pipeline costs: the A100 holds 1305 of
-# its 1410 MHz at its power limit (the clock NVIDIA quotes its HPL Rpeak at, glennklockwood.com
-# "peak FLOPS") and reaches 0.869 of peak there, so its pipeline runs at 0.869 x 1410/1305 = 0.939
-# of a full clock. That is the ceiling of the H20 (148 TFLOPS at 400 W: 0.37 TFLOPS a watt, where
-# the A100 throttles at 0.78 and the H100 at 1.41) and of the L20 (119.5 at 275 W: 0.43); cuBLAS
-# HGEMM on an L20 reaches 105-115 of its 119.5 TFLOPS (DefTruth/CUDA-Learn-Notes hgemm README).
+# Cards without a measurement whose tensor rate sits below what their power budget sustains hold
+# their boost clock through a GEMM, so only the kernel pipeline costs: the A100 holds 1305 of its
+# 1410 MHz at its 400 W limit (the clock NVIDIA quotes its HPL Rpeak at, glennklockwood.com "peak
+# FLOPS") and reaches 0.869 of peak there, so its pipeline runs at 0.869 x 1410/1305 = 0.939 of a
+# full clock. The A100 throttles at 312/400 = 0.78 dense TFLOPS a board watt, the H100 at 1.41; a
+# card of the A100's kernel lineage (Ampere, Ada, Hopper: the sm80-style tensor-core pipeline
+# cuBLAS runs on all three) below 0.78 TFLOPS a watt takes the 0.939. Cross-check: cuBLAS HGEMM on
+# an L20 reaches 105-115 of its 119.5 TFLOPS (DefTruth/CUDA-Learn-Notes hgemm README).
 UNTHROTTLED_MATMUL_CEILING = 271.2 / 312 * 1410 / 1305
-DERIVED_MATMUL_CEILING = {"H20": UNTHROTTLED_MATMUL_CEILING, "L20": UNTHROTTLED_MATMUL_CEILING}
-# Other cards get the H100's ratio, the middle of the NVIDIA parts above. Ascend 910B has none
-# against a known variant's peak (limulidae measured 328 TFLOPS of BF16 matmul on a 910B whose
-# variant it does not state), so it takes this default too.
+A100_THROTTLE_TFLOPS_PER_WATT = 312 / 400
+# Board power (W) of the catalog's Ampere, Ada and Hopper cards without a measurement, from NVIDIA's
+# product pages and datasheets: GeForce RTX 3090 350, RTX 4090 450, RTX 4090 D 425, RTX 4080 and
+# 4080 SUPER 320; RTX A4000 140, A5000 230, A6000 300; RTX 2000 Ada 70, 4000 Ada 130, 6000 Ada 300;
+# A10 150, A40 300, L4 72, L20 275, L40 300, L40S 350; H20 400.
+BOARD_POWER_W = {
+    "RTX 3090": 350,
+    "RTX 4090": 450,
+    "RTX 4090D": 425,
+    "RTX 4080": 320,
+    "RTX 4080 SUPER": 320,
+    "RTX A4000": 140,
+    "RTX A5000": 230,
+    "RTX A6000": 300,
+    "RTX 2000 Ada": 70,
+    "RTX 4000 Ada": 130,
+    "RTX 6000 Ada": 300,
+    "A10": 150,
+    "A40": 300,
+    "L4": 72,
+    "L20": 275,
+    "L40": 300,
+    "L40S": 350,
+    "H20": 400,
+}
+# Other cards get the H100's ratio, the middle of the NVIDIA parts above: those of the lineage past
+# the A100's throttle point (RTX 6000 Ada 1.21, L4 1.68, L40S 1.03, A10 0.83 TFLOPS a watt: how far
+# they throttle needs a measurement), Volta and Turing (another tensor-core pipeline), consumer
+# Blackwell, AMD's MI250 and Ascend. Ascend 910B has none against a known variant's peak
+# (limulidae measured 328 TFLOPS of BF16 matmul on a 910B whose variant it does not state).
 DEFAULT_MATMUL_CEILING = 794.5 / 989
+
+
+def holds_clock(gpu: GpuSpec) -> bool:
+    """Whether the card's GEMMs run at its boost clock: an Ampere, Ada or Hopper card of known
+    board power whose dense rate per watt is under the A100's throttle point."""
+    watts = BOARD_POWER_W.get(gpu.family)
+    return watts is not None and gpu.bf16_dense_tflops / watts < A100_THROTTLE_TFLOPS_PER_WATT
+
+
 COLLECTIVE_EFFICIENCY = collectives.COLLECTIVE_EFFICIENCY
 
 
@@ -274,8 +310,12 @@ class GpuRates:
 
 
 def matmul_ceiling(gpu: GpuSpec) -> float:
-    """Share of the dense peak a BF16 GEMM sustains on this GPU: measured, derived, or the default."""
-    return MATMUL_CEILING.get(gpu.family) or DERIVED_MATMUL_CEILING.get(gpu.family, DEFAULT_MATMUL_CEILING)
+    """Share of the dense peak a BF16 GEMM sustains on this GPU: measured, derived from its power
+    budget (`holds_clock`), or the default."""
+    measured = MATMUL_CEILING.get(gpu.family)
+    if measured is not None:
+        return measured
+    return UNTHROTTLED_MATMUL_CEILING if holds_clock(gpu) else DEFAULT_MATMUL_CEILING
 
 
 def gpu_rates(gpu: GpuSpec, stack_efficiency: float, attention_kernel: str) -> GpuRates:

@@ -232,6 +232,45 @@ def test_cards_below_their_power_budget_run_gemms_at_full_clock(model):
     )
 
 
+# (card, datasheet board watts, expected ceiling): under the A100's 312 TFLOPS / 400 W = 0.78 dense
+# TFLOPS a watt a card of the A100's lineage holds its clock (0.939); past it, the default 0.803
+POWER_BUDGET_CASES = [
+    ("RTX 3090 24GB", 350, 0.939),  # 71 / 350 = 0.20
+    ("RTX 4090 24GB", 450, 0.939),  # 165.2 / 450 = 0.37
+    ("RTX 4090D 24GB", 425, 0.939),
+    ("RTX 4080 16GB", 320, 0.939),
+    ("RTX 4080 SUPER 16GB", 320, 0.939),
+    ("RTX A4000 16GB", 140, 0.939),
+    ("RTX A5000 24GB", 230, 0.939),
+    ("RTX A6000 48GB", 300, 0.939),
+    ("RTX 2000 Ada 16GB", 70, 0.939),  # 48 / 70 = 0.69
+    ("RTX 4000 Ada 20GB", 130, 0.939),
+    ("A40 48GB", 300, 0.939),
+    ("L40 48GB", 300, 0.939),
+    ("RTX 6000 Ada 48GB", 300, 0.803),  # 364.2 / 300 = 1.21: throttles, unmeasured
+    ("A10 24GB", 150, 0.803),  # 125 / 150 = 0.83
+    ("L4 24GB", 72, 0.803),  # 121 / 72 = 1.68
+    ("L40S 48GB", 350, 0.803),  # 362 / 350 = 1.03
+]
+
+
+@pytest.mark.parametrize(("model", "watts", "ceiling"), POWER_BUDGET_CASES)
+def test_unmeasured_cards_ceiling_from_their_own_power_budget(model, watts, ceiling):
+    gpu = find_gpu(model)
+    assert throughput.BOARD_POWER_W[gpu.family] == watts
+    assert (gpu.bf16_dense_tflops / watts < 312 / 400) == (ceiling > 0.9)
+    rates = throughput.gpu_rates(gpu, 1.0, "flash2")
+    assert rates.gemm_flops_per_s / (gpu.bf16_dense_tflops * 1e12) == pytest.approx(ceiling, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "model", ["V100 SXM 32GB", "T4 16GB", "RTX 5090 32GB", "MI250 64GB", "Ascend 910B 64GB"]
+)
+def test_cards_outside_the_lineage_keep_the_default_ceiling(model):
+    gpu = find_gpu(model)
+    assert throughput.matmul_ceiling(gpu) == pytest.approx(794.5 / 989)
+
+
 def test_h20_attention_from_its_own_balance_of_tensor_and_vector_rates():
     # the H100's FlashAttention-2 spends 1/0.40 - 1 = 1.5 of its matmul time outside the tensor
     # cores (cuDNN 1/0.62 - 1); the H20 does that work at 44 of the H100's 66.9 vector TFLOPS and its
