@@ -230,6 +230,8 @@ def fastest_option(
     Groups are timed from the highest ceiling down, and the search stops at a ceiling below the
     best found (within BOUND_SLACK, so rounding cannot drop a tie or a winner): the answer is the
     one timing every option would give."""
+    if not groups:
+        raise ValueError("no option fits")
     best: T | None = None
     best_place, best_rate = (0, 0), (0.0, 0.0)
     order = sorted(range(len(groups)), key=ceilings.__getitem__, reverse=True) if len(groups) > 1 else (0,)
@@ -243,6 +245,5 @@ def fastest_option(
                 or (candidate[0] == best_rate[0] and (group, offset) < best_place)
             ):
                 best, best_place, best_rate = option, (group, offset), candidate
-    if best is None:
-        raise ValueError("no option fits")
+    assert best is not None  # the first group timed sets it
     return best, best_rate
