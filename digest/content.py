@@ -84,10 +84,11 @@ class PriceMove:
 
 @dataclass(frozen=True)
 class CrawlFailure:
-    """A platform whose last crawl of the day failed, was partial or was skipped."""
+    """A platform whose last crawl of the day failed, was partial or was skipped, or read a catalog
+    dated past GPUPLAN_STALE_HOURS (status 'dated_out')."""
 
     platform: str
-    status: str  # 'failed' | 'partial' | 'skipped'
+    status: str  # 'failed' | 'partial' | 'skipped' | 'not_crawled' | 'dated_out'
     error: str | None
     started_at: datetime | None  # UTC
     # What it did to the day's plans (GPUPLAN_STALE_HOURS): carried, its last good crawl stands in
@@ -96,11 +97,13 @@ class CrawlFailure:
     carried: bool = False
     last_good_at: datetime | None = None  # UTC; None: no good crawl before it
     stale_hours: float | None = None
+    catalog_date: date | None = None  # status 'dated_out': the date of the catalog it read
 
     @property
     def dropped_out(self) -> bool:
-        """Its offers left the day's plans: a failure (not a partial crawl) with nothing carried."""
-        return self.status in ("failed", "skipped") and not self.carried
+        """Its offers left the day's plans: a failure (not a partial crawl) with nothing carried, or
+        a crawl of a catalog dated past the bound."""
+        return self.status == "dated_out" or (self.status in ("failed", "skipped") and not self.carried)
 
 
 @dataclass(frozen=True)

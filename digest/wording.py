@@ -371,6 +371,12 @@ class Wording:
         carried (prices as of it, stock unknown; beside a partial crawl, for what it did not read), or
         its offers dropped out, past GPUPLAN_STALE_HOURS."""
         partial = failure.status == "partial"
+        if failure.status == "dated_out" and failure.catalog_date is not None:
+            return self.t(
+                "failed.catalog_dated",
+                date=f"{failure.catalog_date:%Y-%m-%d}",
+                hours=f"{failure.stale_hours or 0:.0f}",
+            )
         if failure.last_good_at is None:
             return "" if partial else self.t("failed.no_good_crawl")
         values = {"at": f"{failure.last_good_at:%Y-%m-%d %H:%M}", "hours": f"{failure.stale_hours or 0:.0f}"}

@@ -54,7 +54,7 @@ CREATE TABLE cheapest_plans (
     PRIMARY KEY(plan_date, model, "method", ranking)
 );
 
--- made by migration 001; altered by 115
+-- made by migration 001; altered by 115, 150
 CREATE TABLE crawl_runs (
     crawl_id        VARCHAR NOT NULL,
     platform        VARCHAR NOT NULL,
@@ -70,6 +70,7 @@ CREATE TABLE crawl_runs (
     source_file     VARCHAR,
     loaded_at       TIMESTAMP NOT NULL,
     read_sources    VARCHAR[],
+    catalog_date    DATE,
     PRIMARY KEY(crawl_id),
     CHECK((status IN ('ok', 'failed', 'partial', 'skipped')))
 );
@@ -286,7 +287,7 @@ CREATE TABLE plan_changes (
     CHECK((subject IN ('plan', 'job')))
 );
 
--- made by migration 011; altered by 094
+-- made by migration 011; altered by 094, 150
 CREATE TABLE plan_crawls (
     plan_date           DATE NOT NULL,
     platform            VARCHAR NOT NULL,
@@ -295,6 +296,7 @@ CREATE TABLE plan_crawls (
     recorded_at         TIMESTAMP NOT NULL,
     last_good_crawl_id  VARCHAR,
     carried             BOOLEAN NOT NULL DEFAULT false,
+    dated_out           BOOLEAN DEFAULT false,
     PRIMARY KEY(plan_date, platform)
 );
 

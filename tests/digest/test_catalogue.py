@@ -93,7 +93,15 @@ def _keys_built() -> set[str]:
         *(f"pricing.{kind}" for kind in get_args(PricingType)),
         *(
             f"status.{status}"
-            for status in ("failed", "partial", "skipped", "not_crawled", "no_offer_fits", "drift")
+            for status in (
+                "failed",
+                "partial",
+                "skipped",
+                "not_crawled",
+                "dated_out",
+                "no_offer_fits",
+                "drift",
+            )
         ),
         *(f"watch.now.{kind}" for kind in ("price", "stock", "job")),
         *(f"chart.axis.{currency}" for currency in ("USD", "CNY")),

@@ -41,6 +41,7 @@ CHANGED: dict[str, str] = {
     "latest_offers": "the offers standing now: a carried crawl's too, marked stale (issue 37)",
     "plan_shapes": "passes judged_offers' bound on a stale latest crawl (max_stale_hours)",
     "ranked_plans": "each plan says its offer's crawled_at and whether it is stale",
+    "usable_runs": "says when its prices are from (priced_at: its catalog's own date when older)",
 }
 DROPPED = {
     "daily_run_offers": "dead: nothing read it since migration 040 (judged_offers)",
@@ -76,6 +77,8 @@ ADDED = {
     "offer_fields": "the offer's fields and the type a record holds each in (the one list in SQL)",
     "offer_field_names": "offer_fields' names, in order",
     "offer_record": "a record with every field NULL, for a reader that builds records in SQL",
+    # a catalog's own date is judged by the carry rule's bound (issue 37)
+    "priced_at_of": "when a crawl's prices are from: its crawl, or its catalog's date when older",
 }
 
 VIEWS = """

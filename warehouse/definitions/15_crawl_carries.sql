@@ -14,6 +14,12 @@
 -- recorded by a clock since stepped back). It is carried while carry_hours, the hours between the
 -- two, is at most GPUPLAN_STALE_HOURS; the caller holds the bound: record_crawls when it records a
 -- plan day (plan_carried_crawls), judged_offers(max_stale_hours) for the latest crawls.
+-- Every age the rule judges is from when a crawl's prices are (priced_at_of: its crawl, or its
+-- catalog's own date when older): a carried crawl's carry_hours run from its priced_at, and a crawl
+-- that stands itself but read a catalog dated more than GPUPLAN_STALE_HOURS before it crawled
+-- (carry_hours(crawled_at, priced_at)) stands nowhere, as a carried crawl past the bound: for the
+-- latest crawls latest_runs.stale_hours says it (judged_offers' max_stale_hours holds the bound),
+-- for a plan day record_crawls records it (plan_crawls.dated_out).
 -- A last good crawl that was partial itself brings its own carried crawl with it (carry_chain), and
 -- so on back, each within the bound. Each carried crawl's row names the partial crawls above it in
 -- `read_by` (day_runs, latest_runs); standing_offers() leaves out what any of them read.
@@ -30,7 +36,7 @@ CREATE OR REPLACE MACRO carry_hours(attempted_at, last_good_at) AS
 -- Per crawl attempt of ours that does not stand for all: its platform's last good crawl.
 --   partial             TRUE: the attempt stands for what it read (the carried crawl fills the rest)
 --   last_good_crawl_id, last_good_at   that crawl and when it crawled (usable_runs.crawled_at)
---   carry_hours         hours between the attempt and it, either way
+--   carry_hours         hours between the attempt and its prices (priced_at), either way
 CREATE OR REPLACE VIEW crawl_carries AS
 WITH attempts AS (
     SELECT
@@ -48,7 +54,7 @@ SELECT
     a.attempted_at,
     u.crawl_id AS last_good_crawl_id,
     u.crawled_at AS last_good_at,
-    carry_hours(a.attempted_at, u.crawled_at) AS carry_hours
+    carry_hours(a.attempted_at, u.priced_at) AS carry_hours
 FROM attempts AS a
 JOIN usable_runs AS u ON u.platform = a.platform AND u.source = 'crawl' AND u.crawl_id <> a.crawl_id
 QUALIFY row_number() OVER (
@@ -60,13 +66,14 @@ QUALIFY row_number() OVER (
 -- partial, the usable crawl before it (by crawled_at), less what it read; and so on while the
 -- crawl reached is partial, at most 32 deep (a month of daily partial crawls).
 --   head        the crawl carried first
---   crawl_id    a crawl standing with it; crawled_at when it crawled
+--   crawl_id    a crawl standing with it; crawled_at when it crawled, priced_at when its prices are from
 --   read_by     the partial crawls between head and it, head included (empty for head itself)
 CREATE OR REPLACE VIEW carry_chain AS
 WITH RECURSIVE previous_good AS (
     SELECT
         crawl_id,
         crawled_at,
+        priced_at,
         crawl_stands_for(status, offers_loaded) = 'what_it_read' AS partial,
         lag(crawl_id) OVER (PARTITION BY platform ORDER BY crawled_at, loaded_at, crawl_id) AS previous_crawl_id
     FROM usable_runs
@@ -80,7 +87,7 @@ chain(head, crawl_id, read_by, depth) AS (
     JOIN previous_good AS p ON p.crawl_id = c.crawl_id
     WHERE p.partial AND p.previous_crawl_id IS NOT NULL AND c.depth < 32
 )
-SELECT c.head, c.crawl_id, g.crawled_at, c.read_by
+SELECT c.head, c.crawl_id, g.crawled_at, g.priced_at, c.read_by
 FROM chain AS c
 JOIN previous_good AS g USING (crawl_id);
 

@@ -9,8 +9,10 @@
 -- an outage never reads as "sold out". For what reads the latest crawls (`gpuplan gpus`, ad-hoc job
 -- plans, latest_offers):
 --   stale        TRUE: carried because the platform's latest crawl attempt did not stand for all
---   stale_hours  carry_hours between that attempt and this crawl (0 when not stale); past
---                GPUPLAN_STALE_HOURS its offers drop out (judged_offers' max_stale_hours)
+--   stale_hours  the age of its prices by the carry rule: carry_hours between that attempt and this
+--                crawl's priced_at, or for the latest crawl itself between its crawl and its
+--                priced_at (0 unless it read a catalog dated earlier); past GPUPLAN_STALE_HOURS its
+--                offers drop out (judged_offers' max_stale_hours)
 --   read_by      the partial crawls above a carried one (the latest attempt, partial carried
 --                crawls): what any of them read is left out of it (standing_offers)
 CREATE OR REPLACE VIEW latest_runs AS
@@ -42,12 +44,21 @@ standing AS (
     SELECT
         ch.crawl_id,
         TRUE AS stale,
-        carry_hours(c.attempted_at, ch.crawled_at) AS stale_hours,
+        carry_hours(c.attempted_at, ch.priced_at) AS stale_hours,
         CASE WHEN c.partial THEN list_prepend(c.crawl_id, ch.read_by) ELSE ch.read_by END AS read_by
     FROM latest_attempts AS a
     JOIN crawl_carries AS c USING (crawl_id)
     JOIN carry_chain AS ch ON ch.head = c.last_good_crawl_id AND ch.crawl_id <> c.crawl_id
 )
-SELECT u.platform, u.crawl_id, u.status, u.run_day, u.crawled_at, u.offline, s.stale, s.stale_hours, s.read_by
+SELECT
+    u.platform,
+    u.crawl_id,
+    u.status,
+    u.run_day,
+    u.crawled_at,
+    u.offline,
+    s.stale,
+    CASE WHEN s.stale THEN s.stale_hours ELSE carry_hours(u.crawled_at, u.priced_at) END AS stale_hours,
+    s.read_by
 FROM standing AS s
 JOIN usable_runs AS u USING (crawl_id);

@@ -2,7 +2,8 @@
 -- day has any, else the run that stands for each platform that day (daily_runs): history the
 -- pipeline never planned. A crawl recorded for a plan day stands for that day only (the 06:00
 -- Shanghai run starts at 22:00 UTC the day before: its run day is not its plan day).
--- A recorded crawl that worked stands, fresh. The crawls the carry rule (15_crawl_carries.sql)
+-- A recorded crawl that worked stands, fresh, unless its prices were past the bound when it crawled
+-- (plan_crawls.dated_out: it read a catalog dated earlier, the carry rule). The crawls the carry rule (15_crawl_carries.sql)
 -- carries into the day (plan_carried_crawls, decided when the day was recorded, within
 -- GPUPLAN_STALE_HOURS) stand too, stale: their prices as of their crawl, their stock unknown
 -- (judged_offers); beside a partial crawl only for what it did not read (read_by, standing_offers).
@@ -16,7 +17,7 @@ CREATE OR REPLACE VIEW day_runs AS
 WITH stood AS (
     SELECT plan_date, platform, crawl_id, FALSE AS stale, CAST([] AS VARCHAR[]) AS read_by
     FROM plan_crawls
-    WHERE run_worked(status)
+    WHERE run_worked(status) AND NOT coalesce(dated_out, FALSE)
     UNION ALL
     SELECT plan_date, platform, crawl_id, TRUE AS stale, read_by
     FROM plan_carried_crawls

@@ -1,10 +1,12 @@
 -- One row per crawl (or import) loaded, whatever its outcome: failed, skipped and empty crawls
--- are recorded too, so a gap in offers always has a visible cause.
+-- are recorded too, so a gap in offers always has a visible cause. catalog_date: the oldest catalog
+-- date its offers (loaded before it, in the same transaction) name, the age the carry rule judges.
 INSERT INTO crawl_runs (
     crawl_id, platform, source, status, error, started_at, finished_at, items_yielded,
-    items_rejected, offers_loaded, offline, source_file, loaded_at, read_sources
+    items_rejected, offers_loaded, offline, source_file, loaded_at, read_sources, catalog_date
 )
 VALUES (
     $crawl_id, $platform, $source, $status, $error, $started_at, $finished_at, $items_yielded,
-    $items_rejected, $offers_loaded, $offline, $source_file, $loaded_at, $read_sources
+    $items_rejected, $offers_loaded, $offline, $source_file, $loaded_at, $read_sources,
+    (SELECT min(catalog_date) FROM offers WHERE crawl_id = $crawl_id AND platform = $platform)
 )

@@ -2,7 +2,7 @@
 -- queries/plans/record_crawls.sql), by the carry rule (definitions/15_crawl_carries.sql): for each
 -- platform whose last good crawl is carried, that crawl and what it brings (carry_chain), each while
 -- at most $stale_hours hours from the day's attempt (the failed or partial crawl; for one not
--- crawled, the latest crawl the day recorded). The day's rows are replaced (run after record_crawls).
+-- crawled, the latest crawl the day recorded) to its prices (priced_at). The day's rows are replaced (run after record_crawls).
 INSERT INTO plan_carried_crawls BY NAME
 WITH day_time AS (
     SELECT max(crawled_at_of(r.finished_at, r.started_at, r.loaded_at)) AS attempted_at
@@ -31,7 +31,7 @@ SELECT
     c.platform,
     ch.crawl_id,
     CASE WHEN c.partial THEN list_prepend(c.attempt_id, ch.read_by) ELSE ch.read_by END AS read_by,
-    carry_hours(c.attempted_at, ch.crawled_at) AS carry_hours
+    carry_hours(c.attempted_at, ch.priced_at) AS carry_hours
 FROM carrying AS c
 JOIN carry_chain AS ch ON ch.head = c.last_good_crawl_id AND ch.crawl_id IS DISTINCT FROM c.attempt_id
-WHERE ch.crawl_id = c.last_good_crawl_id OR carry_hours(c.attempted_at, ch.crawled_at) <= CAST($stale_hours AS DOUBLE)
+WHERE ch.crawl_id = c.last_good_crawl_id OR carry_hours(c.attempted_at, ch.priced_at) <= CAST($stale_hours AS DOUBLE)

@@ -9,6 +9,9 @@
 -- at most $stale_hours hours apart (carry_hours): that crawl's offers then stand in the day's plans,
 -- marked stale, beside a partial crawl only for what it did not read (day_runs). Past the bound
 -- nothing is carried.
+-- A crawl that worked but whose prices were more than $stale_hours hours old when it crawled (it read
+-- a catalog dated earlier: carry_hours(crawled_at, priced_at), the same rule) is recorded with
+-- dated_out = TRUE: its offers stand nowhere in the day's plans, as an old crawl's past the bound.
 -- With $carry_uncrawled (the daily run), each other platform with a usable crawl of ours, not
 -- recorded for the day yet, is recorded as 'not_crawled' (crawl_id: its last good crawl, the one
 -- nearest the latest of the crawls recorded now, as crawl_carries picks): carried the same way. Past the bound it is
@@ -39,8 +42,16 @@ crawled AS (
         a.crawl_id,
         a.status,
         c.last_good_crawl_id,
-        coalesce(c.carry_hours <= CAST($stale_hours AS DOUBLE), FALSE) AS carried
+        coalesce(c.carry_hours <= CAST($stale_hours AS DOUBLE), FALSE) AS carried,
+        coalesce(
+            run_worked(a.status) AND carry_hours(
+                crawled_at_of(r.finished_at, r.started_at, r.loaded_at),
+                priced_at_of(crawled_at_of(r.finished_at, r.started_at, r.loaded_at), r.catalog_date)
+            ) > CAST($stale_hours AS DOUBLE),
+            FALSE
+        ) AS dated_out
     FROM recorded AS a
+    LEFT JOIN crawl_runs AS r USING (crawl_id)
     LEFT JOIN crawl_carries AS c USING (crawl_id)
 ),
 run_time AS (
@@ -54,7 +65,8 @@ not_crawled AS (
         u.crawl_id,
         'not_crawled' AS status,
         u.crawl_id AS last_good_crawl_id,
-        carry_hours(t.attempted_at, u.crawled_at) <= CAST($stale_hours AS DOUBLE) AS carried
+        carry_hours(t.attempted_at, u.priced_at) <= CAST($stale_hours AS DOUBLE) AS carried,
+        FALSE AS dated_out
     FROM usable_runs AS u, run_time AS t
     WHERE $carry_uncrawled
       AND u.source = 'crawl'
@@ -72,6 +84,7 @@ SELECT
     status,
     last_good_crawl_id,
     carried,
+    dated_out,
     $recorded_at AS recorded_at
 FROM (
     SELECT * FROM crawled
