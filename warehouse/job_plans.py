@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 
@@ -224,7 +224,7 @@ def _offers(
     too_stale: dict[str, str] = {}
     if plan_date is None and stale_hours is not None:
         too_stale = {
-            row["platform"]: _stale_text(row["platform"], row["crawled_at"], row["stale_hours"], stale_hours)
+            row["platform"]: _stale_text(row, stale_hours)
             for row in queries.records(con, "jobs/stale_platforms", max_stale_hours=float(stale_hours))
         }
     fabrics = fabric_rows(max_nodes) or None  # an empty list has no STRUCT type to bind
@@ -268,7 +268,36 @@ def _plan_chunk(
     sized: dict[tuple[object, ...], list[dict[str, Any]]],
 ) -> list[JobPlans]:
     """`jobs`' answers over `offers`' shapes (`_make_shapes` made them for these jobs, or for more);
-    `sized` keeps the sizings across chunks."""
+    `sized` keeps the sizings across calls."""
+    params = _options_params(offers, jobs, start_at, fastest, sized)
+    options = [] if params is None else queries.records(con, "jobs/options", **params)
+    by_job: dict[int, list[dict[str, Any]]] = {}
+    for option in options:
+        by_job.setdefault(option.pop("job_index"), []).append(option)
+    on_offer = set() if params is None else {job["job_index"] for job in params["jobs"]}
+    return [
+        _answer(
+            job,
+            by_job.get(index, []),
+            offers.plan_date,
+            index in on_offer,
+            offers.max_nodes,
+            offers.too_stale,
+        )
+        for index, job in enumerate(jobs)
+    ]
+
+
+def _options_params(
+    offers: _Offers,
+    jobs: Sequence[Job],
+    start_at: datetime,
+    fastest: bool,
+    sized: dict[tuple[object, ...], list[dict[str, Any]]],
+) -> dict[str, Any] | None:
+    """jobs/options.sql's parameters for `jobs` (`jobs`: those with anything on offer in their scope,
+    by their place in `jobs`); None when no job has a requirement row (no plan; an empty list has
+    no STRUCT type to bind)."""
     offered = offers.offered
     units = sorted({(gpu_model, count) for _, gpu_model, count, _, _ in offered})
     sizings: dict[tuple[object, ...], int] = {}
@@ -301,35 +330,26 @@ def _plan_chunk(
                 "gpus": list(job.gpus) or None,
             }
         )
-    options: list[dict[str, Any]] = []
-    if requirements:  # an empty list has no STRUCT type to bind; no requirement, no plan
-        options = queries.records(
-            con,
-            "jobs/options",
-            jobs=described,
-            requirements=requirements,
-            max_train_hours=MAX_TRAIN_DAYS * 24,
-            fastest=fastest,
-            start_at=start_at,
-        )
-    by_job: dict[int, list[dict[str, Any]]] = {}
-    for option in options:
-        by_job.setdefault(option.pop("job_index"), []).append(option)
-    on_offer = {job["job_index"] for job in described}
-    return [
-        _answer(
-            job,
-            by_job.get(index, []),
-            offers.plan_date,
-            index in on_offer,
-            offers.max_nodes,
-            offers.too_stale,
-        )
-        for index, job in enumerate(jobs)
-    ]
+    if not requirements:
+        return None
+    return {
+        "jobs": described,
+        "requirements": requirements,
+        "max_train_hours": MAX_TRAIN_DAYS * 24,
+        "fastest": fastest,
+        "start_at": start_at,
+    }
 
 
-def _stale_text(platform: str, crawled_at: datetime, hours: float, bound: float) -> str:
+def _stale_text(row: Mapping[str, Any], bound: float) -> str:
+    """Why a platform's offers are left out as stale (a row of jobs/stale_platforms.sql)."""
+    platform, crawled_at, hours = row["platform"], row["crawled_at"], row["stale_hours"]
+    if row["catalog_date"] is not None:
+        return (
+            f"{platform}'s catalog is dated {row['catalog_date']:%Y-%m-%d}, {hours:.0f} h older than its "
+            f"latest crawl ({crawled_at:%Y-%m-%d %H:%M} UTC), past GPUPLAN_STALE_HOURS ({bound:g} h): "
+            "its offers are left out"
+        )
     return (
         f"{platform}'s last good crawl ({crawled_at:%Y-%m-%d %H:%M} UTC) is {hours:.0f} h older than its "
         f"latest crawl attempt, past GPUPLAN_STALE_HOURS ({bound:g} h): its offers are left out"
@@ -424,26 +444,61 @@ def compute_job_plans(
     with plans.transaction(con):
         con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
         for first in range(0, len(jobs), JOB_CHUNK):
-            rows: list[dict[str, Any]] = []
             chunk = jobs[first : first + JOB_CHUNK]
-            for answer in _plan_chunk(con, offers, chunk, start_at, False, sized):
-                columns = _job_columns(answer.job, plan_date, computed_at)
-                if answer.reason is None:
-                    rows += [{**plan, **columns, "status": "ok", "reason": None} for plan in answer.plans]
-                else:
-                    rows.append({**columns, "rank": 1, "status": "no_plan", "reason": answer.reason})
-            if not rows:
-                continue
-            frame = pd.DataFrame.from_records(
-                [{column: row.get(column) for column in JOB_PLAN_COLUMNS} for row in rows],
-                columns=JOB_PLAN_COLUMNS,
+            params = _options_params(offers, chunk, start_at, False, sized)
+            options = pd.DataFrame() if params is None else queries.frame(con, "jobs/options", **params)
+            on_offer = set() if params is None else {job["job_index"] for job in params["jobs"]}
+            # a job with a plan stores its plans as the query gave them, with the job's columns: no
+            # row passes through Python; the others (few) are answered one by one, with the reason
+            planned = options[options["kind"] == "plan"] if len(options) else options
+            with_plans = set(planned["job_index"]) if len(planned) else set()
+            described = pd.DataFrame.from_records(
+                [
+                    {"job_index": index, **_job_columns(job, plan_date, computed_at)}
+                    for index, job in enumerate(chunk)
+                    if index in with_plans
+                ]
             )
-            con.register("job_plan_rows", frame)
-            try:
-                con.execute("INSERT INTO job_plans BY NAME SELECT * FROM job_plan_rows")
-            finally:
-                con.unregister("job_plan_rows")
+            stored = (
+                [planned.merge(described, on="job_index").assign(status="ok", reason=None)]
+                if with_plans
+                else []
+            )
+            rest = options[~options["job_index"].isin(with_plans)] if len(options) else options
+            by_job = {
+                int(cast(Any, index)): _plain_records(group.drop(columns=["job_index"]))
+                for index, group in (rest.groupby("job_index") if len(rest) else [])
+            }
+            unplanned = [
+                {
+                    **_job_columns(job, plan_date, computed_at),
+                    "rank": 1,
+                    "status": "no_plan",
+                    "reason": _answer(
+                        job, by_job.get(index, []), plan_date, index in on_offer, max_nodes, offers.too_stale
+                    ).reason,
+                }
+                for index, job in enumerate(chunk)
+                if index not in with_plans
+            ]
+            if unplanned:
+                stored.append(pd.DataFrame.from_records(unplanned))
+            for frame in stored:
+                _insert_job_plans(con, frame.reindex(columns=list(JOB_PLAN_COLUMNS)))
     return _count(con, "SELECT count(*) FROM job_plans WHERE plan_date = $d", plan_date)
+
+
+def _plain_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as queries.records gives them: NULL as None."""
+    return cast(list[dict[str, Any]], frame.astype(object).where(frame.notna(), None).to_dict("records"))
+
+
+def _insert_job_plans(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    con.register("job_plan_rows", frame)
+    try:
+        con.execute("INSERT INTO job_plans BY NAME SELECT * FROM job_plan_rows")
+    finally:
+        con.unregister("job_plan_rows")
 
 
 def _count(con: duckdb.DuckDBPyConnection, sql: str, day: date) -> int:
