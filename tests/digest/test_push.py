@@ -143,6 +143,23 @@ def test_a_channel_that_is_down_is_recorded_retried_and_never_sent_twice(server:
     assert con.execute("SELECT status, attempts FROM push_sends").fetchall() == [("sent", 2)]
 
 
+def test_a_channel_that_never_answers_is_given_up_at_its_timeout_and_recorded() -> None:
+    """A chat service that takes the connection and never answers costs the channel's timeout_s, not
+    the run: the push is a recorded failure, sent again by the next push."""
+    import warehouse_template
+
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        chosen = parse_channels(f"- kind: slack\n  url: {url}/slack\n  timeout_s: 0.5", "notify.yaml", {})
+        con = warehouse_template.scratch()
+        event = Event("watches", f"watches:{DAY}", DAY, "H100 under $2", ())
+        (result,) = push_in_memory(chosen, [event], con=con)
+    assert result.status == "failed" and result.error == "no answer from 127.0.0.1 within 0.5 s"
+    assert con.execute("SELECT status, attempts FROM push_sends").fetchall() == [("failed", 1)]
+
+
 def test_a_refused_message_is_a_recorded_failure_naming_the_answer(server: PushServer) -> None:
     server.answers["/feishu"] = [
         (200, {}, '{"code": 19021, "msg": "sign match fail or timestamp is not within one hour"}')

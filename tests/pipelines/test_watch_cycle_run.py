@@ -13,8 +13,8 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from loopback import serving
 from push_server import PushServer
-from reliability.fault_server import serving
 from reliability.faults import snapshot
 
 from warehouse import connect
