@@ -143,7 +143,7 @@ def test_a_channel_that_is_down_is_recorded_retried_and_never_sent_twice(server:
     assert con.execute("SELECT status, attempts FROM push_sends").fetchall() == [("sent", 2)]
 
 
-def test_a_channel_that_never_answers_is_given_up_at_its_timeout_and_recorded() -> None:
+def test_a_channel_that_never_answers_is_given_up_at_its_timeout_and_recorded(server: PushServer) -> None:
     """A chat service that takes the connection and never answers costs the channel's timeout_s, not
     the run: the push is a recorded failure, sent again by the next push."""
     import warehouse_template
@@ -158,6 +158,9 @@ def test_a_channel_that_never_answers_is_given_up_at_its_timeout_and_recorded() 
         (result,) = push_in_memory(chosen, [event], con=con)
     assert result.status == "failed" and result.error == "no answer from 127.0.0.1 within 0.5 s"
     assert con.execute("SELECT status, attempts FROM push_sends").fetchall() == [("failed", 1)]
+    answering = parse_channels(f"- kind: slack\n  url: {server.url}/slack", "notify.yaml", {})
+    (retried,) = push_in_memory(answering, [], con=con)  # the service answers again
+    assert retried.status == "sent" and [r.body["text"] for r in server.requests] == ["H100 under $2"]
 
 
 def test_a_refused_message_is_a_recorded_failure_naming_the_answer(server: PushServer) -> None:
