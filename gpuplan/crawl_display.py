@@ -186,7 +186,8 @@ class CrawlBoard:
         # once every crawl is in, the run goes on to load, plan and digest: say so, or it looks stuck
         then = "; loading, planning..." if done == total else ""
         if self._replay:
-            what = f"replaying {self._day}, the recorded day before: platform {done}/{total}"
+            # within 80 columns with what follows it; the plain line says what the day is
+            what = f"replaying {self._day} (day before): platform {done}/{total}"
         else:
             day = f" {self._day}" if self._day else ""
             what = f"crawling{day}: {done}/{total} platforms done"

@@ -143,10 +143,10 @@ def test_the_replayed_day_before_ticks_per_platform_then_the_day_starts_afresh()
     names = ["aws", "runpod", "vastai"]
     with CrawlBoard(out, names, platform_tokens(), offline=True) as board:
         board.day(dt.date(2026, 12, 6), names[:2], True)
-        assert _drawn(board)[0] == "replaying 2026-12-06, the recorded day before: platform 0/2"
+        assert _drawn(board)[0] == "replaying 2026-12-06 (day before): platform 0/2"
         board.update("aws", "crawling")
         board.update("aws", "done", _summary("aws", "ok", 3))
-        assert _drawn(board)[0] == "replaying 2026-12-06, the recorded day before: platform 1/2"
+        assert _drawn(board)[0] == "replaying 2026-12-06 (day before): platform 1/2"
         board.update("runpod", "done", _summary("runpod", "ok", 5))
         board.day(dt.date(2026, 12, 7), None, False)
         drawn = _drawn(board)
