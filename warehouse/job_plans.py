@@ -41,8 +41,10 @@ if TYPE_CHECKING:  # planning a job builds no frame; storing a day's job plans d
 MAX_TRAIN_DAYS = 36_525.0
 # Jobs planned in one query by compute_job_plans: the query's memory grows with the jobs' sizings
 # and options, so the daily run plans them this many at a time (bench/bench_many_jobs.py measures
-# 20,000 jobs, config.jobs_file.MAX_JOBS, in chunks of this size).
-JOB_CHUNK = 1_000
+# 20,000 jobs, config.jobs_file.MAX_JOBS, in chunks of this size). Each chunk's query costs ~1 s
+# before it reads a row (binding its sizings); measured on the bench's 20,000 jobs at load ~8:
+# chunks of 1,000 57 s and 957 MB peak RSS, of 2,500 39 s and 1,037 MB, of 5,000 31 s and 1,099 MB.
+JOB_CHUNK = 2_500
 DAYS_PER_YEAR = 365.25
 
 # A job's requirement rows as the options query reads them: the daily rows' columns, the fabric a
