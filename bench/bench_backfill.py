@@ -9,7 +9,7 @@ The file is ../shared/samples/price_history/cherielilili_observations_2026-02-11
 - import: `warehouse.imports.import_file` (read, price, one bulk load of every run), once;
 - backfill (product): `gpuplan.commands.backfill.backfill_plans` over all 159 days, `--repeat`
   times, each on a fresh copy of the imported warehouse (plans computed from nothing, as on a
-  new user's first day). Target: under 60 s (issue 8); the script exits 1 when the median misses.
+  new user's first day). Target: under 60 s; the script exits 1 when the median misses.
 - baseline (`--baseline`, once): the same days as 159 runs of the plan assets would do them,
   the plan sequence (`warehouse.planning.plan_days`) once per day, so each day's requirements are
   sized from scratch, the rest equal.
@@ -43,7 +43,7 @@ OBSERVATIONS = (
     Path(__file__).resolve().parents[1].parent
     / "shared/samples/price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
 )
-TARGET_S = 60.0  # issue 8: backfilling the 159 days of the observations file
+TARGET_S = 60.0  # backfilling the 159 days of the observations file
 PLANS_QUERY = (
     "SELECT plan_date, model, method, ranking, status, platform, offer_id, gpu_count, rent_usd_per_month"
     " FROM cheapest_plans ORDER BY ALL"

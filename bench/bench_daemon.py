@@ -22,7 +22,7 @@ in the schedule's time zone, offline, every platform, the default models and met
   seconds (it starts a code server to read the job; a tick does not) are shown beside, not counted.
 
 After each pair the two warehouses' `cheapest_plans` of the day must be equal row for row (but
-`computed_at`). Judged (issue 25): median daemon / median refresh <= RATIO_TARGET. Exits 1 when a
+`computed_at`). Judged: median daemon / median refresh <= RATIO_TARGET. Exits 1 when a
 run fails, the plans differ, or (without --quick) the ratio is missed.
 """
 
@@ -52,7 +52,7 @@ import bench_e2e
 from config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
-RATIO_TARGET = 1.5  # issue 25: the daemon-launched run takes at most 1.5x `gpuplan refresh`
+RATIO_TARGET = 1.5  # the daemon-launched run takes at most 1.5x `gpuplan refresh`
 DAGSTER = Path(sys.executable).with_name("dagster")
 DAGSTER_DAEMON = Path(sys.executable).with_name("dagster-daemon")
 JOB = "daily_refresh"

@@ -3,7 +3,7 @@
     /work/venv/bin/python bench/bench_e2e.py [--quick] [--repeat 3] [--history-days 0]
     /work/venv/bin/python bench/bench_e2e.py --ratio [--repeat 5]
 
---ratio measures what adding platforms costs (issue 16, target RATIO_TARGET): `gpuplan refresh
+--ratio measures what adding platforms costs (target RATIO_TARGET): `gpuplan refresh
 --offline` of every platform against the same refresh with `--platform vastai` alone, as pairs
 interleaved in one run (so both sides see the same machine load), each on a fresh folder and
 without DAGSTER_HOME (the README's command), the median of each side, and the load average.
@@ -28,7 +28,7 @@ default HISTORY_OFFERS_PER_DAY, spread evenly over every platform of the spider 
 warehouse, through the history bulk path `gpuplan import` uses, so the refresh runs against a grown
 warehouse. With --vs-empty (and
 --history-days), each run is a pair, in this order: a refresh on a near-empty warehouse (ONE day of
-the same synthetic history), then one on the grown warehouse (target, issue 16: at most
+the same synthetic history), then one on the grown warehouse (target: at most
 HISTORY_RATIO times the near-empty one, median of the pairs' ratios).
 The grown folder is a fresh copy of a warehouse the writer has published twice,
 with its `.prev` and the writer's record of what it published: the state a daily run finds. The
@@ -63,8 +63,8 @@ from scrapers import registry
 
 # The team's memory budget on the shared 24 GB dev machine.
 MEMORY_BUDGET_MB = 8_000
-HISTORY_RATIO = 1.15  # issue 16: refresh on a year of history <= 1.15x refresh on an empty warehouse
-# Issue 26: "a year of history at the new breadth (about 50,000 offers a day)", every platform.
+HISTORY_RATIO = 1.15  # refresh on a year of history <= 1.15x refresh on an empty warehouse
+# "A year of history at the new breadth (about 50,000 offers a day)", every platform.
 HISTORY_OFFERS_PER_DAY = 50_000
 SAMPLE_S = 0.05  # a Scrapy child lives ~2-5 s: 50 ms samples see every one at its peak
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")

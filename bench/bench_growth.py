@@ -1,4 +1,4 @@
-"""Bench: a year of daily refreshes (issue 16): the refresh time per day stays flat as history grows.
+"""Bench: a year of daily refreshes: the refresh time per day stays flat as history grows.
 
     /work/venv/bin/python bench/bench_growth.py [--days 365] [--offers-per-day 10000] [--quick]
 
@@ -54,7 +54,7 @@ from warehouse import connect, fx, gpus, planning, plans
 from warehouse.loading import load_crawl
 from warehouse.planning import PlanOptions
 
-FLAT_RATIO = 1.15  # the same bound as the refresh on a year of history (issue 16)
+FLAT_RATIO = 1.15  # the same bound as the refresh on a year of history
 WINDOW_DAYS = 30
 YARDSTICK_EVERY = 5  # a yardstick refresh every 5th day: 6 in each window
 # 8 synthetic platforms (`bench-00`..), as when its figures were measured; 1 in 4 quotes CNY.

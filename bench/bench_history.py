@@ -12,7 +12,7 @@ file, each question with a fresh read-only connection per run, as `gpuplan histo
 
 - trend (product): `warehouse.history.price_trend` (warehouse/queries/history/price_trend.sql over the
   `daily_run_offers` view) for H100 SXM 80GB on demand over the last 90 days. Target: median
-  under 200 ms (issue 10); the script exits 1 when it is missed.
+  under 200 ms; the script exits 1 when it is missed.
 - trend (view): the `price_history_daily` view (migration 003) for the same model and days.
 - GPU list: `warehouse.history.priced_gpu_models`, which `gpuplan history` runs first to resolve
   the name it was given.
@@ -49,7 +49,7 @@ LAST_DAY = dt.date(2026, 11, 30)  # the day bench_plans plans; any fixed day kee
 TREND_GPU = "H100 SXM 80GB"
 TREND_DAYS = 90  # `gpuplan history --days` default
 TREND_PRICING = "on_demand"  # `gpuplan history --pricing` default
-TARGET_MS = 200.0  # issue 10
+TARGET_MS = 200.0  # the history query's target
 # One load_imported call per ~600k offers (30 days at 20k a day, 12 at 50k): a few hundred MB of
 # frame each, so the build's peak stays ~3 GB whatever the breadth.
 CHUNK_OFFERS = 600_000

@@ -1,7 +1,7 @@
 """Ingest benchmark: SYNTHETIC crawl feeds loaded by `warehouse.loading.load_crawl`, against DuckDB's
 own load of the same file.
 
-The target (issue 16): a load, with its validation, duplicate rule, per-GPU-hour normalization and
+The target: a load, with its validation, duplicate rule, per-GPU-hour normalization and
 FX (USD and CNY), takes at most 1.3x `CREATE TABLE ... AS SELECT * FROM read_json(feed)` of the same
 feed, on the same writer connection, the same threads and the same preserve_insertion_order (off,
 as the load runs). Each run pairs the two, alternating, each on
@@ -52,7 +52,7 @@ MODELS = [
     (None, "Synthetic Accelerator X", 64),  # an unknown name: kept with gpu_model null
 ]
 INVALID_EVERY = 1000  # 0.1% of offers get a negative price and land in rejected_offers
-TARGET_RATIO = 1.3  # issue 16: a load at most 1.3x DuckDB's own read_json load of the same feed
+TARGET_RATIO = 1.3  # a load at most 1.3x DuckDB's own read_json load of the same feed
 HOURS = {"hour": 1, "day": 24, "week": 168, "month": 730}
 PRICING = {"hour": "on_demand", "day": "daily_plan", "week": "weekly_plan", "month": "monthly_plan"}
 

@@ -2,7 +2,7 @@
 
     python bench/bench_many_jobs.py [--jobs 1000] [--offers 10000] [--sample 40] [--quick]
 
-Issue 29: `job_plans` planned one job at a time inside the writer session, one query over the
+Before, `job_plans` planned one job at a time inside the writer session, one query over the
 day's offers per job (~0.6 s each at 20,000 offers): 1,000 jobs held the writer, and with it the
 day's run, for ten minutes. Now `warehouse.job_plans.plan_jobs` plans every job in one query
 (the offers' shapes made once, jobs sized alike sized once) and the day's rows go in as one frame.

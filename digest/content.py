@@ -168,7 +168,7 @@ class Digest:
     failed_crawls: tuple[CrawlFailure, ...]
     price_history: tuple[PricePoint, ...] = field(repr=False)
     excluded_offers: tuple[ExcludedOffer, ...] = ()
-    # Checks that warn, beyond the excluded offers: the place for the crawl-drift check (issue 15)
+    # Checks that warn, beyond the excluded offers: the place for the crawl-drift check
     check_warnings: tuple[CheckWarning, ...] = ()
     watches: tuple[WatchResult, ...] = ()  # every watch of GPUPLAN_WATCHES, fired or not
     watch_error: str | None = None  # GPUPLAN_WATCHES could not be used: why, in one line

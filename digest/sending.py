@@ -10,8 +10,8 @@ Delivery is at least once: a crash after the server accepted the mail but before
 recorded sends that day again, with the same Message-ID so mail clients can drop the copy.
 
 Given the warehouse's path (the CLI and the Dagster asset), the mail is built from the published
-snapshot and sent outside the writer lock: a slow or hung SMTP server never holds up a load
-(issue 14). The send records are written by short writer sessions that do not republish the
+snapshot and sent outside the writer lock: a slow or hung SMTP server never holds up a load.
+The send records are written by short writer sessions that do not republish the
 snapshot (they go out with the next publish); one sender runs at a time (the digest lock).
 """
 

@@ -11,12 +11,12 @@ a loop, not a second way to run SQL.
   marked, the warehouse's bookkeeping apart), `.schema [table]`, `.mode table|line|columns|csv|json`
   (`.format` too), `.columns` and `.rows` (the box on its side, and back), `.quit`.
   The history file is never written through a symbolic link (a link there is left alone, said in
-  one line), and is made anew with mode 0600 each time: it holds what you asked (issue 29).
+  one line), and is made anew with mode 0600 each time: it holds what you asked.
 - Not on a terminal (`gpuplan sql < queries.sql`, a pipe): the same statements and dot commands
   read from stdin, each answer printed in turn; a failing statement prints its one-line error and
   the rest still run; the exit status is 1 when any failed. A dot command is a line of its own
-  between statements, as at the prompt (before issue 29 it was sent to DuckDB with the statement
-  after it, and both failed).
+  between statements, as at the prompt (never sent to DuckDB with
+  the statement after it, where both would fail).
 
 Statements end at a `;` outside quotes and comments, as the stdlib's `sqlite3.complete_statement`
 reads SQL text (the same quoting rules as DuckDB's for strings, identifiers and comments).

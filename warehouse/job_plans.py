@@ -1,4 +1,4 @@
-"""Plans for the user's own jobs (issue 17): priced in full by each platform's billing, with a deadline.
+"""Plans for the user's own jobs: priced in full by each platform's billing, with a deadline.
 
 `plan_job` answers one job, ad hoc from each platform's latest usable crawl (`gpuplan plans
 --tokens`, nothing written) or from one day's offers (the daily run). The offers a plan may use
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # planning a job builds no frame; storing a day's job plans d
     import pandas as pd
 
 # A plan that trains for more than a century is no plan: it is said as the job's reason instead
-# (issue 29: `tokens: 1e30` made a finish past what DuckDB's timestamps hold, "Interval out of
+# (`tokens: 1e30` made a finish past what DuckDB's timestamps hold, "Interval out of
 # range", and failed every job's plans). Bounded amounts (sizing.jobs) keep most such jobs out
 # when they are read; a huge model on a slow card can still be this slow.
 MAX_TRAIN_DAYS = 36_525.0

@@ -5,7 +5,7 @@ day's offers (`plans/unit_sizes.sql`). A requirement depends on (model, method, 
 only, never on the day, so `size_days` sizes every count any of its days offers once and
 gives each day exactly the rows sizing that day alone would give. The daily run (one day),
 a Dagster backfill (a range) and `gpuplan backfill` all size through `size_days`.
-A job plan (issue 17) sizes its own job the same way (`job_requirement_rows`), through the
+A job plan sizes its own job the same way (`job_requirement_rows`), through the
 job's one call into the sizing model (`sizing.jobs.job_requirements`), as plain rows: the ad-hoc
 job plan (`gpuplan plans --tokens`) imports no pandas (half its process's start), so pandas is
 imported only inside the functions that build frames.

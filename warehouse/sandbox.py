@@ -6,7 +6,7 @@ Public API:
     writes_files(con, statement) -> why a statement writes files (itself or what it runs), or None
     default_memory_limit() -> str;  SqlRefused, SqlTimeout, SqlOutOfMemory (SqlError, one-line messages)
 
-What a query cannot do (issue 14), set before it runs and locked (`lock_configuration`):
+What a query cannot do, set before it runs and locked (`lock_configuration`):
 - write: the connection is read-only (`connect.reader`), external access is off (no COPY TO a
   path, ATTACH, reading other files, installing extensions), and settings cannot be changed back;
 - run forever: `Sandbox.rows` interrupts it after `timeout_s`, fetching included (SqlTimeout);

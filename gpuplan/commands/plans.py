@@ -185,7 +185,7 @@ def plans_command(
 
 
 def _option(name: str, read: Callable[..., T], *given: Any) -> T:
-    """`read(*given)`, its ValueError said as one about option `name` (issue 29: `--tokens 1e30`
+    """`read(*given)`, its ValueError said as one about option `name` (`--tokens 1e30`
     was an error of DuckDB's, naming nothing the user typed)."""
     try:
         return read(*given)

@@ -118,7 +118,7 @@ def refresh_command(
         shown = {summary.platform for summary in board.summaries}
         summary = _print_day(out, settings, plan_day, offline, started, shown, legend)
     for failure in failures:
-        # one line each, however long: a wrapped line put the path on the next one (issue 14)
+        # one line each, however long: a wrapped line put the path on the next one
         out.print(Text("step failed", style="red").append(f": {one_line(failure)}"), soft_wrap=True)
     # the answer last: what failed, what changed, where the digest went, below the table
     for line in summary:

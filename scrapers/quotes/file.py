@@ -21,7 +21,7 @@ One quote per CSV row (a header row names the columns) or per YAML list item:
 be read; `scrapers.quotes.checks.check` turns one record into a quote or its problems, each with the
 line it is on: the field's own line in YAML, the row's first line in CSV.
 
-Hostile or careless files (issue 14): YAML is read by `config.user_files.yaml_list`, the one
+Hostile or careless files: YAML is read by `config.user_files.yaml_list`, the one
 reader of the user's files, so an item whose aliases expand too far, or refer to themselves, is
 refused with its line before anything is built from it (a "billion laughs" file costs nothing,
 and the file's other quotes still load); a key given twice in one item is a problem of that item.

@@ -48,7 +48,7 @@ only from a bid price below the on-demand one: a bid equal to it is no spot mark
 
 Placeholder: RunPod answers 0.5 for a type it cannot price (MI300X, H200 NVL, RTX 2000 Ada in the
 real 2026-04-01 sample; the MI300X's spot price there is $1.49), as its quote and, since 2026-08,
-inside its list prices too (H200 NVL community 0.50 against secure 3.79, issue 27). A real price
+inside its list prices too (H200 NVL community 0.50 against secure 3.79). A real price
 can be 0.5 too (the RTX 3090 in secure cloud, 2026-08). A quote of 0.5 is judged against the
 type's other prices in the same answer (`placeholder_price`): it is a placeholder when the same
 cloud's spot price is dearer (a real price is never under its own spot price), when the other

@@ -17,7 +17,7 @@ Stock: each offer is one rentable slot, so its GPUs are available when it is ren
 rented. `gpu_ram` (MB per GPU) tells the 48 GB RTX 4090 from the 24 GB one.
 
 One machine is listed several times, as overlapping slices (its 4 GPUs, 2 of them, 1 of them; real
-answers: issue 27, 2026-08; ADR-020 of username-gigo-is-not-available/ai-compute-arbitrage-monitor).
+answers of 2026-08; ADR-020 of username-gigo-is-not-available/ai-compute-arbitrage-monitor).
 Each offer says which: `machine_id` and `gpu_ids` (Vast's GPU ids, unique across the market), passed
 on so the warehouse counts a machine's free GPUs once (README, "How stock is counted"). Vast's
 `gpu_frac` is the offer's share of the machine's GPUs (vast-ai/vast-cli `vast.py`), not of one card:

@@ -1,4 +1,4 @@
-"""The plans tables on `gpuplan.display`'s rule (issue 20), without a warehouse: one plan per line
+"""The plans tables on `gpuplan.display`'s rule, without a warehouse: one plan per line
 at 80 columns, the legend below saying what short headers mean and what was hidden, every column
 on a wide console or with --wide. `gpuplan refresh` prints the daily table through the same call."""
 

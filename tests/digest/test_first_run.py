@@ -3,7 +3,7 @@
 1. On REAL history: the four SkyPilot Lambda catalogs of April-May 2026 (../shared/samples/), imported
    and planned by the pipeline's own functions (`backfill_plans`). Lambda raised every price 13-50 %
    between the 2 and the 6 April catalogs, so every plan of 6 April changed.
-2. The offline demo (issue 18): `gpuplan refresh --offline` on a fresh warehouse loads two recorded
+2. The offline demo: `gpuplan refresh --offline` on a fresh warehouse loads two recorded
    days per platform; `gpuplan digest --preview` must then show changes and a chart. It runs once the
    bundled snapshots hold the previous day (`scrapers/fixtures/<slug>/previous/`).
 """

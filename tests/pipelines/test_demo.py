@@ -124,7 +124,7 @@ def test_the_demo_shows_every_spider_scrapy_lists(demo) -> None:
 
 
 def test_the_demo_has_monthly_or_longer_prices_from_five_platforms_besides_quotes(demo) -> None:
-    """Issue 26: monthly (包月) prices from the platforms, not only the broker file: billed by the
+    """Monthly (包月) prices from the platforms, not only the broker file: billed by the
     month or year, or with a minimum term of at least a month (the billing macro's hours)."""
     env, _ = demo
     with _reader(env) as con:

@@ -135,7 +135,7 @@ def test_the_run_plan_is_the_job_planners_best_for_that_run(refreshed, model, me
 
 
 def test_refresh_prints_the_plans_one_per_line_within_80_columns(refreshed):
-    """The same fitted table as `gpuplan plans` (issue 20): no row wrapped, the legend below."""
+    """The same fitted table as `gpuplan plans`: no row wrapped, the legend below."""
     _, settings, output = refreshed
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
         count = len(plans.plans_for_date(con))

@@ -98,7 +98,7 @@ def test_every_job_gets_a_plan_or_a_reason(settings, tmp_path):
 @pytest.mark.parametrize(
     ("text", "line", "planned"),
     [
-        # a job refused alone (issue 29): the others are planned, the step fails naming its line
+        # a job refused alone: the others are planned, the step fails naming its line
         (JOBS.replace("tokens: 1B", "tokens: lots", 1), "line 4", {"far"}),
         (JOBS + "- name: small\n  model: 7B\n  method: lora\n  tokens: 1B\n", "line 10", {"small", "far"}),
     ],

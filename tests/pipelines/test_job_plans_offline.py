@@ -1,4 +1,4 @@
-"""Job plans on the offline warehouse (issue 17), each "done when" item pinned.
+"""Job plans on the offline warehouse, each "done when" item pinned.
 
 Two offline refreshes (`gpuplan refresh --offline`: the real spiders replaying their bundled
 snapshots, the real loader, sizing model and plan SQL) with a jobs file: DAY1 with every platform,

@@ -52,7 +52,7 @@ def assert_failure_visible(matrix: FaultMatrix, run: CrawlRun, status: str, erro
     )
     if status == "failed":
         assert row.offers_loaded == 0
-        # its last good crawl may stand in, marked stale (GPUPLAN_STALE_HOURS, issue 27), never as new
+        # its last good crawl may stand in, marked stale (GPUPLAN_STALE_HOURS), never as new
         assert run.platform not in state.candidate_platforms
 
 

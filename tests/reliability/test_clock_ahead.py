@@ -1,4 +1,4 @@
-"""A crawl dated in the future (issue 14, item 5): the crawling host's clock ahead.
+"""A crawl dated in the future: the crawling host's clock ahead.
 
 Reproduced with SYNTHETIC crawls (reliability.synthetic_crawls) whose summaries carry the host's
 wrong clock. Before: such a crawl stayed in `latest_offers` until that date (later crawls could
@@ -88,7 +88,7 @@ def test_run_dated_ahead_is_not_latest_and_freshness_fails(tmp_path: Path) -> No
 
 
 def test_plans_dated_ahead_are_not_the_latest_plans(tmp_path: Path) -> None:
-    """The clock moved back a day (issue 29): the plans made while it ran ahead stay stored, but the
+    """The clock moved back a day: the plans made while it ran ahead stay stored, but the
     latest plans (`gpuplan plans`, `plans --gpu`, the job plans) are those of the newest day that
     has begun. Before: `max(plan_date)` kept the day ahead as "latest" until the clock reached it."""
     settings = settings_in(tmp_path)

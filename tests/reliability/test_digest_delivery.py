@@ -150,7 +150,7 @@ class Setup:
         return result
 
     def sends(self) -> list[tuple[Any, ...]]:
-        # the writer's records: a send is recorded without republishing the snapshot (issue 14)
+        # the writer's records: a send is recorded without republishing the snapshot
         with connect.writer(self.settings.warehouse, publish=False) as con:
             return con.execute(
                 "SELECT digest_date, status, attempts, last_error, refused_recipients "

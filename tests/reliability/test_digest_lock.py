@@ -1,4 +1,4 @@
-"""A slow SMTP server and the writer lock (issue 14, item 8).
+"""A slow SMTP server and the writer lock.
 
 Reproduced with `gpuplan digest --send` in a child process against a loopback server that waits
 SLOW_S before answering the message, on a warehouse of SYNTHETIC crawls planned by the daily run's

@@ -1,4 +1,4 @@
-"""What a crawl is given, hostile or careless (issue 29, "Clear errors and bounds"): a replayed
+"""What a crawl is given, hostile or careless ("Clear errors and bounds"): a replayed
 snapshot folder that points out of itself or is broken, an answer that inflates into a bomb, a
 redirect to another host.
 

@@ -1,4 +1,4 @@
-"""Hostile history files (issue 14, items 11 and 12): dates in the future, counts past INTEGER, no rows.
+"""Hostile history files: dates in the future, counts past INTEGER, no rows.
 
 Each test writes a small file in the format of a public tracker (SYNTHETIC rows: providers and
 prices of our own making, columns as the real files have them, see tests/scrapers/history) and

@@ -1,5 +1,5 @@
 """One bad number never fails a whole day's job plans, nor reaches a user as an engine's error
-(issue 29, item 2 and "absurd values to plans and size").
+("absurd values to plans and size").
 
 Before the fix: a job of `tokens: 1e30` beside a good job made the `job_plans` step fail for every
 job with DuckDB's "Out of Range Error: Interval value ... out of range" (refresh exit 1, no job

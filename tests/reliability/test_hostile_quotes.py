@@ -1,4 +1,4 @@
-"""Hostile and careless quotes files (issue 14: quote prices, items 3, 10, 14, 15).
+"""Hostile and careless quotes files (quote prices).
 
 Each test writes a quotes file of our own making (SYNTHETIC quotes, sellers 经纪甲...), crawls it
 with the real spider in a child process (`scrapers.crawl.runner.run_crawl`, as `gpuplan crawl quotes`

@@ -1,4 +1,4 @@
-"""Hostile settings (issue 14, items 16 and 21; issue 29, the schedule's): each is refused when
+"""Hostile settings (the schedule's too): each is refused when
 read, in one line naming it.
 
 The command runs through the console entry point (`gpuplan.cli.run`, what the `gpuplan` script
@@ -32,7 +32,7 @@ CASES = [
     ("GPUPLAN_SQL_TIMEOUT_S", "-1", "is not a number over 0 up to 86400"),
     ("GPUPLAN_SQL_MEMORY_LIMIT", "lots", "is not a size such as 4GB or 512MiB"),
     ("GPUPLAN_DIGEST_SKIP_EMPTY", "maybe", "is not true or false"),
-    # issue 29: read unchecked before; Dagster's load, `refresh` or `digest` then failed alone
+    # read unchecked before; Dagster's load, `refresh` or `digest` then failed alone
     ("GPUPLAN_SCHEDULE_TZ", "Mars/Olympus", "is not an IANA time zone such as Asia/Shanghai"),
     ("GPUPLAN_SCHEDULE_TZ", "../../etc/passwd", "is not an IANA time zone"),
     ("GPUPLAN_SCHEDULE_TZ", "Asia", "is not an IANA time zone"),

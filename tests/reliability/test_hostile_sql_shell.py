@@ -1,4 +1,4 @@
-"""`gpuplan sql`'s shell and sandbox under hostile input (issue 29): the history file, dot commands
+"""`gpuplan sql`'s shell and sandbox under hostile input: the history file, dot commands
 on stdin, and files written into the spill folder. The warehouse holds SYNTHETIC offers
 (reliability.synthetic_crawls).
 

@@ -1,4 +1,4 @@
-"""Every file a user names, hostile or careless (issue 29, items 3, 4 and 5): the jobs file, the
+"""Every file a user names, hostile or careless: the jobs file, the
 watches file and a model's config.json, each read by the one reader (`config.user_files`).
 
 What main did before the reader (commit 2d9264f) and before this issue's fixes:

@@ -1,5 +1,5 @@
-"""Links and full disks where the warehouse's own files belong (issue 29, items 1 and "a failed
-restore"): each on a small warehouse of SYNTHETIC crawls (warehouse_files.py), through the real CLI.
+"""Links and full disks where the warehouse's own files belong, and a failed
+restore: each on a small warehouse of SYNTHETIC crawls (warehouse_files.py), through the real CLI.
 
 Before the fix, a symbolic link `warehouse.duckdb.prev -> ~/backup.duckdb` made the next publish
 write the new snapshot into the backup (its bytes gone) and turn `warehouse.duckdb` into a link to

@@ -1,4 +1,4 @@
-"""The same history in two orders (issue 27 item 3, issue 29 item 7): the real shared samples.
+"""The same history in two orders: the real shared samples.
 
 Before: the history floor judged each row on load against the cheapest price loaded so far, so the
 order decided. The SkyPilot Lambda catalogs, then the cherielilili observations: three Vast A100

@@ -1,4 +1,4 @@
-"""Publishing that cannot destroy history (issue 14, items 1, 4 and 13): each case reproduces the
+"""Publishing that cannot destroy history: each case reproduces the
 report on a small warehouse of SYNTHETIC crawls (warehouse_files.py), through the real CLI.
 
 - A damaged writer file (4 KiB overwritten inside a data block of `offers`, or the file cut to

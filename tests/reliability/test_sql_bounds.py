@@ -1,4 +1,4 @@
-"""`gpuplan sql` is bounded (issue 14, items 6, 7, 18, 19): time, memory, disk, rows, and what it prints.
+"""`gpuplan sql` is bounded: time, memory, disk, rows, and what it prints.
 
 Each test reproduces what was seen on main before the fix: an endless query ran until killed, a
 MemoryError printed as an empty "error: ", a large query spilled into `warehouse.duckdb.tmp/` (and

@@ -1,4 +1,4 @@
-"""The writer's lock and folder, and the migrations it applies (issue 14, items 17, 20 and 22), each
+"""The writer's lock and folder, and the migrations it applies, each
 reproduced on a small warehouse of SYNTHETIC crawls (warehouse_files.py).
 
 - With the lock file deleted while a writer ran, the next writer failed at once ("cannot open the

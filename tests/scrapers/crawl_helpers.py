@@ -14,7 +14,7 @@ from scrapers.platform import CLOCK_TOLERANCE_SETTING, ORIGIN_OVERRIDE_SETTING
 from scrapers.registry import fixture_dir, platforms, spider_class, spider_tokens
 
 # OfferItem's optional fields that default to None: an expected file written before a field existed
-# (the contract's hardware and catalog fields, issue 27) says nothing of it, which is that None.
+# (the contract's hardware and catalog fields) says nothing of it, which is that None.
 UNSAID_FIELDS = {
     field.name: None
     for field in dataclasses.fields(OfferItem)

@@ -15,7 +15,7 @@ from scrapers.quotes.prices import PriceTextError, WrittenPrice, read_price
         (2139, WrittenPrice(2139.0)),
         (9.5, WrittenPrice(9.5)),
         ("2139", WrittenPrice(2139.0)),
-        ("2.1万", WrittenPrice(21_000.0)),  # issue 14: loaded as 2.1
+        ("2.1万", WrittenPrice(21_000.0)),  # loaded as 2.1
         ("2.1万元", WrittenPrice(21_000.0, "CNY")),
         ("9.8k", WrittenPrice(9_800.0)),  # loaded as 9.8
         ("3千", WrittenPrice(3_000.0)),
@@ -45,7 +45,7 @@ def test_a_price_reads_as_people_mean_it(written: Any, expected: WrittenPrice) -
 @pytest.mark.parametrize(
     ("written", "reason"),
     [
-        ("8卡起租 面议", "price on request"),  # issue 14: loaded as 8
+        ("8卡起租 面议", "price on request"),  # loaded as 8
         ("2-3元", "a range"),
         ("2~3", "a range"),
         ("2000元起", "a lower bound"),

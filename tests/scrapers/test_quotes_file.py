@@ -137,7 +137,7 @@ def test_other_file_types_are_refused() -> None:
         read_records("", "quotes.xlsx")
 
 
-# --- prices as written, and their agreement with the columns (issue 14) ---------------------------
+# --- prices as written, and their agreement with the columns ---------------------------
 
 
 @pytest.mark.parametrize(

@@ -108,7 +108,7 @@ def test_a_sold_out_size_is_a_quote_without_a_price_rejected_as_read() -> None:
 
 
 def test_a_page_served_only_as_islands_pairs_each_table_with_its_label() -> None:
-    # Issue 27: every price is in window.__islands, each tab's table decoded alone, its size beside it.
+    # Every price is in window.__islands, each tab's table decoded alone, its size beside it.
     page = _page_text()
     assert 'data-label=\\"PRICE\\u002FGPU\\u002FHR*\\"\\u003E$' in page  # cherielilili's pattern
     islands_only = _islands_only(page)
@@ -318,7 +318,7 @@ def test_an_unknown_card_from_the_api_is_kept_with_its_memory(with_key: None) ->
     offers = {o.offer_id: o for o in drive("lambda").offers}
     assert offers["gpu_1x_rtx6000"].gpu_model is None
     assert offers["gpu_1x_rtx6000"].gpu_name_raw == "RTX 6000 (24 GB)"
-    assert offers["gpu_1x_rtx6000"].gpu_memory_gb == 24.0  # read from the description (issue 15, 8)
+    assert offers["gpu_1x_rtx6000"].gpu_memory_gb == 24.0  # read from the description
 
 
 def test_a_card_whose_form_the_api_does_not_state_keeps_its_memory(with_key: None) -> None:

@@ -122,7 +122,7 @@ def test_the_placeholder_price_is_rejected_not_offered() -> None:
     outcome = drive("runpod")
     assert not _offers(outcome, gpu_name_raw="AMD Instinct MI300X OAM")
     # MI300X: 0.5 against its own list price of 2.49. H200 NVL community: 0.5 in its list price too,
-    # against 3.79 in secure cloud (issue 27's real case). Both RunPod's "cannot price it".
+    # against 3.79 in secure cloud. Both RunPod's "cannot price it".
     single = [r for r in outcome.rejected if r.raw["gpu_count"] == 1]
     assert sorted((r.raw["id"], r.raw["cloud"], r.reason) for r in single) == [
         ("AMD Instinct MI300X OAM", "secure", "placeholder_price"),
@@ -159,7 +159,7 @@ def test_a_real_price_of_half_a_dollar_is_kept() -> None:
         (0.5, 2.49, None, {}, True),  # the list price says otherwise
         (0.5, 0.5, None, {}, False),  # a real 0.50 (RTX 3090, secure, 2026-08)
         (0.5, 0.5, None, {"other_cloud": 0.22}, False),  # ... with community at 0.22
-        (0.5, 0.5, None, {"other_cloud": 3.79}, True),  # H200 NVL community, secure 3.79 (issue 27)
+        (0.5, 0.5, None, {"other_cloud": 3.79}, True),  # H200 NVL community, secure 3.79
         (0.5, 0.5, None, {"other_cloud": 1.5}, False),  # 3x apart: two real prices can be
         (0.5, None, None, {"spot": 1.49}, True),  # dearer spot than on demand (the sample's MI300X)
         (0.5, 0.5, None, {"spot": 0.5}, False),  # spot mirroring the list price (since 2026-05-06)

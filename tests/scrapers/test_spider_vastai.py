@@ -96,7 +96,7 @@ def _of_machine(outcome: Any, machine_id: str) -> list[Any]:
 
 
 def test_one_machine_listed_whole_and_as_overlapping_slices() -> None:
-    # Machine 41523: its 4 GPUs whole, 2 of them, 1 of them, each an offer (issue 27; ADR-020's census).
+    # Machine 41523: its 4 GPUs whole, 2 of them, 1 of them, each an offer (ADR-020's census).
     offers = _of_machine(drive("vastai"), "41523")
     assert sorted((o.offer_id, o.gpu_count, tuple(o.gpu_ids), o.available_gpus) for o in offers) == [
         ("28941031", 1, (415231,), 1),
@@ -159,7 +159,7 @@ def test_gpu_ids_are_vasts_whole_numbers_or_unknown(value: Any, ids: list[int] |
 
 
 def test_a_bid_dearer_than_renting_on_demand_is_no_spot_offer() -> None:
-    # Issue 27's real case: offer 48370130, min_bid 19.2 against dph_base 15.47.
+    # The real case: offer 48370130, min_bid 19.2 against dph_base 15.47.
     offers = [o for o in drive("vastai").offers if o.offer_id == "48370130"]
     assert [(o.pricing_type, o.price_amount) for o in offers] == [("on_demand", 15.4711)]
 

@@ -48,7 +48,7 @@ def test_a_framework_sets_defaults_and_a_user_setting_wins():
 
 
 # Loss at a 128k vocabulary (Llama 3): 8 bytes per token x entry between the fp32 upcast and the
-# chunked loss, so "about 4 GB" at batch 2 x 2048 tokens (issue 19).
+# chunked loss, so "about 4 GB" at batch 2 x 2048 tokens.
 @pytest.mark.parametrize(
     ("loss", "bytes_per_entry"),
     [("fp32", 12.0), ("vocab-parallel", 6.0), ("chunked", 2 + 14 / 8)],

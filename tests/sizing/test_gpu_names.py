@@ -38,7 +38,7 @@ CASES = [
     ("A100", None, None, None, None),
     ("Tesla V100-SXM2-16GB", None, "V100 SXM 16GB", 16, "SXM"),
     ("Tesla V100-PCIE-16GB", None, "V100 PCIe 16GB", 16, "PCIe"),
-    ("Tesla V100", 16, "V100 16GB", 16, None),  # form not stated: the form-less row (issue 15)
+    ("Tesla V100", 16, "V100 16GB", 16, None),  # form not stated: the form-less row
     ("Tesla V100", None, None, None, None),  # 16 or 32 GB: not guessed
     ("RTX 4090", None, "RTX 4090 24GB", 24, None),
     ("NVIDIA GeForce RTX 4090", 24, "RTX 4090 24GB", 24, None),
@@ -55,7 +55,7 @@ CASES = [
     ("RTX 6000Ada", None, "RTX 6000 Ada 48GB", 48, None),  # Vast spelling
     ("NVIDIA RTX 6000 Ada Generation", 48, "RTX 6000 Ada 48GB", 48, None),  # RunPod id
     ("RTX A6000 48GB", None, "RTX A6000 48GB", 48, None),
-    ("RTX PRO 6000", 96, "RTX PRO 6000 96GB", 96, None),  # AutoDL's name (issue 15)
+    ("RTX PRO 6000", 96, "RTX PRO 6000 96GB", 96, None),  # AutoDL's name
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb", 24, None, 24, None),  # a slice
     ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 96, None, 96, None),  # 300 W
     ("H20", None, None, None, None),  # 96 or 141 GB: not guessed

@@ -125,7 +125,7 @@ def test_framework_and_layout_errors(app, args, message):
         ("A100-80GB", "A100 SXM 80GB", "also: A100 PCIe 80GB"),
         ("4090", "RTX 4090 24GB", None),
         ("910B", "Ascend 910B 64GB", None),
-        ("A10G", "A10G 24GB", None),  # AWS's most rented card (issue 28)
+        ("A10G", "A10G 24GB", None),  # AWS's most rented card
         ("Gaudi2", "Gaudi 2 96GB", None),
         ("MI300X", "MI300X 192GB", None),
     ],

@@ -26,19 +26,19 @@ HANDOVER = 90  # migration 090_definitions_handover.sql
 ADOPTED = {
     "run_day_of": "made by migration 085, whose callers still spelled it",
     "run_worked": "'a run worked' (ok or partial), spelled 16 times before",
-    "crawled_at_of": "when a run crawled (capped by loaded_at), spelled in usable_runs before (issue 27)",
+    "crawled_at_of": "when a run crawled (capped by loaded_at), spelled in usable_runs before",
 }
 # Objects whose SQL differs on purpose from what the migrations made, even so, and why.
 CHANGED: dict[str, str] = {
-    "hours_per_billing_period": "a year is 8760 h, the reserved terms of the offer contract (issue 27)",
+    "hours_per_billing_period": "a year is 8760 h, the reserved terms of the offer contract",
     "judged_offers": "a fractional offer (gpu_frac) is never planned as a card nor a price reference",
-    "price_history_daily": "gpus_available counts each machine's free GPUs once (free_gpus, issue 27)",
-    "history_price_problem": "judged against the other platforms' median over a window (issue 27)",
-    # a failed crawl does not rewrite the day's plans (issue 27, item 2): carried crawls, stale offers
+    "price_history_daily": "gpus_available counts each machine's free GPUs once (free_gpus)",
+    "history_price_problem": "judged against the other platforms' median over a window",
+    # a failed crawl does not rewrite the day's plans: carried crawls, stale offers
     "daily_runs": "says when its run crawled (crawled_at), as day_runs does",
     "day_runs": "a failed platform's carried last good crawl stands for the day, stale, with crawled_at",
     "latest_runs": "stale when a later attempt failed, and by how many hours (the same rule, latest)",
-    "latest_offers": "the offers standing now: a carried crawl's too, marked stale (issue 37)",
+    "latest_offers": "the offers standing now: a carried crawl's too, marked stale",
     "plan_shapes": "passes judged_offers' bound on a stale latest crawl (max_stale_hours)",
     "ranked_plans": "each plan says its offer's crawled_at and whether it is stale",
     "usable_runs": "says when its prices are from (priced_at: its catalog's own date when older)",
@@ -55,8 +55,8 @@ ADDED = {
     "best_plans": "the best plan of each daily plan and job, what the one change detector compares",
     "job_plan_changes": "a view now: the table's rows moved into plan_changes (migration 091)",
     "changed_plans": "one row per plan change, the one count of what changed (digest, refresh, Dagster)",
-    "free_gpus": "how stock is counted: each machine's free GPUs once (issue 27)",
-    "price_window_days": "the history rule judged when read, over a window (issue 27, migration 093)",
+    "free_gpus": "how stock is counted: each machine's free GPUs once",
+    "price_window_days": "the history rule judged when read, over a window (migration 093)",
     "price_reference_min_platforms": "the history rule's fewest other platforms",
     "price_references": "the history rule's references, the other platforms' median",
     "price_window_votes": "the history rule's votes, kept in price_reference_votes",
@@ -64,20 +64,20 @@ ADDED = {
     "implausible_offers": "every stored offer the history rule judges implausible, with why",
     "price_floor_reason": "the price floor's reason in words, once for the check and the exclusions",
     "crawled_at_of": ADOPTED["crawled_at_of"],
-    "plan_day_reached": "the latest plans are the newest day begun anywhere, not one dated ahead (issue 29)",
+    "plan_day_reached": "the latest plans are the newest day begun anywhere, not one dated ahead",
     "cluster_billed_hours": "a cluster's bill: the offer's, never under the cluster's own minimum term",
-    # a partial crawl stands only for what it read (issue 37): the carry rule in one home
+    # a partial crawl stands only for what it read: the carry rule in one home
     "crawl_stands_for": "what a crawl stands for: all, what it read, nothing",
     "carry_hours": "the hours between an attempt and the last good crawl carried for it",
     "carry_chain": "a carried partial crawl brings its own carried crawl, and so on back",
     "crawl_carries": "each attempt that does not stand for all, with its last good crawl",
     "standing_offers": "the offers of runs, less what a partial crawl beside a carried one read",
-    "watch_scopes": "the card watches of one digest query, all watches read in one pass (issue 37)",
+    "watch_scopes": "the card watches of one digest query, all watches read in one pass",
     # the offer's fields in one list in SQL, which the statements reading records derive theirs from
     "offer_fields": "the offer's fields and the type a record holds each in (the one list in SQL)",
     "offer_field_names": "offer_fields' names, in order",
     "offer_record": "a record with every field NULL, for a reader that builds records in SQL",
-    # a catalog's own date is judged by the carry rule's bound (issue 37)
+    # a catalog's own date is judged by the carry rule's bound
     "priced_at_of": "when a crawl's prices are from: its crawl, or its catalog's date when older",
 }
 

@@ -1,4 +1,4 @@
-"""A failed crawl does not rewrite the day's plans (issue 27, item 2), on a real migrated DuckDB.
+"""A failed crawl does not rewrite the day's plans, on a real migrated DuckDB.
 
 Offers are SYNTHETIC (tests/warehouse/synthetic_offers.py: hand-made rows, crawls loaded at their
 day's midnight, so consecutive days are 24 h apart). The rule (queries/plans/record_crawls.sql,

@@ -1,4 +1,4 @@
-"""Stock counted once (issue 27, item 1): every stock figure counts each machine's free GPUs once.
+"""Stock counted once: every stock figure counts each machine's free GPUs once.
 
 The feeds are SYNTHETIC, in the structure of Vast.ai's `bundles` answer as vast-ai/vast-cli's
 `vastai/data/offer.py` @ 55679830a2c2adcf5c7fad08bf08717a9591062a names its fields (each offer a

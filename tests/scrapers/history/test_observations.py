@@ -87,8 +87,8 @@ def test_canonical_models_from_tracker_names(imported) -> None:
     assert names["H100_SXM"] == "H100 SXM 80GB"
     assert names["A100_PCIE_40GB"] == "A100 PCIe 40GB"
     assert names["RTX_4090"] == "RTX 4090 24GB"
-    assert names["B300"] == "B300 279GB"  # in the catalog since issue 15
-    assert names["GB200"] == "GB200 186GB"  # in the catalog since issue 28
+    assert names["B300"] == "B300 279GB"
+    assert names["GB200"] == "GB200 186GB"
 
 
 def test_filters_and_bad_rows(tmp_path) -> None:
