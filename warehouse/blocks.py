@@ -1,29 +1,24 @@
-"""DuckDB's file layout, read by us: the header, every block's checksum, the free list, and which
-blocks of two files differ. `warehouse.integrity` gives the verdict on a file from what this finds.
+"""DuckDB's file layout, read by us: the header, every block's checksum and the free list.
+`warehouse.integrity` gives the verdict on a file from what this finds.
 
-DuckDB stores an 8-byte checksum at the start of every block and of each header page, and
-verifies it when it reads one; `check_blocks` computes the same checksum over the whole file
-(every block of the active header's block count; when it compares the file with the previous
-snapshot, for an in-place publish, only the blocks that differ from that verified file). The
-checksum is a multiply-xor over 64-bit words (DuckDB's `Checksum` in src/common/checksum.cpp),
-~0.4 s for 430 MB with numpy on a loaded machine, where DuckDB's scan of every column takes ~1.8 s.
-A block whose checksum fails is damage when it is in use, whatever it holds: an index block too,
-which no scan reads (a damaged primary-key index passes a scan of every column and fails the next
-insert), and nothing when it is free (DuckDB overwrites a free block whole). The layout is DuckDB's
-storage format, so it is calibrated against a file the installed DuckDB writes itself (`layout`):
-another storage version, a file shorter than its block count whose free list cannot be read, or a
-failed block with no readable free list to judge it by, is left to the DuckDB scan (`integrity`).
+Why we read it ourselves: DuckDB stores an 8-byte checksum at the start of every block and
+verifies it when it reads one, but no query reads every block. A primary-key index is read
+lazily, by the next insert, not by a scan: a damaged index block passes a read of every column of
+every table (tests/warehouse/test_blocks.py) and DuckDB 2.0 offers no statement that verifies a
+whole file. So `check_blocks` computes DuckDB's checksum (a multiply-xor over 64-bit words,
+`Checksum` in src/common/checksum.cpp) over every block of the active header's block count, with
+numpy: ~4x faster than DuckDB's scan of every column, which misses the index blocks anyway.
+A block whose checksum fails is damage when it is in use, whatever it holds, and nothing when it
+is free (DuckDB overwrites a free block whole). The layout is DuckDB's storage format, so it is
+calibrated against a file the installed DuckDB writes itself (`layout`): another storage version,
+a file shorter than its block count whose free list cannot be read, or a failed block with no
+readable free list to judge it by, is left to the DuckDB scan (`integrity`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import mmap
-import os
 import struct
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -139,9 +134,7 @@ def _free_blocks(
     return None
 
 
-def check_blocks(
-    path: Path, size: int, compare_with: Path | None = None, differing: list[int] | None = None
-) -> tuple[int, str | None]:
+def check_blocks(path: Path, size: int) -> tuple[int, str | None]:
     """(blocks checked, problem). A negative count: the fast check could not vouch for the file
     (another storage format, a file shorter than its header's block count, which DuckDB leaves when
     it trims free blocks off the end, or a block it doubts, when the free list cannot say whether
@@ -167,13 +160,7 @@ def check_blocks(
         whole = present == block_count or found is not None  # what is past the end is free: trimmed
         handle.seek(HEADER_BYTES)
         doubted: list[int] = []
-        if compare_with is not None and differing is not None:
-            with compare_with.open("rb") as other:
-                checked, problem = _compared_checksums(
-                    handle, other, present, block_bytes, differing, doubted
-                )
-        else:
-            checked, problem = _block_checksums(handle, present, block_bytes, doubted)
+        checked, problem = _block_checksums(handle, present, block_bytes, doubted)
         if problem is not None:
             return checked, problem
         if doubted:
@@ -230,82 +217,6 @@ def _block_checksums(
     return block_count, None
 
 
-def _compared_checksums(
-    handle: BinaryIO,
-    other: BinaryIO,
-    block_count: int,
-    block_bytes: int,
-    differing: list[int],
-    doubted: list[int],
-) -> tuple[int, str | None]:
-    """Compare `block_count` blocks of `handle` with `other`'s, appending to `differing` each block
-    whose bytes differ (or that `other` lacks), and checksum only those (to `doubted`, as
-    `_block_checksums`).
-
-    A block byte for byte equal to one of `other`, a snapshot verified when it was published (the
-    `.prev` an in-place publish writes over), has that block's checksum, already found good. The
-    files are mapped a chunk at a time, not read: a publish reads the writer file and the `.prev`
-    whole (the part of its cost that grows with history, issue 16), and a mapping spares copying
-    both into buffers; one chunk at a time keeps the mapped pages, which count in the process's
-    RSS, to 2 x _CHUNK_BLOCKS blocks. They are the writer's own files, under its locks, so neither
-    is cut while it is mapped.
-    """
-    size = os.fstat(handle.fileno()).st_size
-    if size < HEADER_BYTES + block_count * block_bytes:
-        return 0, f"cut short at block {max(0, (size - HEADER_BYTES) // block_bytes)}"
-    theirs = max(0, (os.fstat(other.fileno()).st_size - HEADER_BYTES) // block_bytes)
-    for done in range(0, block_count, _CHUNK_BLOCKS):
-        count = min(_CHUNK_BLOCKS, block_count - done)
-        common = max(0, min(count, theirs - done))
-        offset = HEADER_BYTES + done * block_bytes  # a multiple of the page size, as mmap needs
-        with (
-            _mapped(handle, offset, count * block_bytes) as mine,
-            _mapped(other, offset, common * block_bytes) as yours,
-        ):
-            changed = _changed_blocks(mine, yours, count, common, block_bytes)
-            differing.extend(done + index for index in changed)
-            if changed and mine is not None:
-                rows = _doubted(_blocks(mine, block_bytes)[changed])  # a writable copy of those
-                doubted.extend(done + changed[row] for row in rows)
-    return block_count, None
-
-
-@contextmanager
-def _mapped(handle: BinaryIO, offset: int, length: int) -> Iterator[mmap.mmap | None]:
-    """`length` bytes of `handle` from `offset`, mapped read-only (None for none)."""
-    if length == 0:
-        yield None
-        return
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-    mapping = mmap.mmap(handle.fileno(), length, flags=flags, prot=mmap.PROT_READ, offset=offset)
-    try:
-        yield mapping
-    finally:
-        with contextlib.suppress(BufferError):  # an array still points into it (after an error)
-            mapping.close()
-
-
-def _blocks(mapping: mmap.mmap, block_bytes: int) -> Any:
-    import numpy as np
-
-    return np.frombuffer(mapping, dtype=np.uint64).reshape(-1, block_bytes // 8)
-
-
-def _changed_blocks(
-    mine: mmap.mmap | None, yours: mmap.mmap | None, count: int, common: int, block_bytes: int
-) -> list[int]:
-    """Indexes of the `count` blocks of `mine` that differ from `yours` (which has `common`)."""
-    import numpy as np
-
-    if mine is None:
-        return []
-    same = np.zeros(count, dtype=bool)
-    if yours is not None:
-        same[:common] = np.all(_blocks(mine, block_bytes)[:common] == _blocks(yours, block_bytes), axis=1)
-    return [int(index) for index in np.flatnonzero(~same)]
-
-
 def block_bytes() -> int:
-    """The block size of the files the installed DuckDB writes (a file whose blocks `check_file`
-    compared has this block size)."""
+    """The block size of the files the installed DuckDB writes."""
     return layout().block_bytes

@@ -1,10 +1,7 @@
 """Is this file a whole, readable warehouse? Every block checked, without trusting a query to touch it.
 
 Public API (stable):
-    check_file(path, compare_with=None) -> FileCheck
-        the verdict on one DuckDB file (published, writer, previous); with `compare_with`, also
-        which of its blocks differ from that file's (what an in-place publish must write)
-    open_check(path) -> (Stamp | None, problem | None)   open read-only, read the catalog and stamp
+    check_file(path) -> FileCheck      the verdict on one DuckDB file (published, writer, previous)
     describe(path) -> str              what a file that is not a DuckDB database is ("an empty file", ...)
     read_stamp(con) -> Stamp | None    the warehouse_stamp row of an open warehouse (migration 060)
     FileCheck, Stamp, SAFE_CONFIG, first_line
@@ -57,7 +54,6 @@ class FileCheck:
     stamp: Stamp | None
     size_bytes: int
     blocks: int
-    differing: tuple[int, ...] | None = None  # blocks unlike `compare_with`'s; None: not compared
 
     @property
     def generation(self) -> int | None:
@@ -98,32 +94,19 @@ def read_stamp(con: duckdb.DuckDBPyConnection) -> Stamp | None:
     return Stamp(int(rows[0][0]), rows[0][1]) if rows else None
 
 
-def check_file(path: Path, compare_with: Path | None = None) -> FileCheck:
-    """Check every block of `path` and open it read-only; never raises for a damaged file.
-
-    `compare_with`: another file read alongside, block for block, to list the blocks of `path`
-    that differ from it (`FileCheck.differing`; None when the fast check could not run). It must
-    be a file verified before (the previous snapshot): blocks equal to its blocks are not
-    checksummed again.
-    """
+def check_file(path: Path) -> FileCheck:
+    """Check every block of `path` and open it read-only; never raises for a damaged file."""
     if not path.exists():
         return FileCheck(path, False, False, "missing", None, 0, 0)
     size = path.stat().st_size
     kind = describe(path)
     if kind != "a DuckDB file":
         return FileCheck(path, True, False, f"{kind}, not a DuckDB database", None, size, 0)
-    differing: list[int] | None = [] if compare_with is not None else None
-    checked, problem = blocks.check_blocks(path, size, compare_with, differing)
+    checked, problem = blocks.check_blocks(path, size)
     if problem is not None:
         return FileCheck(path, True, False, problem, None, size, checked)
     stamp, problem = _open_and_read(path, scan_every_block=checked < 0)
-    compared = tuple(differing) if differing is not None and checked > 0 else None
-    return FileCheck(path, True, problem is None, problem, stamp, size, abs(checked), compared)
-
-
-def open_check(path: Path) -> tuple[Stamp | None, str | None]:
-    """(stamp, problem): open `path` read-only and read its catalog, stamp and row counts."""
-    return _open_and_read(path, scan_every_block=False)
+    return FileCheck(path, True, problem is None, problem, stamp, size, abs(checked))
 
 
 def _open_and_read(path: Path, *, scan_every_block: bool) -> tuple[Stamp | None, str | None]:

@@ -18,19 +18,17 @@ The rules (issue 14):
   snapshot is itself damaged, in which case the last good previous one stays. Once there has been a
   previous snapshot there is always one: `.prev` is replaced, never removed, so a publish killed at
   any point leaves a good one (`gpuplan doctor` says the warehouse is not healthy without it).
-- Publishing does not copy the whole file when it need not (issue 16): the snapshot kept as
-  `.prev` two publishes ago is, when no reader has it open (an OFD lock proves it), brought up to
-  date in place by writing only the blocks that differ from the writer file, then renamed into
-  place. Otherwise (a reader holds it, it has another name, the first publishes) the writer file
-  is copied whole. Either way the result is byte for byte the writer file, verified.
+- Publishing copies the writer file whole to a new temp file, verifies the copy, and renames it
+  into place: DuckDB's own files are never written in place, so no reader can be holding a file
+  that changes under it. `.prev` is a plain previous copy (the replaced snapshot's own inode).
 - A writer file older than the published snapshot (a smaller generation: the writer restored from
   a backup, or the published file replaced by a newer copy) is never published over it: the writer
   session first sets the old writer file aside and starts from the snapshot (`replace_older_writer`).
   Nothing is deleted: files set aside keep their name plus why and when.
 - No file of the warehouse is written through a symbolic link (issue 29, `warehouse.layout`): a
   publish, a seed and a restore refuse a link where one of the files belongs, naming it, before
-  they write anything; every file made here is new (O_EXCL | O_NOFOLLOW); `.prev` is written in
-  place only when it is no link (O_NOFOLLOW).
+  they write anything; every file made here is new (O_EXCL | O_NOFOLLOW), and files are only
+  renamed over `.prev` and the snapshot, never written through them.
 Files beside `warehouse.duckdb`: `warehouse.duckdb.prev`, `warehouse.writer.duckdb.published`
 (what was last published: inode, size, mtime, generation; so a session need not open the
 snapshot to know it is the one it published).
@@ -38,16 +36,14 @@ snapshot to know it is the one it published).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
-import struct
 from pathlib import Path
 
 import duckdb
 
-from warehouse import blocks, integrity
+from warehouse import integrity
 from warehouse.layout import (
     copy_durably,
     create,
@@ -73,8 +69,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-# Largest single write when publishing in place: adjacent changed blocks go out together up to this.
-_WRITE_BYTES = 16 * 1024 * 1024
 
 
 class PublishError(RuntimeError):
@@ -195,8 +189,9 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
     caller knows it is damaged). Call it holding the writer lock.
 
     A reader sees the old file or the new one, never a half-written one, even across a crash:
-    make a temp file in the same folder equal to the writer file (the unused `.prev` brought up to
-    date in place, else a whole copy), fsync, verify, os.replace, fsync the folder.
+    copy the writer file to a new temp file in the same folder, fsync, verify every block of the
+    copy, link the snapshot it replaces as `.prev`, os.replace, fsync the folder. Killed at any
+    instant, the published file and `.prev` are each a whole verified snapshot.
     """
     refuse_links(warehouse)
     private = writer_path(warehouse)
@@ -206,14 +201,15 @@ def publish(warehouse: Path, generation: int, *, keep_previous: bool = True) -> 
             f"the published warehouse {warehouse} (generation {published}) is newer than the writer "
             f"file {private} (generation {generation}): not published over it. Run `gpuplan doctor`"
         )
-    for stale in warehouse.parent.glob(f".{warehouse.name}.publish-*.tmp"):
+    for stale in (
+        *warehouse.parent.glob(f".{warehouse.name}.publish-*.tmp"),
+        *warehouse.parent.glob(f".{warehouse.name}.prev-*.tmp"),
+    ):
         stale.unlink()  # left by a publisher that died; we hold the writer lock, so none is running
     temp = warehouse.with_name(f".{warehouse.name}.publish-{os.getpid()}.tmp")
     try:
-        in_place = keep_previous and _recorded(warehouse) is not None
-        if not (in_place and _write_over_previous(warehouse, temp, generation)):
-            copy_durably(private, temp)
-            _require_good(integrity.check_file(temp), warehouse, generation)
+        copy_durably(private, temp)
+        _require_good(integrity.check_file(temp), warehouse, generation)
         if keep_previous:
             _keep_previous(warehouse)
         os.replace(temp, warehouse)
@@ -238,90 +234,6 @@ def _require_good(check: integrity.FileCheck, warehouse: Path, generation: int) 
         )
 
 
-def _unused(fd: int) -> bool:
-    """Take an open-file-description write lock on the whole file, if no one holds a lock on it.
-
-    A DuckDB connection holds an fcntl lock on its file for as long as it is open, and OFD locks
-    conflict with those even within this process: so True means no DuckDB anywhere has it open.
-    """
-    if not hasattr(fcntl, "F_OFD_SETLK"):
-        return False  # not Linux: always copy
-    try:
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
-    except OSError:
-        return False
-    return True
-
-
-def _write_over_previous(warehouse: Path, temp: Path, generation: int) -> bool:
-    """Publish without copying the whole file: make the previous snapshot's file (two publishes
-    old, opened by no one) equal to the writer file by writing only the blocks that differ, under
-    the temp name. False (nothing changed) when that is not possible: then the caller copies.
-
-    The writer file is checked block by block in the same pass that compares it (verified before
-    anything is written); the header pages and every differing block are written, the file is cut
-    to the writer's size, fsynced and opened once more. A file with other names (a kept copy) or
-    held open by any reader is never written over.
-    """
-    previous, private = previous_path(warehouse), writer_path(warehouse)
-    try:
-        stat = previous.lstat()
-    except FileNotFoundError:
-        return False
-    if stat.st_nlink != 1 or stat.st_ino == warehouse.stat().st_ino:
-        return False
-    fd = os.open(previous, os.O_RDWR | os.O_NOFOLLOW)  # a link put there since: ELOOP, not written
-    try:
-        if not _unused(fd):
-            return False
-        check = integrity.check_file(private, compare_with=previous)
-        _require_good(check, warehouse, generation)
-        if check.differing is None:
-            return False
-        # It is about to change, so it stops being the previous snapshot; the published one, about
-        # to be replaced, takes its name first: a restorable `.prev` at every instant, a kill
-        # included. The temp name is linked, then `.prev` replaced, never a moment without either.
-        os.link(previous, temp, follow_symlinks=False)
-        if os.lstat(temp).st_ino != os.fstat(fd).st_ino:  # `.prev` was swapped since it was opened
-            temp.unlink()
-            return False
-        _keep_previous(warehouse)
-        _write_blocks(private, fd, check.differing)
-        os.fsync(fd)
-        log.info(
-            "publishing %s in place: %d of %d blocks differed from the previous snapshot",
-            warehouse,
-            len(check.differing),
-            check.blocks,
-        )
-    finally:
-        os.close(fd)  # releases the OFD lock: the check below opens the file with DuckDB
-    stamp, problem = integrity.open_check(temp)
-    _require_good(
-        integrity.FileCheck(temp, True, problem is None, problem, stamp, 0, 0), warehouse, generation
-    )
-    return True
-
-
-def _write_blocks(source: Path, fd: int, changed: tuple[int, ...]) -> None:
-    """Write `source`'s header pages and its `changed` blocks at the same offsets into `fd`; cut it
-    to size."""
-    size = source.stat().st_size
-    block = blocks.block_bytes()
-    with source.open("rb") as handle:
-        runs = [(0, blocks.HEADER_BYTES)]
-        for index in changed:
-            start = blocks.HEADER_BYTES + index * block
-            if runs[-1][0] + runs[-1][1] == start and runs[-1][1] < _WRITE_BYTES:
-                runs[-1] = (runs[-1][0], runs[-1][1] + block)  # adjacent: one larger write
-            else:
-                runs.append((start, block))
-        for start, length in runs:
-            data = os.pread(handle.fileno(), length, start)
-            os.pwrite(fd, data, start)
-    os.ftruncate(fd, size)
-
-
 def _keep_previous(warehouse: Path) -> None:
     """Link the snapshot about to be replaced as `<warehouse>.prev`, if it is a good one."""
     if not warehouse.is_file():
@@ -336,10 +248,13 @@ def _keep_previous(warehouse: Path) -> None:
                 previous_path(warehouse),
             )
             return
+    previous = previous_path(warehouse)
+    if previous.exists() and os.path.samefile(previous, warehouse):
+        return  # already kept (a publish killed after keeping it): a rename onto itself would do nothing
     link = warehouse.with_name(f".{warehouse.name}.prev-{os.getpid()}.tmp")
     link.unlink(missing_ok=True)
     os.link(warehouse, link)
-    os.replace(link, previous_path(warehouse))
+    os.replace(link, previous)
 
 
 def restore(source: Path, warehouse: Path) -> None:

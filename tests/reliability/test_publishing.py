@@ -157,29 +157,32 @@ def test_writer_file_not_duckdb_says_what_it_is(tmp_path: Path, content: bytes, 
     assert cli(settings, "load", str(crawl(settings, THIRD_DAY, 5))).returncode == 0
 
 
-# A `gpuplan load` killed (SIGKILL) as an in-place publish starts writing the previous snapshot's
-# blocks (warehouse.publishing._write_over_previous): the moment `.prev` used to be renamed away.
-KILLED_AT_BLOCKS = """
+# A `gpuplan load` killed (SIGKILL) inside its publish: once the writer file is copied to the
+# publish's temp file (before it is verified), or once `.prev` has been replaced by the snapshot
+# about to be replaced (before the new one is renamed into place).
+KILLED_IN_PUBLISH = """
 import os, signal, sys
-from pathlib import Path
 from warehouse import publishing
+step = getattr(publishing, sys.argv[2])
 def killed(*args, **kwargs):
+    step(*args, **kwargs)
     os.kill(os.getpid(), signal.SIGKILL)
-publishing._write_blocks = killed
+setattr(publishing, sys.argv[2], killed)
 from gpuplan.cli import run
 sys.argv = ["gpuplan", "load", sys.argv[1]]
 run()
 """
 
 
-def test_a_publish_killed_in_place_keeps_a_previous_snapshot(tmp_path: Path) -> None:
-    """Before: `.prev` was renamed to the publish's temp name before its blocks were rewritten, so a
+@pytest.mark.parametrize("after", ["copy_durably", "_keep_previous"])
+def test_a_publish_killed_keeps_a_previous_snapshot(tmp_path: Path, after: str) -> None:
+    """Before: an in-place publish renamed `.prev` to its temp name before rewriting its blocks, so a
     kill there left no previous snapshot until the next publish, and `gpuplan doctor` listed it
-    missing yet said "healthy"."""
+    missing yet said "healthy". Now a kill at either step leaves the snapshot and a good `.prev`."""
     settings = settings_in(tmp_path)
     history(settings)
     previous = connect.previous_path(settings.warehouse)
-    assert previous.is_file() and previous.stat().st_nlink == 1  # the in-place path will be taken
+    assert previous.is_file() and previous.stat().st_nlink == 1
     published = offers_by_crawl(settings.warehouse)
     env = {
         **os.environ,
@@ -187,15 +190,20 @@ def test_a_publish_killed_in_place_keeps_a_previous_snapshot(tmp_path: Path) -> 
         "GPUPLAN_CRAWL_DIR": str(settings.crawl_dir),
     }
     killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AT_BLOCKS, str(crawl(settings, THIRD_DAY, 7, name="killed"))],
+        [sys.executable, "-c", KILLED_IN_PUBLISH, str(crawl(settings, THIRD_DAY, 7, name="killed")), after],
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
     assert previous.is_file(), "the kill left no previous snapshot"
-    assert offers_by_crawl(previous) == published  # the snapshot the publish was replacing
+    assert offers_by_crawl(settings.warehouse) == published  # not replaced yet
+    if after == "_keep_previous":
+        assert offers_by_crawl(previous) == published  # the snapshot the publish was replacing
     report = cli(settings, "doctor")
     assert report.returncode == 0 and f"{previous}: good" in report.stdout, report.stdout
+    assert cli(settings, "load", str(crawl(settings, THIRD_DAY, 3, name="after"))).returncode == 0
+    assert sum(offers_by_crawl(settings.warehouse).values()) == sum(published.values()) + 7 + 3
+    assert not list(settings.warehouse.parent.glob(".*.tmp")), "a dead publisher's temp file stayed"
 
 
 def test_doctor_is_not_healthy_without_a_previous_snapshot(tmp_path: Path) -> None:

@@ -293,52 +293,6 @@ def test_the_block_check_agrees_with_duckdb(settings: Settings, write_crawl: Wri
         con.execute("SELECT bit_xor(hash(COLUMNS(*))) FROM offers").fetchall()
 
 
-def test_a_compared_file_names_the_blocks_that_differ_and_checks_those(
-    settings: Settings, write_crawl: WriteCrawl
-) -> None:
-    """check_file(path, compare_with=previous): what an in-place publish writes, and its verification.
-    Blocks equal to the previous snapshot's (verified when it was published) are not checksummed
-    again; a changed block is, so damage in the writer file is still found."""
-    _load(settings, write_crawl, "day1", 2000, "2026-10-01")
-    previous = settings.warehouse.with_name("previous.duckdb")
-    previous.write_bytes(settings.warehouse.read_bytes())
-    same = integrity.check_file(settings.warehouse, compare_with=previous)
-    assert same.good and same.differing == ()
-    _load(settings, write_crawl, "day2", 2000, "2026-10-02")
-    changed = integrity.check_file(settings.warehouse, compare_with=previous)
-    assert changed.good and changed.differing
-    block = blocks.block_bytes()
-    with settings.warehouse.open("rb") as now, previous.open("rb") as then:
-        for index in range(changed.blocks):
-            now.seek(blocks.HEADER_BYTES + index * block)
-            then.seek(blocks.HEADER_BYTES + index * block)
-            assert (now.read(block) != then.read(block)) == (index in changed.differing), index
-    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
-        blocks_of = {
-            table: {
-                block_id
-                for (block_id,) in con.execute(
-                    "SELECT DISTINCT block_id FROM pragma_storage_info($table) WHERE block_id >= 0",
-                    {"table": table},
-                ).fetchall()
-            }
-            for table in ("fx_rates", "offers")
-        }
-    kept = min(blocks_of["fx_rates"] - set(changed.differing))  # the ECB history: day 2 left it as it was
-    rewritten = min(blocks_of["offers"] & set(changed.differing))  # offers: day 2 wrote them
-    for path in (settings.warehouse, previous):  # the same damage in both: trusted as verified before
-        with path.open("r+b") as handle:
-            handle.seek(blocks.HEADER_BYTES + kept * block + 512)
-            handle.write(random.Random(7).randbytes(64))
-    trusted = integrity.check_file(settings.warehouse, compare_with=previous)
-    assert trusted.good and trusted.differing == changed.differing
-    with settings.warehouse.open("r+b") as handle:  # damage only in the writer's file: checked
-        handle.seek(blocks.HEADER_BYTES + rewritten * block + 512)
-        handle.write(random.Random(8).randbytes(64))
-    check = integrity.check_file(settings.warehouse, compare_with=previous)
-    assert not check.good and check.problem
-
-
 def test_a_storage_format_the_block_check_does_not_know_falls_back_to_duckdb(
     settings: Settings, write_crawl: WriteCrawl, monkeypatch
 ) -> None:
@@ -348,25 +302,30 @@ def test_a_storage_format_the_block_check_does_not_know_falls_back_to_duckdb(
     assert check.good and check.generation is not None
 
 
-def test_publishing_writes_over_the_unused_previous_snapshot_in_place(
+def test_a_publish_renames_a_new_verified_copy_and_keeps_the_replaced_snapshot_as_prev(
     settings: Settings, write_crawl: WriteCrawl, tmp_path: Path
 ) -> None:
+    """No file a reader may hold is ever written: each publish is a new file renamed into place, and
+    the snapshot it replaces becomes `.prev` (its own inode, no copy); a reader holding a snapshot
+    keeps its view across publishes."""
     for day, count in (("2026-10-01", 3), ("2026-10-02", 5)):
         _load(settings, write_crawl, f"day-{day}", count, day)
     previous = connect.previous_path(settings.warehouse)
-    recycled = previous.stat().st_ino
-    _load(settings, write_crawl, "day3", 7, "2026-10-03")  # nothing holds the previous: written over
-    assert settings.warehouse.stat().st_ino == recycled
-    assert integrity.check_file(settings.warehouse).good
+    replaced = settings.warehouse.stat().st_ino
+    _load(settings, write_crawl, "day3", 7, "2026-10-03")
+    assert previous.stat().st_ino == replaced and previous.stat().st_nlink == 1
+    assert settings.warehouse.stat().st_ino not in {
+        replaced,
+        connect.writer_path(settings.warehouse).stat().st_ino,
+    }
+    assert integrity.check_file(settings.warehouse).good and integrity.check_file(previous).good
     with connect.reader(settings.warehouse) as con:
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(15,)]
     with duckdb.connect(str(previous), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM offers").fetchall() == [(8,)]
     with _process(READER, settings, tmp_path) as held:  # holds the snapshot of 15
         _load(settings, write_crawl, "day4", 1, "2026-10-04")
-        held_inode = connect.previous_path(settings.warehouse).stat().st_ino
-        _load(settings, write_crawl, "day5", 1, "2026-10-05")  # the held file is not written over
-        assert settings.warehouse.stat().st_ino != held_inode
+        _load(settings, write_crawl, "day5", 1, "2026-10-05")
     out, err = held.communicate()
     assert held.returncode == 0, err
     assert out.split()[-1] == "15"
