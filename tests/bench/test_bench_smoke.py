@@ -28,6 +28,7 @@ EXPECTED = {
     "bench_startup.py": ("gpuplan --help", "gpuplan sql 'select 1'", "not judged in --quick"),
     "bench_jobs.py": ("process: gpuplan plans --json", "naive: Python loop", "not judged in --quick"),
     "bench_many_jobs.py": ("ours: the job plans writer session", "per job: plan_job", "not judged"),
+    "bench_publish.py": ("x yardstick", "before", "full read", "not judged in --quick"),
     "bench_export.py": ("export s (median)", "long / short", "not judged in --quick"),
     "bench_watches.py": ("ours: evaluate_watches", "per watch: one call", "peak RSS", "not judged"),
     "bench_watch_cycle.py": ("one cycle:", "history / empty", "not judged in --quick"),
