@@ -7,7 +7,7 @@ Public API (stable):
     FileCheck, Stamp, SAFE_CONFIG, first_line
 
 Why the blocks are checked here: DuckDB opens a file with a damaged block and fails only when a
-query reads that block (issue 14: a load that touched other blocks published the damage over the
+query reads that block (a load that touched other blocks once published the damage over the
 only good snapshot). So `check_file` checks every block's checksum itself (`warehouse.blocks`:
 a block in use that fails is damage, index blocks included, which no query scan reads), then opens
 the file read-only and reads its catalog, stamp and row counts. Where the block check cannot vouch

@@ -6,7 +6,7 @@ Public API (stable; `warehouse.publishing`, `warehouse.connect` and `gpuplan doc
     links(warehouse) -> [(file, where it points)], refuse_links(warehouse), LinkedFileError
     create(path) -> fd, copy_durably(source, target), fsync_dir(folder), set_aside(path, why)
 
-Why one home for the layout (issue 29): a symbolic link where one of these files belongs
+Why one home for the layout: a symbolic link where one of these files belongs
 (`warehouse.duckdb.prev` pointing at the user's backup) was written through by the next publish:
 the backup was overwritten with the new snapshot, and `warehouse.duckdb` became a link to it.
 Now a writer session, a publish and a restore refuse, naming the link, before they write anything

@@ -9,7 +9,7 @@ Public API (stable; `warehouse.connect` calls it, `gpuplan doctor` too):
     previous_path(warehouse), set_aside(path, why) -> Path   (from `warehouse.layout`)
     PublishError, WarehouseDamagedError
 
-The rules (issue 14):
+The rules:
 - The copy is verified before it replaces anything: every block checked and the catalog read
   (`warehouse.integrity.check_file`), and it must carry the generation of the session that wrote
   it. A damaged writer file is never published; the published file stays as it was and the error
@@ -25,7 +25,7 @@ The rules (issue 14):
   a backup, or the published file replaced by a newer copy) is never published over it: the writer
   session first sets the old writer file aside and starts from the snapshot (`replace_older_writer`).
   Nothing is deleted: files set aside keep their name plus why and when.
-- No file of the warehouse is written through a symbolic link (issue 29, `warehouse.layout`): a
+- No file of the warehouse is written through a symbolic link (`warehouse.layout`): a
   publish, a seed and a restore refuse a link where one of the files belongs, naming it, before
   they write anything; every file made here is new (O_EXCL | O_NOFOLLOW), and files are only
   renamed over `.prev` and the snapshot, never written through them.
