@@ -11,7 +11,7 @@ The file is ../shared/samples/price_history/cherielilili_observations_2026-02-11
   times, each on a fresh copy of the imported warehouse (plans computed from nothing, as on a
   new user's first day). Target: under 60 s; the script exits 1 when the median misses.
 - baseline (`--baseline`, once): the same days as 159 runs of the plan assets would do them,
-  the plan sequence (`warehouse.planning.plan_days`) once per day, so each day's requirements are
+  the plan sequence (`warehouse.plan_sequence.plan_days`) once per day, so each day's requirements are
   sized from scratch, the rest equal.
   Both must produce the same cheapest plans, or the script stops.
 
@@ -34,10 +34,10 @@ import duckdb
 
 from config.settings import Settings
 from scrapers.history import formats
-from warehouse import connect, history, planning, plans
+from warehouse import connect, daily_plans, history, plan_sequence
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
 
 OBSERVATIONS = (
     Path(__file__).resolve().parents[1].parent
@@ -59,8 +59,8 @@ def naive_backfill(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     are sized per day."""
     crawls = history.backfill_crawls(con, None, None)
     for day, group in crawls.groupby("day"):
-        plans.record_plan_crawls(con, day, group[~group["already_recorded"]])
-        planning.plan_days(con, [day], PlanOptions.from_settings(settings))
+        daily_plans.record_plan_crawls(con, day, group[~group["already_recorded"]])
+        plan_sequence.plan_days(con, [day], PlanOptions.from_settings(settings))
 
 
 def timed_on_copy(template: Settings, folder: Path, run) -> tuple[float, float, list[tuple]]:

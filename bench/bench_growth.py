@@ -6,7 +6,7 @@ Each day is run the way the daily Dagster run runs it, step for step and writer 
 session (`pipelines/assets/warehouse.py`, `plans.py`; the crawls are left out: they do not depend
 on the history): fx_rates and gpus (no publish), offers (every crawl of the day through
 `warehouse.loading.load_crawl`, recorded as the day's crawls; then the read snapshot is published),
-then plans (the plan sequence, `warehouse.planning.plan_days`: requirements, candidates, cheapest
+then plans (the plan sequence, `warehouse.plan_sequence.plan_days`: requirements, candidates, cheapest
 plans and changes in one step, published again). The day's crawls are SYNTHETIC: --offers-per-day
 offers from bench/synthetic_offers.sql (8 platforms, one crawl feed each, the GPU catalog, seasonal
 prices), written as JSONL feeds with the summary the crawl runner writes (sha256 included), outside
@@ -50,9 +50,9 @@ import pandas as pd
 from config.settings import Settings
 from pipelines.resources import PUBLISHED_AFTER, WRITING_STEPS
 from scrapers.crawl.summary import digest_feed
-from warehouse import connect, fx, gpus, planning, plans
+from warehouse import connect, daily_plans, fx, gpus, plan_sequence
 from warehouse.loading import load_crawl
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
 
 FLAT_RATIO = 1.15  # the same bound as the refresh on a year of history
 WINDOW_DAYS = 30
@@ -141,13 +141,13 @@ def run_day(settings: Settings, day: dt.date, summaries: list[Path]) -> Day:
         frame = pd.DataFrame(
             [{"platform": r.platform, "crawl_id": r.crawl_id, "status": r.status} for r in loaded]
         )
-        plans.record_plan_crawls(con, day, frame)
+        daily_plans.record_plan_crawls(con, day, frame)
 
     steps: dict[str, Callable[[duckdb.DuckDBPyConnection], object]] = {
         "fx_rates": fx.ensure_rates,
         "gpus": gpus.sync_catalog,
         "offers": offers,
-        "plans": lambda con: planning.plan_days(con, [day], PlanOptions.from_settings(settings)),
+        "plans": lambda con: plan_sequence.plan_days(con, [day], PlanOptions.from_settings(settings)),
     }
     for name in STEPS:
         reset_peak()

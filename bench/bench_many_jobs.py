@@ -35,7 +35,7 @@ import bench_jobs
 import duckdb
 
 from sizing.jobs import Job
-from warehouse import connect, job_plans, plans
+from warehouse import connect, daily_plans, job_plans
 
 TARGET_S = 60.0  # "1,000 jobs must not make the day's run take minutes"; 20,000 too (the jobs file's bound)
 TARGET_RSS_MB = 2048.0  # planned in chunks (warehouse.job_plans.JOB_CHUNK): flat memory
@@ -71,7 +71,7 @@ def writer_session(path: Path, jobs: list[Job]) -> tuple[float, int]:
     with connect.writer(path) as con:
         day = crawl_day(con)
         rows = job_plans.compute_job_plans(con, day, jobs, START)
-        plans.compute_plan_changes_for_days(con, [day], 10.0, subject="job")
+        daily_plans.compute_plan_changes_for_days(con, [day], 10.0, subject="job")
     return time.perf_counter() - started, rows
 
 

@@ -5,7 +5,7 @@
 The offers are SYNTHETIC (seeded random over the real GPU catalog: platforms, unit sizes,
 per-GPU and per-instance prices, stock known or not, hourly and monthly); the requirements
 come from the real sizing model for 12 model sizes x its 5 methods. Timed: the plan SQL
-(`warehouse.plans`: store requirements, candidates, cheapest plans) on an in-memory warehouse,
+(`warehouse.daily_plans`: store requirements, candidates, cheapest plans) on an in-memory warehouse,
 against the same rules written as a loop over offers in Python. Both must pick plans of the
 same rent and cost per token, or the bench stops.
 """
@@ -24,9 +24,9 @@ import pandas as pd
 
 from sizing.catalog import load_gpus
 from sizing.setup import METHODS
-from warehouse import plans
+from warehouse import daily_plans
 from warehouse.connect import in_memory
-from warehouse.plan_requirements import requirements_frame
+from warehouse.requirements import requirements_frame
 
 DAY = date(2026, 11, 30)
 MODELS = ("1B", "3B", "7B", "8B", "13B", "14B", "30B", "32B", "34B", "65B", "70B", "72B")
@@ -78,10 +78,10 @@ def synthetic_offers(count: int, seed: int) -> pd.DataFrame:
 
 
 def sql_plans(con, requirements: pd.DataFrame) -> pd.DataFrame:
-    plans.store_requirements(con, DAY, requirements)
-    plans.compute_candidates(con, DAY)
-    plans.compute_cheapest_plans(con, DAY)
-    return plans.plans_for_date(con, DAY)
+    daily_plans.store_requirements(con, DAY, requirements)
+    daily_plans.compute_candidates(con, DAY)
+    daily_plans.compute_cheapest_plans(con, DAY)
+    return daily_plans.plans_for_date(con, DAY)
 
 
 def loop_plans(
@@ -107,7 +107,7 @@ def loop_plans(
             continue
         unit, stock = offer["gpu_count"], offer["available_gpus"]
         commitment_hours = max(730, offer["min_term_periods"] * HOURS_PER_PERIOD[offer["billing_period"]])
-        for units in range(1, plans.MAX_PLAN_GPU_COUNT // unit + 1):
+        for units in range(1, daily_plans.MAX_PLAN_GPU_COUNT // unit + 1):
             count = units * unit
             if stock is not None and count > stock:
                 break
@@ -117,7 +117,7 @@ def loop_plans(
             commitment = rent_usd_per_hour * commitment_hours
             period = HOURS_PER_PERIOD[offer["billing_period"]]
             for model, method, tokens_per_second in fitting.get((offer["gpu_model"], count), ()):
-                hours = plans.DEFAULT_JOB_TOKENS / (tokens_per_second * 3600)
+                hours = daily_plans.DEFAULT_JOB_TOKENS / (tokens_per_second * 3600)
                 total = rent_usd_per_hour * max(offer["min_term_periods"], math.ceil(hours / period)) * period
                 for ranking, key in (
                     ("lowest_rent", (commitment, total)),
@@ -166,7 +166,7 @@ def main() -> int:
     runs = crawls.assign(items_yielded=1, offers_loaded=1, loaded_at=datetime(2026, 11, 30, 6))
     con.register("bench_runs", runs)
     con.execute("INSERT INTO crawl_runs BY NAME SELECT * FROM bench_runs")
-    plans.record_plan_crawls(con, DAY, crawls)
+    daily_plans.record_plan_crawls(con, DAY, crawls)
 
     sql_s, sql_cpu_s, frame = timed(lambda: sql_plans(con, requirements), args.repeat)
     records = offers.astype(object).where(offers.notna(), None).to_dict("records")

@@ -17,7 +17,7 @@ from pipelines import markdown
 from pipelines.assets.jobs import read_job_file, refused_text
 from pipelines.partitions import partition_days
 from pipelines.resources import WarehouseResource
-from warehouse import job_plans, plans, queries
+from warehouse import daily_plans, job_plans, queries
 
 # Spot and monthly plans differ from on-demand by 2-3x, never 5x: beyond is a parsing fault.
 # Rule 5 of the price-plausibility rules listed in docs/plausibility.md.
@@ -51,7 +51,7 @@ def prices_believable(
             ).assign(day=day)
             for day in days
         ]
-        below_floor = [plans.offers_below_price_floor(con, day).assign(day=day) for day in days]
+        below_floor = [daily_plans.offers_below_price_floor(con, day).assign(day=day) for day in days]
     outliers = pd.concat([*out_of_bounds, *below_floor], ignore_index=True)
     columns = [
         "platform",
@@ -118,10 +118,10 @@ def every_ask_has_a_plan(
 ) -> dg.AssetCheckResult:
     requested = partition_days(context)
     with warehouse.reader() as con:
-        days = plans.recorded_days(con, requested[0], requested[-1])
+        days = daily_plans.recorded_days(con, requested[0], requested[-1])
         missing = pd.concat(
             [
-                plans.missing_plans(con, day, warehouse.models, warehouse.methods).assign(day=day)
+                daily_plans.missing_plans(con, day, warehouse.models, warehouse.methods).assign(day=day)
                 for day in days
             ]
             or [pd.DataFrame(columns=["day", "model", "method", "ranking"])],
@@ -165,7 +165,7 @@ def every_job_has_a_plan(
             passed=True, metadata={"day": where, "jobs": 0, "jobs_file": warehouse.jobs_file or "unset"}
         )
     with warehouse.reader() as con:
-        days = plans.recorded_days(con, requested[0], requested[-1])
+        days = daily_plans.recorded_days(con, requested[0], requested[-1])
         missing = [
             (day, job)
             for day in days

@@ -23,9 +23,9 @@ from pipelines.assets.plans import build_plan_assets
 from pipelines.assets.push import build_push_asset
 from pipelines.assets.warehouse import build_warehouse_assets
 from pipelines.checks import build_checks
+from pipelines.dagster_jobs import backfill_plans, daily_refresh
 from pipelines.drift_checks import build_drift_checks
 from pipelines.intraday import build_watch_cycle
-from pipelines.jobs import backfill_plans, daily_refresh
 from pipelines.partitions import daily_partitions, first_partition_day
 from pipelines.resources import WRITER_WAIT_S, CrawlerResource, MailerResource, WarehouseResource
 from pipelines.schedules import build_daily_schedule

@@ -9,7 +9,7 @@ import dagster as dg
 import duckdb
 
 from config import days
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 # The first day any partition may start on. Live crawls only observe the present (see
 # assets/crawls.py); earlier days are filled from imported history (`gpuplan import`), whose oldest
@@ -39,7 +39,7 @@ def first_partition_day(warehouse: Path, timezone: str, today: date | None = Non
         return max(fallback, floor)
     try:
         with connect.reader(warehouse) as con:
-            first = plans.first_day(con)
+            first = daily_plans.first_day(con)
     except (RuntimeError, OSError, duckdb.Error):  # connect's errors are RuntimeErrors
         return floor
     return max(min(first, fallback) if first else fallback, floor)

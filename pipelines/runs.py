@@ -53,7 +53,7 @@ from pipelines.resources import WarehouseResource
 from scrapers import registry
 from scrapers.crawl.lock import CrawlFolderBusy, crawl_folder_lock
 from scrapers.crawl.runner import OnProgress
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 JOB = "daily_refresh"
 # The tag a run launched here carries, with the command's name: runs the schedule or the UI
@@ -136,7 +136,7 @@ def previous_demo_day(
         return None
     if settings.warehouse.exists():
         with _current_reader(settings) as con:
-            if plans.has_history_before(con, day):
+            if daily_plans.has_history_before(con, day):
                 return None
     return before, recorded
 

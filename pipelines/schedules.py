@@ -3,7 +3,7 @@
 import dagster as dg
 
 from config.days import today
-from pipelines.jobs import daily_refresh
+from pipelines.dagster_jobs import daily_refresh
 
 
 def build_daily_schedule(cron: str, timezone: str) -> dg.ScheduleDefinition:

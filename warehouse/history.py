@@ -27,8 +27,8 @@ import pandas as pd
 
 from scrapers.history.paths import latest_real_day
 from scrapers.items import feed_line
-from warehouse import planning, plans, queries
-from warehouse.planning import PlanOptions
+from warehouse import daily_plans, plan_sequence, queries
+from warehouse.plan_sequence import PlanOptions
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def record_history_crawls(
     crawls = backfill_crawls(con, first, last)
     new = crawls[~crawls["already_recorded"]]
     for day in sorted(set(new["day"])):
-        plans.record_plan_crawls(con, day, new[new["day"] == day])
+        daily_plans.record_plan_crawls(con, day, new[new["day"] == day])
     return crawls
 
 
@@ -304,7 +304,7 @@ def backfill_plans(
         return []
     platforms_per_day = crawls.groupby("day").size()
     days = sorted(platforms_per_day.index)
-    planning.plan_days(con, days, options, progress)
+    plan_sequence.plan_days(con, days, options, progress)
     outcome = {row["plan_date"]: row for row in planned_days(con, days[0], days[-1]).to_dict("records")}
     return [
         BackfilledDay(

@@ -23,8 +23,8 @@ import duckdb
 from sizing import fabric
 from sizing.catalog import load_gpus
 from sizing.jobs import Job
-from warehouse import plans, queries
-from warehouse.plan_requirements import (
+from warehouse import daily_plans, queries
+from warehouse.requirements import (
     cluster_counts,
     cluster_requirement_rows,
     fabric_rows,
@@ -49,7 +49,7 @@ DAYS_PER_YEAR = 365.25
 
 # A job's requirement rows as the options query reads them: the daily rows' columns, the fabric a
 # cluster count was sized at and the goodput of its GPU count.
-REQUIREMENT_FIELDS = (*plans.REQUIREMENT_COLUMNS, *plans.CLUSTER_REQUIREMENT_DEFAULTS)
+REQUIREMENT_FIELDS = (*daily_plans.REQUIREMENT_COLUMNS, *daily_plans.CLUSTER_REQUIREMENT_DEFAULTS)
 
 # Columns of a stored job plan (table job_plans, migrations 050, 051 and 120).
 JOB_PLAN_COLUMNS = (
@@ -254,7 +254,7 @@ def _make_shapes(con: duckdb.DuckDBPyConnection, offers: _Offers, jobs: Sequence
         plan_date=offers.plan_date,
         latest=offers.plan_date is None,
         node_sizes=node_sizes or None,
-        max_gpu_count=max([plans.MAX_PLAN_GPU_COUNT, *(job.max_gpus or 0 for job in jobs)]),
+        max_gpu_count=max([daily_plans.MAX_PLAN_GPU_COUNT, *(job.max_gpus or 0 for job in jobs)]),
         max_stale_hours=None if offers.plan_date is not None else offers.stale_hours,
         fabrics=offers.fabrics,
         per_platform=any(job.platforms for job in jobs),
@@ -308,7 +308,7 @@ def _options_params(
     for index, job in enumerate(jobs):
         if not any(_in_scope(job, platform, gpu_model) for platform, gpu_model, *_ in offered):
             continue
-        limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
+        limit = job.max_gpus or daily_plans.MAX_PLAN_GPU_COUNT
         key = (job.shape or job.model, job.method, job.framework, job.seq_len, job.batch, limit)
         if key not in sizings:
             sizings[key] = len(sizings)
@@ -378,7 +378,7 @@ def _answer(
         return JobPlans(job, [], None, f"no offers{_scope(job, plan_date)}{because}")
     found = [_without_kind(option) for option in options if option["kind"] == "plan"]
     best = next((_without_kind(option) for option in options if option["kind"] == "fastest"), None)
-    limit = job.max_gpus or plans.MAX_PLAN_GPU_COUNT
+    limit = job.max_gpus or daily_plans.MAX_PLAN_GPU_COUNT
     if best is None:
         reason = (
             f"no offer fits: {job.model} {job.method} fits on no GPU on offer{_scope(job, plan_date)} "
@@ -443,7 +443,7 @@ def compute_job_plans(
     sized: dict[tuple[object, ...], list[dict[str, Any]]] = {}  # the chunks share the day's offers
     offers = _offers(con, plan_date, None, max_nodes)
     _make_shapes(con, offers, jobs)  # once: the chunks price the same shapes
-    with plans.transaction(con):
+    with daily_plans.transaction(con):
         con.execute("DELETE FROM job_plans WHERE plan_date = $d", {"d": plan_date})
         for first in range(0, len(jobs), JOB_CHUNK):
             chunk = jobs[first : first + JOB_CHUNK]

@@ -20,7 +20,7 @@ from config.days import today
 from config.settings import Settings
 from gpuplan import display
 from warehouse import connect, history
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
 
 
 def register(app: typer.Typer) -> None:

@@ -49,7 +49,7 @@ from sizing.jobs import (
 )
 from sizing.planner import MAX_GPUS
 from sizing.setup import MAX_COUNT, MAX_SEQ_LEN
-from warehouse import connect, job_plans, plans
+from warehouse import connect, daily_plans, job_plans
 
 T = TypeVar("T")
 
@@ -247,11 +247,11 @@ def _daily(
     with connect.reader(settings.warehouse) as con:
         if gpus:
             frame = pd.concat(
-                [plans.plans_for_gpu(con, g, day, model, method) for g in gpus], ignore_index=True
+                [daily_plans.plans_for_gpu(con, g, day, model, method) for g in gpus], ignore_index=True
             )
         else:
-            frame = plans.plans_for_date(con, day, model, method)
-        excluded = plans.excluded_offers(con, frame["plan_date"].iloc[0]) if len(frame) else None
+            frame = daily_plans.plans_for_date(con, day, model, method)
+        excluded = daily_plans.excluded_offers(con, frame["plan_date"].iloc[0]) if len(frame) else None
     if frame.empty:
         wanted = " ".join(filter(None, [model, method, *gpus])) or "any model"
         when = day.isoformat() if day else "any day"

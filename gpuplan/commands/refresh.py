@@ -27,7 +27,7 @@ from gpuplan.crawl_display import CrawlBoard, offline_note, outcome_line
 from gpuplan.plan_tables import print_plans
 from scrapers.registry import platform_tokens
 from scrapers.spiders.quotes import QuotesSpider
-from warehouse import connect, drift, plans
+from warehouse import connect, daily_plans, drift
 
 # Long enough for another run's crawls (one crawl's timeout) and its writing steps to finish.
 WAIT_S = 600.0
@@ -145,10 +145,10 @@ def _print_day(
     from digest.sending import run_outcome
 
     with connect.reader(settings.warehouse) as con:
-        crawls = plans.day_crawls(con, day)
-        frame = plans.plans_for_date(con, day)
-        changes = plans.count_changed_plans(con, day)
-        excluded = plans.excluded_offers(con, day)
+        crawls = daily_plans.day_crawls(con, day)
+        frame = daily_plans.plans_for_date(con, day)
+        changes = daily_plans.count_changed_plans(con, day)
+        excluded = daily_plans.excluded_offers(con, day)
         sent = None if offline else run_outcome(con, day, started)
         drifted = drift.day_drift(con, day)
     tokens = platform_tokens()

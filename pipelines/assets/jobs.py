@@ -22,7 +22,7 @@ from pipelines import markdown
 from pipelines.assets.crawls import is_current
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WarehouseResource
-from warehouse import job_plans, plans
+from warehouse import daily_plans, job_plans
 
 # Not the plans group: `backfill_plans` rebuilds the daily tables of past days; a job's plan is
 # about starting now (its deadline counts from today), and the daily run keeps its history.
@@ -100,14 +100,16 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
         # alone, and must never keep the daily plans (published by the last of those) unpublished.
         jobs = list(read.jobs)  # a job refused alone: the others are planned, then the step says it
         with warehouse.writer(context) as con:
-            days = plans.recorded_days(con, requested[0], requested[-1])
+            days = daily_plans.recorded_days(con, requested[0], requested[-1])
             rows = sum(
                 job_plans.compute_job_plans(
                     con, day, jobs, start_of(day, partitions.timezone, now), max_nodes=warehouse.max_nodes
                 )
                 for day in days
             )
-            changes = plans.compute_plan_changes_for_days(con, days, warehouse.price_move_pct, subject="job")
+            changes = daily_plans.compute_plan_changes_for_days(
+                con, days, warehouse.price_move_pct, subject="job"
+            )
             latest = job_plans.job_plans_for_date(con, days[-1]) if days else None
         metadata: dict[str, Any] = {
             "dagster/row_count": rows,

@@ -1,7 +1,7 @@
 """Plan assets: sizing requirements, candidate plans, cheapest plans and plan changes, per day.
 
-The sizing model runs in Python (`warehouse/plan_requirements.py`); everything that touches offers
-runs as SQL in the warehouse (`warehouse/plans.py`, `warehouse/queries/plan_*.sql`). A run covers
+The sizing model runs in Python (`warehouse/requirements.py`); everything that touches offers
+runs as SQL in the warehouse (`warehouse/daily_plans.py`, `warehouse/queries/plan_*.sql`). A run covers
 one day, or in a backfill a range of days in one run (`BackfillPolicy.single_run()`): each asset
 does its step for every day of the range that has crawls recorded, oldest first, so each day's
 changes compare with the day before, as `gpuplan backfill` does with the same functions.
@@ -22,8 +22,8 @@ from pipelines import markdown
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WarehouseResource
 from sizing import gpu_names
-from warehouse import history, planning, plans
-from warehouse.planning import PlannedDays, PlanOptions
+from warehouse import daily_plans, history, plan_sequence
+from warehouse.plan_sequence import PlannedDays, PlanOptions
 
 GROUP = "plans"
 
@@ -182,8 +182,8 @@ def build_plan_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Asset
     ) -> Iterator[dg.MaterializeResult]:
         requested = partition_days(context)
         with warehouse.writer(context) as con:
-            days = plans.recorded_days(con, requested[0], requested[-1])
-            planned = planning.plan_days(con, days, PlanOptions.from_settings(warehouse))
+            days = daily_plans.recorded_days(con, requested[0], requested[-1])
+            planned = plan_sequence.plan_days(con, days, PlanOptions.from_settings(warehouse))
             results = _results(con, planned, requested, warehouse)
         yield from results
 
@@ -230,7 +230,7 @@ def _requirements_result(
 def _candidates_result(
     con: duckdb.DuckDBPyConnection, planned: PlannedDays, per_day: dict[str, Any]
 ) -> dg.MaterializeResult:
-    excluded = pd.concat([plans.excluded_offers(con, day) for day in planned.days] or [pd.DataFrame()])
+    excluded = pd.concat([daily_plans.excluded_offers(con, day) for day in planned.days] or [pd.DataFrame()])
     columns = ["plan_date", "platform", "offer_id", "gpu_model", "price_usd_per_gpu_hour"]
     return dg.MaterializeResult(
         asset_key="plan_candidates",
@@ -253,11 +253,11 @@ def _cheapest_result(
     metadata: dict[str, Any] = {}
     if planned.days:
         last = planned.days[-1]
-        frame = plans.plans_for_date(con, last)
+        frame = daily_plans.plans_for_date(con, last)
         # the headline first: plain text, the asset page shows it without a click
         metadata = {
             "headline": f"{last}: {headline(frame)}",
-            "preview": dg.MetadataValue.md(_preview(frame, plans.changes_for_date(con, last))),
+            "preview": dg.MetadataValue.md(_preview(frame, daily_plans.changes_for_date(con, last))),
             "plans_ok": int((frame["status"] == "ok").sum()),
             "no_offer_fits": int((frame["status"] == "no_offer_fits").sum()),
         }
@@ -272,7 +272,7 @@ def _changes_result(
     if not days:
         summary = "_No day of the run has crawls recorded: nothing to compare._"
     elif len(days) == 1:
-        frame = plans.changed_plans_for_date(con, days[0], subject="plan")
+        frame = daily_plans.changed_plans_for_date(con, days[0], subject="plan")
         summary = (
             markdown.table(frame, ["model", "method", "ranking", "changes", "detail"])
             if planned.changes

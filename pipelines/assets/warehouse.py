@@ -15,7 +15,7 @@ from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers.crawl.lock import crawl_folder_lock
 from scrapers.crawl.summary import SummaryError
-from warehouse import fx, gpus, history, plans
+from warehouse import daily_plans, fx, gpus, history
 from warehouse.loading import load_crawl
 
 GROUP = "warehouse"
@@ -52,7 +52,9 @@ def _record_day(
             loaded.append({"platform": result.platform, "crawl_id": result.crawl_id, "status": result.status})
     if loaded:
         # the folder holds all the day's crawls: a platform it lacks was not crawled, and is carried
-        plans.record_plan_crawls(con, day, pd.DataFrame(loaded), warehouse.stale_hours, carry_uncrawled=True)
+        daily_plans.record_plan_crawls(
+            con, day, pd.DataFrame(loaded), warehouse.stale_hours, carry_uncrawled=True
+        )
     elif not summaries and not is_current(day, timezone):
         # no crawl of ours that day: what was imported for it stands in (a backfill of history)
         added = history.record_history_crawls(con, day, day)
@@ -138,7 +140,7 @@ def build_warehouse_assets(
                 _record_day(
                     context, con, warehouse, day, partitions.timezone, crawler.offline, crawler.timeout_s
                 )
-                frames.append(plans.day_crawls(con, day).assign(day=day))
+                frames.append(daily_plans.day_crawls(con, day).assign(day=day))
         crawls = pd.concat(frames, ignore_index=True)
         for row in crawls.itertuples():
             if row.status == "failed":

@@ -50,7 +50,7 @@ def test_the_units_and_compose_start_one_code_location_on_the_workspace_port() -
 
 
 def test_both_jobs_are_limited_to_one_writing_run_by_the_queue() -> None:
-    from pipelines.jobs import WRITES_WAREHOUSE, backfill_plans, daily_refresh
+    from pipelines.dagster_jobs import WRITES_WAREHOUSE, backfill_plans, daily_refresh
 
     (limit,) = yaml.safe_load((DEPLOY / "dagster.yaml").read_text())["run_queue"]["tag_concurrency_limits"]
     assert {limit["key"]: limit["value"]} == WRITES_WAREHOUSE and limit["limit"] == 1

@@ -14,7 +14,7 @@ from digest.catalogue import LANGUAGES, UnknownLanguage, read_catalogue, words
 from digest.changes import NEW_SIDE_KINDS, REASON_KINDS
 from scrapers.items import BillingPeriod, PricingType
 from scrapers.registry import platforms
-from warehouse.plans import RANKINGS
+from warehouse.daily_plans import RANKINGS
 
 # Every ranking a best plan can have (best_plans: the daily ones, the retired one days planned before
 # 'lowest_run_total' keep, a job's) and every measure one can store (definitions/00_ranked_plans.sql,

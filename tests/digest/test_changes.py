@@ -14,7 +14,7 @@ from digest.content import build_digest
 from digest.export import digest_object
 from digest.render import render
 from digest.wording import Wording
-from warehouse import plans
+from warehouse import daily_plans
 
 DAY = date(2026, 12, 1)
 PREVIOUS = DAY - timedelta(days=1)
@@ -114,7 +114,7 @@ def test_each_ranking_and_a_job_report_their_own_measure_alike_everywhere(wareho
                     total_usd=per_btoken,
                     **cny,
                 )
-                for ranking in plans.RANKINGS
+                for ranking in daily_plans.RANKINGS
             ],
         )
     warehouse._insert(
@@ -124,8 +124,8 @@ def test_each_ranking_and_a_job_report_their_own_measure_alike_everywhere(wareho
             _job_plan(DAY, "qwen-sft", "矩池云", "RTX 4090 24GB", 4, 0.25, 480.0),
         ],
     )
-    for subject in plans.SUBJECTS:
-        plans.compute_plan_changes(warehouse.con, DAY, 10.0, subject)
+    for subject in daily_plans.SUBJECTS:
+        daily_plans.compute_plan_changes(warehouse.con, DAY, 10.0, subject)
 
     expected = {
         ("plan", "lowest_rent"): (

@@ -25,7 +25,7 @@ from scrapers.history import formats
 from scrapers.registry import fixture_dir, platforms
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
 
 LAMBDA_DAYS = ("2026-04-02", "2026-04-06", "2026-04-20", "2026-05-07")
 SETTINGS = Settings.from_env({})  # the default models and methods

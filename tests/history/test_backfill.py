@@ -15,8 +15,8 @@ from sizing.catalog import load_gpus
 from warehouse import queries
 from warehouse.history import backfill_plans
 from warehouse.imports import import_file
-from warehouse.plan_requirements import requirements_frame
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
+from warehouse.requirements import requirements_frame
 
 pytestmark = pytest.mark.slow  # backfills real history
 

@@ -23,7 +23,7 @@ from scrapers import registry
 from scrapers.history import formats
 from warehouse import connect, history
 from warehouse.imports import import_file
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""One plan sequence (warehouse.planning.plan_days): the daily graph, the Dagster `backfill_plans` job
+"""One plan sequence (warehouse.plan_sequence.plan_days): the daily graph, the Dagster `backfill_plans` job
 and `gpuplan backfill` give a day the same cheapest plans, with the same settings.
 
 The settings are not the defaults (GPUPLAN_DEFAULT_TOKENS of 3e9, two models), so a path that left
@@ -22,7 +22,7 @@ from config.settings import Settings
 from pipelines.definitions import build_defs
 from pipelines.runs import execute_day
 from warehouse import connect, history
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
 
 pytestmark = pytest.mark.slow
 

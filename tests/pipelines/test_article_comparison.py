@@ -19,9 +19,9 @@ from warehouse_template import scratch
 from scrapers.crawl.runner import run_crawl
 from sizing.catalog import load_gpus
 from sizing.planner import requirements
-from warehouse import plans
+from warehouse import daily_plans
 from warehouse.loading import load_crawl
-from warehouse.plan_requirements import requirements_frame
+from warehouse.requirements import requirements_frame
 
 DOC = Path(__file__).parents[2] / "docs" / "article-comparison.md"
 DAY = date(2026, 11, 30)
@@ -40,14 +40,14 @@ def article_plans(tmp_path_factory) -> pd.DataFrame:
     quoted = con.execute("SELECT gpu_model, gpu_count, price_amount FROM offers").df()
     # the source still ships the article's quotes, per card and month
     assert set(quoted["price_amount"]) == ARTICLE_PRICES_CNY_PER_CARD_MONTH
-    plans.record_plan_crawls(
+    daily_plans.record_plan_crawls(
         con, DAY, pd.DataFrame([{"platform": "quotes", "crawl_id": result.crawl_id, "status": result.status}])
     )
     units = quoted[["gpu_model", "gpu_count"]]
-    plans.store_requirements(con, DAY, requirements_frame(MODELS, METHODS, load_gpus(), units))
-    plans.compute_candidates(con, DAY)
-    plans.compute_cheapest_plans(con, DAY)
-    frame = plans.plans_for_date(con, DAY)
+    daily_plans.store_requirements(con, DAY, requirements_frame(MODELS, METHODS, load_gpus(), units))
+    daily_plans.compute_candidates(con, DAY)
+    daily_plans.compute_cheapest_plans(con, DAY)
+    frame = daily_plans.plans_for_date(con, DAY)
     con.close()
     return frame.set_index(["model", "method", "ranking"])
 

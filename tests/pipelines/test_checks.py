@@ -19,7 +19,7 @@ from pipelines.checks import build_checks, every_ask_has_a_plan, prices_believab
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers import registry
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 DAY = date(2026, 11, 30)
 PLATFORM = "vastai"
@@ -112,7 +112,7 @@ def test_the_price_check_lists_a_placeholder_price_that_plans_leave_out(settings
                 "$at, $day, $day)",
                 {"id": crawl_id, "platform": platform, "usd": usd, "at": observed_at, "day": DAY},
             )
-            plans.record_plan_crawls(
+            daily_plans.record_plan_crawls(
                 con, DAY, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": "ok"}])
             )
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from digest.changes import changed_plans
 from gpuplan.cli import app
 from scrapers import registry
-from warehouse import plans
+from warehouse import daily_plans
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +63,7 @@ def _reader(env: dict[str, str]) -> duckdb.DuckDBPyConnection:
 def test_a_fresh_offline_refresh_plans_the_day_before_first_and_shows_changes(demo) -> None:
     env, outputs = demo
     with _reader(env) as con:
-        changes = plans.changes_for_date(con, DAY)
+        changes = daily_plans.changes_for_date(con, DAY)
         days = con.execute(
             "SELECT plan_date, count(DISTINCT platform) FROM plan_crawls GROUP BY ALL ORDER BY ALL"
         ).fetchall()
@@ -79,7 +79,7 @@ def test_a_fresh_offline_refresh_plans_the_day_before_first_and_shows_changes(de
     assert "0 change(s)" not in outputs[0]
     # one count of what changed: a changed plan once, whatever its kinds, as the digest counts it
     with _reader(env) as con:
-        changed = plans.count_changed_plans(con, DAY)
+        changed = daily_plans.count_changed_plans(con, DAY)
         said = len(changed_plans(con, DAY))
     assert changed == said > 0
     assert f"{changed} plan changes since the day before" in " ".join(outputs[0].split())
@@ -99,7 +99,7 @@ def test_demo_data_is_offline_and_later_runs_keep_working(demo) -> None:
         runs_before = con.execute(
             "SELECT count(DISTINCT crawl_id) FROM plan_crawls WHERE plan_date = $d", {"d": BEFORE}
         ).fetchall()
-        changes = plans.changes_for_date(con, DAY)
+        changes = daily_plans.changes_for_date(con, DAY)
     assert offline == [(True,)], "demo data must never stand for a live crawl"
     assert runs_before == [(len(_with_previous()),)], "the later run crawled no day before again"
     assert not changes.empty and "Cheapest plans" in outputs[1]

@@ -17,7 +17,7 @@ from pipelines.drift_checks import build_drift_checks
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 from scrapers.registry import platforms
-from warehouse import connect, drift, plans
+from warehouse import connect, daily_plans, drift
 
 DAY = date(2026, 11, 30)
 
@@ -39,7 +39,7 @@ def _crawl(con, day: date, offers: int, platform: str = "synthcloud") -> None:
             "$at, $day, $day)",
             {"id": crawl_id, "platform": platform, "offer": f"synthetic-{n}", "at": at, "day": day},
         )
-    plans.record_plan_crawls(
+    daily_plans.record_plan_crawls(
         con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": "ok"}])
     )
 

@@ -22,7 +22,7 @@ from gpuplan.cli import app
 from pipelines.assets.crawls import crawl_key
 from pipelines.definitions import build_defs
 from scrapers import registry
-from warehouse import drift, plans
+from warehouse import daily_plans, drift
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +70,7 @@ def refreshed(tmp_path_factory) -> tuple[dict[str, str], Settings, str]:
 def test_refresh_offline_plans_every_model_and_method(refreshed):
     _, settings, output = refreshed
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
-        frame = plans.plans_for_date(con)
+        frame = daily_plans.plans_for_date(con)
         offers = con.execute(
             "SELECT o.platform, o.offer_id, o.gpu_model FROM offers o JOIN plan_crawls c USING (crawl_id) "
             "WHERE c.plan_date = $d",
@@ -97,7 +97,7 @@ def test_the_offline_demo_ranks_as_billed(refreshed):
     GPUPLAN_DEFAULT_TOKENS than the rent plan, and no plan that fits is billed less for it."""
     _, settings, output = refreshed
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
-        frame = plans.plans_for_date(con)
+        frame = daily_plans.plans_for_date(con)
         least = con.execute(
             "SELECT model, method, min(total_usd) FROM plan_candidates WHERE plan_date = $d GROUP BY ALL",
             {"d": DAY},
@@ -138,7 +138,7 @@ def test_refresh_prints_the_plans_one_per_line_within_80_columns(refreshed):
     """The same fitted table as `gpuplan plans`: no row wrapped, the legend below."""
     _, settings, output = refreshed
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
-        count = len(plans.plans_for_date(con))
+        count = len(daily_plans.plans_for_date(con))
     lines = output.splitlines()
     title = lines.index(f"Cheapest plans, {DAY}")
     assert lines[title + 2].startswith("───")
@@ -157,7 +157,7 @@ def test_refresh_off_a_terminal_says_what_each_platform_did(refreshed):
     _, settings, output = refreshed
     lines = output.splitlines()
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
-        crawls = plans.day_crawls(con, pd.Timestamp(DAY).date())
+        crawls = daily_plans.day_crawls(con, pd.Timestamp(DAY).date())
     assert sorted(crawls["platform"]) == registry.platforms()
     for row in crawls.itertuples():
         said = [line for line in lines if line.startswith(f"{row.platform}: ")]
@@ -250,7 +250,7 @@ def test_a_broken_snapshot_fails_its_crawl_and_check_while_the_others_plan(setti
     assert all(checks[crawl_key(platform)] for platform in others)
     assert next(e for e in evaluations if e.check_name == "every_ask_has_a_plan").passed
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
-        frame = plans.plans_for_date(con)
+        frame = daily_plans.plans_for_date(con)
     ok = frame[frame["status"] == "ok"]
     assert not ok.empty and broken not in set(ok["platform"])
     [cheapest] = [

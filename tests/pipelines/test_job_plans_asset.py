@@ -19,7 +19,7 @@ from pipelines.assets.jobs import build_job_assets, start_of
 from pipelines.checks import every_job_has_a_plan
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
-from warehouse import connect, job_plans, plans
+from warehouse import connect, daily_plans, job_plans
 
 DAY = date(2026, 11, 30)
 OFFER = {
@@ -65,7 +65,7 @@ def _warehouse(settings: Settings, jobs: Path) -> WarehouseResource:
         )
         con.register("offer_frame", pd.DataFrame([OFFER]))
         con.execute("INSERT INTO offers BY NAME SELECT * FROM offer_frame")
-        plans.record_plan_crawls(
+        daily_plans.record_plan_crawls(
             con, DAY, pd.DataFrame([{"platform": "cloud", "crawl_id": "synthetic-cloud", "status": "ok"}])
         )
     return WarehouseResource.from_settings(

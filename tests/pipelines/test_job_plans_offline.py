@@ -24,7 +24,7 @@ from gpuplan.cli import app
 from gpuplan.commands.plans import JOB_ROWS
 from sizing import fabric
 from sizing.jobs import Job, parse_duration
-from warehouse import job_plans, plan_requirements, plans
+from warehouse import daily_plans, job_plans, requirements
 
 pytestmark = pytest.mark.slow
 
@@ -90,7 +90,7 @@ def test_a_jobs_file_gives_job_plans_and_changes_for_the_digest(offline):
     with duckdb.connect(offline["GPUPLAN_WAREHOUSE"], read_only=True) as con:
         first = job_plans.job_plans_for_date(con, pd.Timestamp(DAY1).date())
         second = job_plans.job_plans_for_date(con, pd.Timestamp(DAY2).date())
-        changes = plans.changes_for_date(con, pd.Timestamp(DAY2).date(), subject="job")
+        changes = daily_plans.changes_for_date(con, pd.Timestamp(DAY2).date(), subject="job")
     for day in (first, second):
         assert set(day["job"]) == {"qwen-lora", "impossible", "steady"}
         impossible = day[day["job"] == "impossible"]
@@ -322,8 +322,8 @@ def test_no_plan_on_any_platform_joins_nodes_of_an_offer_the_table_does_not_list
 
 def test_a_daily_175b_plan_joins_nodes_over_a_listed_fabric(offline):
     with duckdb.connect(offline["GPUPLAN_WAREHOUSE"], read_only=True) as con:
-        daily = plans.plans_for_date(con, pd.Timestamp(DAY1).date(), model="175B", method="full")
-    assert set(daily["ranking"]) == set(plans.RANKINGS) and (daily["status"] == "ok").all()
+        daily = daily_plans.plans_for_date(con, pd.Timestamp(DAY1).date(), model="175B", method="full")
+    assert set(daily["ranking"]) == set(daily_plans.RANKINGS) and (daily["status"] == "ok").all()
     for plan in daily.to_dict("records"):
         listed = fabric.fabric_for(plan["platform"], plan["offer_id"])
         assert listed is not None and plan["fabric"] == listed.label and plan["nodes"] > 1
@@ -345,7 +345,7 @@ def test_no_daily_plan_on_any_platform_joins_nodes_of_an_offer_the_table_does_no
         shapes = con.execute(
             "SELECT * FROM plan_shapes($d, $d, (SELECT map_from_entries(list(DISTINCT (gpu_model, "
             "gpus_per_node))) FROM plan_requirements WHERE plan_date = $d), 64, fabrics := $fabrics)",
-            {"d": day, "fabrics": plan_requirements.fabric_rows(fabric.DEFAULT_MAX_NODES)},
+            {"d": day, "fabrics": requirements.fabric_rows(fabric.DEFAULT_MAX_NODES)},
         ).df()
     assert shapes["platform"].nunique() >= 20
     for rows in (candidates, shapes):

@@ -11,7 +11,7 @@ from warehouse_template import migrated
 from config.settings import Settings
 from pipelines.runs import execute_day, previous_demo_day
 from scrapers.crawl.summary import CrawlSummary
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 DAY = dt.date(2026, 11, 30)
 PLATFORMS = ["datacrunch", "quotes"]
@@ -42,7 +42,7 @@ def test_on_crawl_follows_each_platform_from_waiting_to_its_summary(settings: Se
         assert summary is not None and summary.status == "ok" and summary.items_yielded > 0
     assert [state for _, state, _ in seen[: len(PLATFORMS)]] == ["waiting"] * len(PLATFORMS)
     with connect.reader(settings.warehouse) as con:
-        assert set(plans.day_crawls(con, DAY)["platform"]) == set(PLATFORMS)
+        assert set(daily_plans.day_crawls(con, DAY)["platform"]) == set(PLATFORMS)
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from warehouse_template import migrated
 from pipelines.partitions import daily_partitions
 from pipelines.resources import MailerResource, WarehouseResource
 from pipelines.watches import watches
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 DAY = date(2026, 11, 30)
 PREVIOUS = DAY - timedelta(days=1)
@@ -38,7 +38,7 @@ def _day(con, day: date, usd: float) -> None:
         "$usd, 'USD', 'gpu', 'hour', 'on_demand', TRUE, $usd, $at, $day, $day)",
         {"id": crawl_id, "usd": usd, "at": at, "day": day},
     )
-    plans.record_plan_crawls(
+    daily_plans.record_plan_crawls(
         con, day, pd.DataFrame([{"platform": "vastai", "crawl_id": crawl_id, "status": "ok"}])
     )
     con.execute(

@@ -43,9 +43,9 @@ from reliability.faults import (
 from scrapers.crawl.runner import CrawlJob, crawl
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import CLOCK_TOLERANCE_SETTING, ORIGIN_OVERRIDE_SETTING
-from warehouse import connect, gpus, planning, plans
+from warehouse import connect, daily_plans, gpus, plan_sequence
 from warehouse.loading import LoadResult, load_crawl
-from warehouse.planning import PlanOptions
+from warehouse.plan_sequence import PlanOptions
 
 # The fixtures' recorded day (their Date headers): day 0, the clean history.
 FIRST_DAY = date(2026, 11, 30)
@@ -68,7 +68,7 @@ LOOPBACK_SETTINGS = {
 # the smallest and the largest GPUs on offer.
 MODELS = ("7B", "70B")
 METHODS = ("lora",)
-RANKINGS_PER_ASK = len(plans.RANKINGS)
+RANKINGS_PER_ASK = len(daily_plans.RANKINGS)
 
 
 @dataclass
@@ -180,9 +180,11 @@ def run_day(settings: Settings, day: date, carry_uncrawled: bool = False) -> lis
         loaded = pd.DataFrame(
             [{"platform": r.platform, "crawl_id": r.crawl_id, "status": r.status} for r in results]
         )
-        plans.record_plan_crawls(con, day, loaded, settings.stale_hours, carry_uncrawled=carry_uncrawled)
+        daily_plans.record_plan_crawls(
+            con, day, loaded, settings.stale_hours, carry_uncrawled=carry_uncrawled
+        )
         gpus.sync_catalog(con)
-        planning.plan_days(con, [day], PlanOptions.from_settings(settings))
+        plan_sequence.plan_days(con, [day], PlanOptions.from_settings(settings))
     return results
 
 
@@ -201,10 +203,10 @@ def read_state(settings: Settings, day: date) -> DayState:
         rendered = render(build_digest(con, day, price_move_pct=settings.price_move_pct))
         return DayState(
             day=day,
-            crawls=plans.day_crawls(con, day),
+            crawls=daily_plans.day_crawls(con, day),
             offers_by_crawl=dict(offers),
             plan_rows=plan_rows,
-            plans=plans.plans_for_date(con, day),
+            plans=daily_plans.plans_for_date(con, day),
             candidate_platforms={platform for platform, stale in candidates if not stale},
             carried_platforms={platform for platform, stale in candidates if stale},
             latest_platforms={platform for (platform,) in latest},

@@ -21,7 +21,7 @@ from pipelines.checks import build_checks
 from pipelines.resources import WarehouseResource
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 from reliability.warehouse_files import settings_in
-from warehouse import connect, job_plans, plans
+from warehouse import connect, daily_plans, job_plans
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults
@@ -107,9 +107,9 @@ def test_plans_dated_ahead_are_not_the_latest_plans(tmp_path: Path) -> None:
                 {"d": day, "p": platform},
             )
     with connect.reader(settings.warehouse) as con:
-        latest = plans.plans_for_date(con)
+        latest = daily_plans.plans_for_date(con)
         assert set(latest["plan_date"].dt.date) == {today} and set(latest["platform"]) == {"today-cloud"}
-        assert set(plans.plans_for_gpu(con, "H100 SXM 80GB")["plan_date"].dt.date) <= {today}
+        assert set(daily_plans.plans_for_gpu(con, "H100 SXM 80GB")["plan_date"].dt.date) <= {today}
         assert set(job_plans.job_plans_for_date(con)["platform"]) == {"today-cloud"}
-        asked = plans.plans_for_date(con, ahead)  # asked for by its date, the day ahead is there
+        asked = daily_plans.plans_for_date(con, ahead)  # asked for by its date, the day ahead is there
         assert set(asked["platform"]) == {"ahead-cloud"}

@@ -40,7 +40,7 @@ from reliability.run_holders import (
     writer_holder,
 )
 from scrapers.registry import platforms
-from warehouse import connect, drift, plans
+from warehouse import connect, daily_plans, drift
 
 # bench/ is no package: the daemon harness is the bench's, shared with these cases
 sys.path.insert(0, str(ROOT / "bench"))
@@ -87,8 +87,8 @@ def test_a_daemon_run_after_a_killed_refresh_takes_the_writer_and_succeeds(
         assert f"crawls/{platform}:crawled" in checks, platform
         assert f"offers:{drift.check_name(platform)}" in checks, platform
     with connect.reader(home.settings.warehouse) as con:
-        assert set(plans.day_crawls(con, DAY)["platform"]) >= {"quotes", "vastai"}
-        assert not plans.plans_for_date(con, DAY).empty
+        assert set(daily_plans.day_crawls(con, DAY)["platform"]) >= {"quotes", "vastai"}
+        assert not daily_plans.plans_for_date(con, DAY).empty
 
 
 @pytest.mark.slow

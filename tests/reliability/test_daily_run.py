@@ -32,7 +32,7 @@ from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapsho
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 from scrapers.crawl.runner import CrawlJob, Progress, iter_crawls
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 pytestmark = pytest.mark.faults
 
@@ -168,8 +168,8 @@ def test_daily_run_goes_on_past_failing_platforms(daily_run: DailyRun) -> None:
     offers = result.asset_materializations_for_node("offers")[0].metadata
     assert offers["failed_platforms"].value == ", ".join(sorted((down, empty)))
     with connect.reader(daily_run.settings.warehouse) as con:
-        day_crawls = plans.day_crawls(con, DAY).set_index("platform")
-        day_plans = plans.plans_for_date(con, DAY)
+        day_crawls = daily_plans.day_crawls(con, DAY).set_index("platform")
+        day_plans = daily_plans.plans_for_date(con, DAY)
     # the history's platform, not crawled today, past GPUPLAN_STALE_HOURS: recorded as it drops out
     assert dict(day_crawls["status"]) == {
         down: "failed",

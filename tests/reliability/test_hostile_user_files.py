@@ -34,7 +34,7 @@ from config.user_files import MAX_MESSAGE_CHARS
 from config.watches_file import JobWatch, PriceWatch, StockWatch, read_watches
 from gpuplan.cli import run
 from reliability.run_holders import CLI, DAY, SEED_DAY, finish, home_in, refresh, seed_warehouse
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 pytestmark = pytest.mark.faults
 
@@ -87,8 +87,8 @@ def test_a_bad_jobs_file_never_costs_the_days_load_or_plans(tmp_path: Path, seed
     assert failed.startswith(f"step failed: job_plans: GPUPLAN_JOBS {jobs}"), failed
     assert REFUSED[kind] in failed and len(failed) < MAX_MESSAGE_CHARS + 40, failed
     with connect.reader(home.settings.warehouse) as con:  # the day's load and plans went on
-        assert set(plans.day_crawls(con, DAY)["status"]) == {"ok"}
-        assert len(plans.plans_for_date(con, DAY)) > 0
+        assert set(daily_plans.day_crawls(con, DAY)["status"]) == {"ok"}
+        assert len(daily_plans.plans_for_date(con, DAY)) > 0
 
 
 @dataclass

@@ -49,7 +49,7 @@ from reliability.run_holders import (
     writer_holder,
 )
 from scrapers.crawl.summary import CrawlSummary
-from warehouse import connect, plans
+from warehouse import connect, daily_plans
 
 pytestmark = pytest.mark.faults
 
@@ -107,7 +107,7 @@ def test_a_run_killed_holding_the_writer_blocks_no_later_run(killed_holder: Kill
     assert run_of(home, killed_holder.killed_run).status == dg.DagsterRunStatus.STARTED
     assert writer_holder(home.settings) is None
     with connect.reader(home.settings.warehouse) as con:
-        assert set(plans.day_crawls(con, DAY)["status"]) == {"ok"}
+        assert set(daily_plans.day_crawls(con, DAY)["status"]) == {"ok"}
 
 
 def _new_run(home: Home, known: set[str]) -> str | None:
@@ -189,7 +189,7 @@ def test_two_refreshes_of_one_day_never_share_its_crawls(tmp_path: Path, seed: P
     assert f"crawl folder {folder} is in use by gpuplan refresh (Dagster run {first_run})" in line
     with connect.reader(home.settings.warehouse) as con:
         runs = con.execute("SELECT status, count(*) FROM crawl_runs GROUP BY ALL").fetchall()
-        recorded = plans.day_crawls(con, DAY)
+        recorded = daily_plans.day_crawls(con, DAY)
     with connect.reader(seed / "warehouse.duckdb") as con:
         (seeded,) = con.execute("SELECT count(*) FROM crawl_runs").fetchone() or (0,)
     # the same snapshot crawled twice, whole: one crawl by content (its feed's hash; the seed's day

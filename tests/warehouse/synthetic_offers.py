@@ -14,7 +14,7 @@ from datetime import date, datetime
 import pandas as pd
 from warehouse_template import insert_rows
 
-from warehouse import plans
+from warehouse import daily_plans
 
 DAY1 = date(2026, 11, 29)
 DAY2 = date(2026, 11, 30)
@@ -72,7 +72,7 @@ def crawl(
     platform: str,
     offers: Iterable[dict],
     status: str = "ok",
-    stale_hours: float = plans.STALE_HOURS,
+    stale_hours: float = daily_plans.STALE_HOURS,
 ) -> None:
     """Load synthetic offers as one crawl of `platform` feeding `day` (loaded at its midnight; a
     failed crawl carries the platform's last good one within `stale_hours`)."""
@@ -89,7 +89,7 @@ def crawl(
         {"id": crawl_id, "platform": platform, "status": status, "n": len(rows), "at": observed_at},
     )
     insert_rows(con, "offers", rows)
-    plans.record_plan_crawls(
+    daily_plans.record_plan_crawls(
         con, day, pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": status}]), stale_hours
     )
 
@@ -131,7 +131,7 @@ def toy_requirements(
 
 
 def plan(con, day: date, asks: dict[tuple[str, str], float]) -> pd.DataFrame:
-    plans.store_requirements(con, day, toy_requirements(asks))
-    plans.compute_candidates(con, day)
-    plans.compute_cheapest_plans(con, day)
-    return plans.plans_for_date(con, day)
+    daily_plans.store_requirements(con, day, toy_requirements(asks))
+    daily_plans.compute_candidates(con, day)
+    daily_plans.compute_cheapest_plans(con, day)
+    return daily_plans.plans_for_date(con, day)

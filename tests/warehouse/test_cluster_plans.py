@@ -20,8 +20,8 @@ from warehouse_template import scratch
 
 from sizing import fabric
 from sizing.jobs import Job, job_requirements
-from warehouse import job_plans, planning, plans
-from warehouse.planning import PlanOptions
+from warehouse import daily_plans, job_plans, plan_sequence
+from warehouse.plan_sequence import PlanOptions
 
 START = datetime(2026, 12, 1, 8, 0)
 H100 = "H100 SXM 80GB"
@@ -136,8 +136,8 @@ def _daily(con, models: tuple[str, ...], max_nodes: int):
     options = PlanOptions(
         models=models, methods=("full",), default_tokens=1e9, price_move_pct=10.0, max_nodes=max_nodes
     )
-    planning.plan_days(con, [DAY1], options)
-    return plans.plans_for_date(con, DAY1)
+    plan_sequence.plan_days(con, [DAY1], options)
+    return daily_plans.plans_for_date(con, DAY1)
 
 
 def test_the_daily_tables_plan_a_cluster_where_no_machine_holds_the_model(con):

@@ -15,7 +15,7 @@ import warehouse_template
 from synthetic_crawls import WriteCrawl, crawl_writer, synthetic_offer
 
 from config.settings import Settings
-from warehouse import connect, drift, plans
+from warehouse import connect, daily_plans, drift
 from warehouse.loading import load_crawl
 
 DAY = date(2026, 11, 30)
@@ -29,7 +29,7 @@ def _crawl(
     path = write_crawl(lines, name=f"synthcloud-{day}", started_at=at, finished_at=at, **summary)
     loaded = load_crawl(con, path)
     crawls = pd.DataFrame([{"platform": "synthcloud", "crawl_id": loaded.crawl_id, "status": loaded.status}])
-    plans.record_plan_crawls(con, day, crawls)
+    daily_plans.record_plan_crawls(con, day, crawls)
 
 
 def _offers(count: int, price: float = 2.0, unknown: int = 0) -> list[dict[str, Any]]:

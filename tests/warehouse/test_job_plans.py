@@ -17,7 +17,7 @@ from synthetic_offers import CNY_PER_USD, DAY1, DAY2, crawl, monthly_cny, offer
 from warehouse_template import migrated, scratch
 
 from sizing.jobs import Job, job_requirements
-from warehouse import connect, job_plans, plans
+from warehouse import connect, daily_plans, job_plans
 
 START = datetime(2026, 12, 1, 8, 0)
 H100 = "H100 SXM 80GB"
@@ -210,7 +210,7 @@ def test_daily_job_plans_and_what_changed(con):
     first = _job_plans(con, DAY1, [cheap, hurry])
     assert first["cheap"]["status"] == first["hurry"]["status"] == "ok"
     assert first["cheap"]["tokens"] == 2e9 and first["hurry"]["within_days"] == 0.5
-    assert plans.compute_plan_changes(con, DAY1, 10.0, subject="job") == 0  # nothing to compare with
+    assert daily_plans.compute_plan_changes(con, DAY1, 10.0, subject="job") == 0  # nothing to compare with
     # day 2: a cheaper platform; the fast plan's stock is gone
     crawl(con, DAY2, "cloud", [offer("cloud", "h100", H100, 2.0, available_gpus=1)])
     crawl(con, DAY2, "other", [offer("other", "h100b", H100, 1.5, available_gpus=1)])
@@ -219,8 +219,8 @@ def test_daily_job_plans_and_what_changed(con):
     assert (
         second["hurry"]["status"] == "no_plan" and "nothing finishes within 12 h" in second["hurry"]["reason"]
     )
-    plans.compute_plan_changes(con, DAY2, 25.0, subject="job")
-    changes = plans.changes_for_date(con, DAY2, subject="job")
+    daily_plans.compute_plan_changes(con, DAY2, 25.0, subject="job")
+    changes = daily_plans.changes_for_date(con, DAY2, subject="job")
     by_job = changes.groupby("job")["change_type"].apply(set).to_dict()
     # the daily plans' detector: the fast plan's offer, short of GPUs today, is out of stock too
     assert by_job == {
@@ -236,8 +236,8 @@ def test_daily_job_plans_and_what_changed(con):
         and "; was cloud H100 SXM 80GB x" in gone["detail"]
     )
     # recomputing day 1 afterwards refreshes day 2's comparison (oldest first, then the next day)
-    assert plans.compute_plan_changes_for_days(con, [DAY1], 25.0, subject="job") == 0
-    assert len(plans.changes_for_date(con, DAY2, subject="job")) == len(changes)
+    assert daily_plans.compute_plan_changes_for_days(con, [DAY1], 25.0, subject="job") == 0
+    assert len(daily_plans.changes_for_date(con, DAY2, subject="job")) == len(changes)
 
 
 def test_every_job_gets_a_row(con):

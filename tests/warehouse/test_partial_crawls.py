@@ -16,7 +16,7 @@ import warehouse_template
 from synthetic_offers import offer
 from warehouse_template import insert_rows
 
-from warehouse import plans
+from warehouse import daily_plans
 
 EAST = "https://cloud.invalid/prices?region=east"
 WEST = "https://cloud.invalid/prices?region=west"
@@ -51,7 +51,7 @@ def _h100(offer_id: str, source_url: str, price: float = 2.0) -> dict:
 
 def _record(con, day: date, crawl_id: str, status: str) -> None:
     frame = pd.DataFrame([{"platform": "cloud", "crawl_id": crawl_id, "status": status}])
-    plans.record_plan_crawls(con, day, frame, 48.0)
+    daily_plans.record_plan_crawls(con, day, frame, 48.0)
 
 
 def _day_offers(con, day: date) -> dict[str, tuple[float, bool]]:

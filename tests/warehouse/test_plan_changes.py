@@ -18,10 +18,10 @@ from warehouse_template import scratch
 
 from digest.content import build_digest
 from pipelines.assets.plans import _changes_result
-from warehouse import connect, history, plans
+from warehouse import connect, daily_plans, history
 from warehouse.migrate import available, migrate
-from warehouse.plan_requirements import SizedDays
-from warehouse.planning import PlannedDays
+from warehouse.plan_sequence import PlannedDays
+from warehouse.requirements import SizedDays
 
 NOW = dt.datetime(2026, 12, 1, 6, 0)
 
@@ -33,19 +33,19 @@ def test_a_move_of_exactly_the_threshold_is_a_change(tmp_path: Path) -> None:
         _plan(con, DAY1, {("7B", "full"): 70})
         _crawl(con, DAY2, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 1.25)])  # +25.0 % exactly
         _plan(con, DAY2, {("7B", "full"): 70})
-        assert plans.compute_plan_changes(con, DAY2, 25.0) == 2  # both rankings
-        changes = plans.changes_for_date(con, DAY2)
+        assert daily_plans.compute_plan_changes(con, DAY2, 25.0) == 2  # both rankings
+        changes = daily_plans.changes_for_date(con, DAY2)
         assert set(changes["change_type"]) == {"price_up"}
         assert changes["pct_change"].tolist() == [25.0, 25.0]
         # each ranking's own measure: the month's rent, the run's total (here billed by the hour)
         assert set(changes["measure"]) == {"commitment_usd", "total_usd"}
         assert set(changes["subject"]) == {"plan"} and changes["job"].isna().all()
         assert (changes["old_platform"] == "cloud").all() and changes["new_gpu_count"].tolist() == [1, 8]
-        assert plans.compute_plan_changes(con, DAY2, 25.01) == 0
-        assert plans.compute_plan_changes(con, DAY2, 25.0, subject="job") == 0  # no job plans
-        assert len(plans.changes_for_date(con, DAY2)) == 0
+        assert daily_plans.compute_plan_changes(con, DAY2, 25.01) == 0
+        assert daily_plans.compute_plan_changes(con, DAY2, 25.0, subject="job") == 0  # no job plans
+        assert len(daily_plans.changes_for_date(con, DAY2)) == 0
         with pytest.raises(ValueError, match="subject must be one of plan, job"):
-            plans.compute_plan_changes(con, DAY2, 25.0, subject="jobs")
+            daily_plans.compute_plan_changes(con, DAY2, 25.0, subject="jobs")
 
 
 def _before(tmp_path: Path, version: int) -> Path:
@@ -174,7 +174,7 @@ def test_the_rename_is_never_a_plan_change(tmp_path: Path) -> None:
         for day, usd in ((DAY1, 1.0), (DAY2, 1.25), (DAY3, 1.0)):
             _crawl(con, day, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", usd)])
         _plan(con, DAY2, {("7B", "full"): 70})
-        plans.compute_plan_changes_for_days(con, [DAY2], 10.0)  # as `gpuplan backfill` does
+        daily_plans.compute_plan_changes_for_days(con, [DAY2], 10.0)  # as `gpuplan backfill` does
 
         changes = con.execute(
             "SELECT change_date, ranking, change_type, measure, round(pct_change, 6) "
@@ -218,16 +218,16 @@ def test_a_plan_change_of_several_kinds_counts_once_everywhere() -> None:
         _crawl(con, DAY2, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 2.0)])
         _crawl(con, DAY2, "other", [_offer("other", "h100", "H100 SXM 80GB", 1.5)])
         _plan(con, DAY2, {("7B", "full"): 70})
-        changed = plans.compute_plan_changes(con, DAY2, 10.0)
-        rows = plans.changes_for_date(con, DAY2)
+        changed = daily_plans.compute_plan_changes(con, DAY2, 10.0)
+        rows = daily_plans.changes_for_date(con, DAY2)
         assert sorted(set(rows["change_type"])) == ["new_platform", "price_up"]
         assert len(rows) == 4  # two kinds for each of the two rankings
         digest = build_digest(con, DAY2, price_move_pct=10.0).plan_changes
         assert [entry.change_types for entry in digest] == [("new_platform", "price_up")] * 2
-        assert changed == plans.count_changed_plans(con, DAY2) == len(digest) == 2
-        assert plans.count_changed_plans(con, DAY2, "plan") == 2
-        assert plans.count_changed_plans(con, DAY2, "job") == 0
-        frame = plans.changed_plans_for_date(con, DAY2, subject="plan")
+        assert changed == daily_plans.count_changed_plans(con, DAY2) == len(digest) == 2
+        assert daily_plans.count_changed_plans(con, DAY2, "plan") == 2
+        assert daily_plans.count_changed_plans(con, DAY2, "job") == 0
+        frame = daily_plans.changed_plans_for_date(con, DAY2, subject="plan")
         assert frame[["ranking", "changes"]].values.tolist() == [
             ["lowest_rent", "new_platform, price_up"],
             ["lowest_run_total", "new_platform, price_up"],

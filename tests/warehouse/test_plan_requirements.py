@@ -1,4 +1,4 @@
-"""warehouse/plan_requirements.py: the job sizes sized for each GPU, the requirements frame, many days."""
+"""warehouse/requirements.py: the job sizes sized for each GPU, the requirements frame, many days."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from sizing.catalog import find_gpu
-from warehouse.plan_requirements import plan_gpu_counts, requirements_frame
-from warehouse.plans import REQUIREMENT_COLUMNS
+from warehouse.daily_plans import REQUIREMENT_COLUMNS
+from warehouse.requirements import plan_gpu_counts, requirements_frame
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""warehouse/plans.py against a real, migrated in-memory DuckDB.
+"""warehouse/daily_plans.py against a real, migrated in-memory DuckDB.
 
 Offers and requirements here are SYNTHETIC: a few hand-made offers and a toy memory model
 (a job needs `need_gb` in all, split evenly; throughput proportional to GPUs) so each rule of
@@ -20,7 +20,7 @@ from synthetic_offers import plan as _plan
 from synthetic_offers import toy_requirements as _requirements
 from warehouse_template import scratch
 
-from warehouse import plans
+from warehouse import daily_plans
 
 
 def _row(frame: pd.DataFrame, model: str, method: str, ranking: str = "lowest_rent") -> pd.Series:
@@ -182,7 +182,7 @@ def test_every_ask_gets_both_rankings_even_with_no_offers(con):
     assert len(frame) == 4
     assert set(frame["status"]) == {"no_offer_fits"}
     assert set(frame["model_preset"]) == {"toy-7b", "toy-70b"}
-    missing = plans.missing_plans(con, DAY1, ["7B", "70B"], ["full", "qlora"])
+    missing = daily_plans.missing_plans(con, DAY1, ["7B", "70B"], ["full", "qlora"])
     assert set(zip(missing["model"], missing["method"], strict=True)) == {("7B", "qlora"), ("70B", "full")}
     assert len(missing) == 4  # both rankings of each
     assert list(frame["model"]) == ["7B", "7B", "70B", "70B"]  # smallest model first
@@ -205,14 +205,14 @@ def test_recomputing_a_day_replaces_that_day_and_nothing_else(con):
     _crawl(con, DAY2, "cloud", [_offer("cloud", "b", "H100 SXM 80GB", 1.2)])
     _plan(con, DAY1, asks)
     _plan(con, DAY2, asks)
-    plans.compute_plan_changes(con, DAY2, 10.0)
+    daily_plans.compute_plan_changes(con, DAY2, 10.0)
     before = {
         t: con.execute(f"SELECT * EXCLUDE (computed_at) FROM {t} ORDER BY ALL").df()
         for t in ("cheapest_plans", "plan_candidates", "plan_changes")
     }
 
     _plan(con, DAY1, asks)
-    plans.compute_plan_changes(con, DAY2, 10.0)
+    daily_plans.compute_plan_changes(con, DAY2, 10.0)
 
     for table, frame in before.items():
         pd.testing.assert_frame_equal(
@@ -243,8 +243,8 @@ def test_changes_against_the_previous_day(con):
     _crawl(con, DAY2, "broker", [_monthly_cny("broker", "910b", "Ascend 910B 64GB", 1800)])
     _plan(con, DAY2, asks)
 
-    assert plans.compute_plan_changes(con, DAY2, 10.0) > 0
-    changes = plans.changes_for_date(con, DAY2)
+    assert daily_plans.compute_plan_changes(con, DAY2, 10.0) > 0
+    changes = daily_plans.changes_for_date(con, DAY2)
     by_ask = (
         changes[changes["ranking"] == "lowest_rent"].groupby(["model", "method"])["change_type"].apply(set)
     )
@@ -270,21 +270,21 @@ def test_small_moves_and_failed_platforms_are_not_changes(con):
     _crawl(con, DAY2, "other", [_offer("other", "h100b", "H100 SXM 80GB", 1.04)])
     _plan(con, DAY2, asks)
 
-    plans.compute_plan_changes(con, DAY2, 10.0)
-    assert plans.changes_for_date(con, DAY2).empty  # no out_of_stock, no new_platform
+    daily_plans.compute_plan_changes(con, DAY2, 10.0)
+    assert daily_plans.changes_for_date(con, DAY2).empty  # no out_of_stock, no new_platform
 
 
 def test_no_changes_on_the_first_day(con):
     _crawl(con, DAY1, "cloud", [_offer("cloud", "h100", "H100 SXM 80GB", 1.0)])
     _plan(con, DAY1, {("7B", "full"): 70})
-    assert plans.compute_plan_changes(con, DAY1, 10.0) == 0
+    assert daily_plans.compute_plan_changes(con, DAY1, 10.0) == 0
 
 
 def test_a_recrawl_replaces_its_platform_for_the_day_only(con):
     _crawl(con, DAY1, "cloud", [_offer("cloud", "first", "H100 SXM 80GB", 1.0)])
     _crawl(con, DAY1, "other", [_offer("other", "o", "H100 SXM 80GB", 9.0)])
     assert (
-        plans.record_plan_crawls(
+        daily_plans.record_plan_crawls(
             con, DAY1, pd.DataFrame([{"platform": "cloud", "crawl_id": "x2", "status": "ok"}])
         )
         == 2
@@ -300,12 +300,12 @@ def test_a_recrawl_replaces_its_platform_for_the_day_only(con):
 def test_requirements_are_one_row_per_model_method_gpu_and_count(con):
     twice = _requirements({("7B", "full"): 1})
     with pytest.raises(ValueError, match="twice"):
-        plans.store_requirements(con, DAY1, pd.concat([twice, twice.head(1)]))
+        daily_plans.store_requirements(con, DAY1, pd.concat([twice, twice.head(1)]))
 
 
 def test_requirements_need_every_column(con):
     with pytest.raises(ValueError, match="tokens_per_second"):
-        plans.store_requirements(
+        daily_plans.store_requirements(
             con, DAY1, _requirements({("7B", "full"): 1}).drop(columns="tokens_per_second")
         )
 
@@ -322,7 +322,7 @@ def test_a_placeholder_price_far_below_the_other_platforms_makes_no_plan(con):
     _h100_market(con, DAY1, 0.3, {"a": 2.0, "b": 2.2, "c": 2.5})
     plan = _row(_plan(con, DAY1, {("7B", "lora"): 20}), "7B", "lora")
     assert (plan["platform"], plan["offer_id"]) == ("a", "a-h100")
-    excluded = plans.excluded_offers(con, DAY1)
+    excluded = daily_plans.excluded_offers(con, DAY1)
     assert excluded[["platform", "offer_id", "price_reference", "reference_offers"]].values.tolist() == [
         ["runpod", "cheap", "other_platforms", 3]
     ]
@@ -331,7 +331,7 @@ def test_a_placeholder_price_far_below_the_other_platforms_makes_no_plan(con):
     # left out of plans, not deleted: the offer is history
     assert con.execute("SELECT count(*) FROM offers WHERE offer_id = 'cheap'").fetchall() == [(1,)]
     # the offers check is told before any plan is computed
-    below = plans.offers_below_price_floor(con, DAY1)
+    below = daily_plans.offers_below_price_floor(con, DAY1)
     assert below[["platform", "offer_id"]].values.tolist() == [["runpod", "cheap"]]
     assert "placeholder" in below["reason"].iloc[0]
 
@@ -348,7 +348,7 @@ def test_a_low_price_stays_when_the_market_does_not_say_otherwise(con, cheap_usd
     _h100_market(con, DAY1, cheap_usd, others)
     plan = _row(_plan(con, DAY1, {("7B", "lora"): 20}), "7B", "lora")
     assert plan["platform"] == "runpod", why
-    assert plans.excluded_offers(con, DAY1).empty
+    assert daily_plans.excluded_offers(con, DAY1).empty
 
 
 def test_where_few_platforms_sell_a_gpu_a_placeholder_is_judged_by_its_platforms_other_offers(con):
@@ -362,12 +362,12 @@ def test_where_few_platforms_sell_a_gpu_a_placeholder_is_judged_by_its_platforms
     _crawl(con, DAY1, "lambda", [_offer("lambda", "h100", "H100 SXM 80GB", 2.99)])  # one other: too few
     plan = _row(_plan(con, DAY1, {("7B", "lora"): 20}), "7B", "lora")
     assert plan["offer_id"] == "community"  # 1.2: a cheaper tier of its own, not a placeholder
-    excluded = plans.excluded_offers(con, DAY1)
+    excluded = daily_plans.excluded_offers(con, DAY1)
     assert excluded[["offer_id", "price_reference", "reference_offers"]].values.tolist() == [
         ["any", "own_offers", 2]
     ]
     assert excluded["reference_usd_per_gpu_hour"].tolist() == [pytest.approx((1.99 + 1.2) / 2)]
-    assert "other offers of this GPU" in plans.offers_below_price_floor(con, DAY1)["reason"].iloc[0]
+    assert "other offers of this GPU" in daily_plans.offers_below_price_floor(con, DAY1)["reason"].iloc[0]
 
 
 def test_each_other_platform_has_one_vote_its_cheapest_price(con):
@@ -380,7 +380,7 @@ def test_each_other_platform_has_one_vote_its_cheapest_price(con):
     # and spot prices neither vote nor get judged: a plan never uses them
     _crawl(con, DAY2, "market", [_offer("market", "spot", "H100 SXM 80GB", 0.1, pricing_type="spot")])
     _h100_market(con, DAY2, 0.6, {"b": 2.5, "c": 2.8})
-    assert plans.offers_below_price_floor(con, DAY2).empty
+    assert daily_plans.offers_below_price_floor(con, DAY2).empty
 
 
 def test_changes_of_several_days_run_oldest_first_and_refresh_the_next_day(con):
@@ -388,15 +388,15 @@ def test_changes_of_several_days_run_oldest_first_and_refresh_the_next_day(con):
     for day, usd in ((DAY1, 1.0), (DAY2, 2.0)):
         _crawl(con, day, "cloud", [_offer("cloud", "a", "H100 SXM 80GB", usd)])
         _plan(con, day, asks)
-    assert plans.compute_plan_changes_for_days(con, [DAY2], 10.0) == 2  # both rankings got dearer
+    assert daily_plans.compute_plan_changes_for_days(con, [DAY2], 10.0) == 2  # both rankings got dearer
     earlier = date(2026, 11, 28)
     _crawl(con, earlier, "cloud", [_offer("cloud", "a", "H100 SXM 80GB", 4.0)])
     _plan(con, earlier, asks)
-    plans.compute_plan_changes_for_days(con, [DAY1, earlier], 10.0)
+    daily_plans.compute_plan_changes_for_days(con, [DAY1, earlier], 10.0)
     changes = con.execute("SELECT change_date, change_type FROM plan_changes ORDER BY ALL").fetchall()
     # 11-28 has no day before it; 11-29 got cheaper than 11-28; 11-30, recomputed, still dearer than 11-29
     assert changes == [(DAY1, "price_down")] * 2 + [(DAY2, "price_up")] * 2
-    assert plans.recorded_days(con, date(2026, 11, 1), DAY1) == [earlier, DAY1]
+    assert daily_plans.recorded_days(con, date(2026, 11, 1), DAY1) == [earlier, DAY1]
 
 
 def test_the_daily_tables_give_days_and_total_for_a_default_run(con):
@@ -413,10 +413,10 @@ def test_the_daily_tables_give_days_and_total_for_a_default_run(con):
             _offer("cloud", "h100", "H100 SXM 80GB", 1.0, **h100_month),
         ],
     )
-    plans.store_requirements(con, DAY1, _requirements({("7B", "qlora"): 6}))
-    plans.compute_candidates(con, DAY1, job_tokens=1e8)
-    plans.compute_cheapest_plans(con, DAY1)
-    frame = plans.plans_for_date(con, DAY1)
+    daily_plans.store_requirements(con, DAY1, _requirements({("7B", "qlora"): 6}))
+    daily_plans.compute_candidates(con, DAY1, job_tokens=1e8)
+    daily_plans.compute_cheapest_plans(con, DAY1)
+    frame = daily_plans.plans_for_date(con, DAY1)
     rent = _row(frame, "7B", "qlora", "lowest_rent")
     run = _row(frame, "7B", "qlora", "lowest_run_total")
     assert (rent["offer_id"], rent["gpu_count"], run["offer_id"], run["gpu_count"]) == ("4090", 1, "4090", 4)
@@ -429,7 +429,7 @@ def test_the_daily_tables_give_days_and_total_for_a_default_run(con):
     h100 = con.execute("SELECT min(total_usd) FROM plan_candidates WHERE offer_id = 'h100'").fetchall()[0][0]
     assert h100 == pytest.approx(1.0 * 730)
     with pytest.raises(ValueError, match="job_tokens"):
-        plans.compute_candidates(con, DAY1, job_tokens=0)
+        daily_plans.compute_candidates(con, DAY1, job_tokens=0)
 
 
 def test_the_best_plans_on_one_gpu_rank_like_the_days_plans(con):
@@ -441,10 +441,10 @@ def test_the_best_plans_on_one_gpu_rank_like_the_days_plans(con):
     )
     frame = _plan(con, DAY1, {("7B", "qlora"): 6, ("70B", "full"): 1200})
     assert _row(frame, "7B", "qlora", "lowest_rent")["offer_id"] == "4090"
-    on_h100 = plans.plans_for_gpu(con, "H100 SXM 80GB", DAY1)
-    assert set(on_h100["ranking"]) == set(plans.RANKINGS)
+    on_h100 = daily_plans.plans_for_gpu(con, "H100 SXM 80GB", DAY1)
+    assert set(on_h100["ranking"]) == set(daily_plans.RANKINGS)
     assert _row(on_h100, "7B", "qlora", "lowest_rent")["offer_id"] == "h100"
     assert _row(on_h100, "70B", "full", "lowest_rent")["status"] == "no_offer_fits"
     # the latest day by default, and one model or method
-    assert len(plans.plans_for_gpu(con, "H100 SXM 80GB", model="7B")) == 2
-    assert plans.plans_for_gpu(con, "A100 SXM 80GB", DAY1)["status"].eq("no_offer_fits").all()
+    assert len(daily_plans.plans_for_gpu(con, "H100 SXM 80GB", model="7B")) == 2
+    assert daily_plans.plans_for_gpu(con, "A100 SXM 80GB", DAY1)["status"].eq("no_offer_fits").all()

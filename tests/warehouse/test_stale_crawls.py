@@ -22,7 +22,7 @@ from digest.content import build_digest
 from digest.render import render
 from gpuplan.plan_tables import stale_note
 from sizing.jobs import Job
-from warehouse import job_plans, plans, queries
+from warehouse import daily_plans, job_plans, queries
 
 DAY3 = DAY2 + timedelta(days=1)
 DAY4 = DAY2 + timedelta(days=2)
@@ -36,7 +36,7 @@ def con():
     connection.close()
 
 
-def _market(con, day: date, status: str = "ok", stale_hours: float = plans.STALE_HOURS) -> None:
+def _market(con, day: date, status: str = "ok", stale_hours: float = daily_plans.STALE_HOURS) -> None:
     """Two platforms selling H100s: cloud the cheaper (8 free), other dearer."""
     for platform, price in (("cloud", 1.0), ("other", 1.5)):
         offers = (
@@ -49,8 +49,8 @@ def _market(con, day: date, status: str = "ok", stale_hours: float = plans.STALE
 
 def _day(con, day: date) -> tuple:
     frame = _plan(con, day, ASKS)
-    plans.compute_plan_changes(con, day, 10.0)
-    return frame, plans.changes_for_date(con, day)
+    daily_plans.compute_plan_changes(con, day, 10.0)
+    return frame, daily_plans.changes_for_date(con, day)
 
 
 def _rent(frame) -> dict:
@@ -70,7 +70,7 @@ def test_a_day_on_which_every_crawl_fails_prints_yesterdays_plans_stale_and_no_c
     assert not after["stock_known"].any()  # the stock of a carried crawl is unknown
     assert changes.empty
     # the failure is still a failure, and says what stands in for it
-    crawls = plans.day_crawls(con, DAY2)
+    crawls = daily_plans.day_crawls(con, DAY2)
     assert set(crawls["status"]) == {"failed"}
     failures = build_digest(con, DAY2, price_move_pct=10.0).failed_crawls
     assert [(f.platform, f.carried, f.stale_hours) for f in failures] == [
@@ -146,12 +146,12 @@ def test_the_days_job_plans_follow_the_same_rule(con):
     job_plans.compute_job_plans(con, DAY1, [job], start)
     _market(con, DAY2, status="failed")
     job_plans.compute_job_plans(con, DAY2, [job], start)
-    plans.compute_plan_changes(con, DAY2, 10.0, subject="job")
+    daily_plans.compute_plan_changes(con, DAY2, 10.0, subject="job")
     day1, day2 = (job_plans.job_plans_for_date(con, day) for day in (DAY1, DAY2))
     best1, best2 = day1[day1["rank"] == 1].iloc[0], day2[day2["rank"] == 1].iloc[0]
     assert (best2["platform"], best2["total_usd"]) == (best1["platform"], best1["total_usd"])
     assert bool(best2["stale"]) and not bool(best1["stale"])
-    assert plans.changes_for_date(con, DAY2, subject="job").empty
+    assert daily_plans.changes_for_date(con, DAY2, subject="job").empty
 
 
 def test_the_latest_crawls_mark_a_failed_platform_stale_and_drop_it_past_the_bound(con):

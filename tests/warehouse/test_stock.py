@@ -20,7 +20,7 @@ from synthetic_crawls import WriteCrawl, synthetic_offer
 
 from config.watches_file import StockWatch
 from digest.watches import evaluate_watches
-from warehouse import plans, queries
+from warehouse import daily_plans, queries
 from warehouse.loading import load_crawl
 
 DAY = dt.date(2026, 10, 1)
@@ -58,7 +58,7 @@ def _vast_machine(gpu_model: str, machine_id: str, slices: list[list[int]], pric
 def _load(con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl, platform: str, offers: list[dict]) -> None:
     result = load_crawl(con, write_crawl(offers, name=platform, platform=platform))
     assert result.status == "ok", result.error
-    plans.record_plan_crawls(
+    daily_plans.record_plan_crawls(
         con, DAY, pd.DataFrame([{"platform": platform, "crawl_id": result.crawl_id, "status": "ok"}])
     )
 
@@ -128,7 +128,7 @@ def test_the_stock_changes_count_each_machine_once(
     ]
     started = {"started_at": "2026-09-30T06:00:00Z", "finished_at": "2026-09-30T06:05:00Z"}
     result = load_crawl(market, write_crawl(rented, name="vastai-before", platform="vastai", **started))
-    plans.record_plan_crawls(
+    daily_plans.record_plan_crawls(
         market, yesterday, pd.DataFrame([{"platform": "vastai", "crawl_id": result.crawl_id, "status": "ok"}])
     )
     rows = queries.records(market, "digest/stock_changes", previous_day=yesterday, day=DAY)

@@ -25,7 +25,7 @@ from synthetic_crawls import WriteCrawl, crawl_writer
 from config.watches_file import StockWatch
 from digest.watches import evaluate_watches
 from scrapers.registry import fixture_dir
-from warehouse import plans, queries
+from warehouse import daily_plans, queries
 from warehouse.loading import load_crawl
 
 DAY = dt.date(2026, 11, 30)
@@ -47,7 +47,7 @@ def _load_day(
     )
     result = load_crawl(con, summary)
     assert result.status == "ok", result.error
-    plans.record_plan_crawls(
+    daily_plans.record_plan_crawls(
         con, day, pd.DataFrame([{"platform": "runpod", "crawl_id": result.crawl_id, "status": "ok"}])
     )
 

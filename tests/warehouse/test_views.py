@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
-from warehouse import plans
+from warehouse import daily_plans
 from warehouse.loading import load_crawl
 
 
@@ -99,7 +99,7 @@ def test_demo_data_never_poses_as_live_data(
 
     def planned(day: str, platform: str, crawl_id: str) -> str:
         frame = pd.DataFrame([{"platform": platform, "crawl_id": crawl_id, "status": "ok"}])
-        plans.record_plan_crawls(writer_con, dt.date.fromisoformat(day), frame)
+        daily_plans.record_plan_crawls(writer_con, dt.date.fromisoformat(day), frame)
         ((recorded,),) = writer_con.execute(
             "SELECT crawl_id FROM plan_crawls WHERE plan_date = $d AND platform = $p",
             {"d": dt.date.fromisoformat(day), "p": platform},

@@ -1,5 +1,5 @@
 -- The unit sizes the offers come in, per platform and GPU model: with cards picked on one node, the
--- GPU counts to size for job plans (warehouse.plan_requirements.plan_gpu_counts), and which
+-- GPU counts to size for job plans (warehouse.requirements.plan_gpu_counts), and which
 -- platforms and GPUs a job's scope has on offer. The offers of the runs job plans price from
 -- (day_runs of $plan_date, or with $latest each platform's latest usable crawl). A superset of what
 -- plan_shapes rents, as the daily plans/unit_sizes.sql is: the price floor is judged there (a second

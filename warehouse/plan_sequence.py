@@ -17,8 +17,8 @@ from typing import Protocol
 
 import duckdb
 
-from warehouse import plans
-from warehouse.plan_requirements import SizedDays, fabric_rows, size_days
+from warehouse import daily_plans
+from warehouse.requirements import SizedDays, fabric_rows, size_days
 
 
 class PlanSettings(Protocol):
@@ -95,7 +95,7 @@ def plan_days(
     sized = size_days(con, ordered, options.models, options.methods, fabrics)
     candidates = cheapest = 0
     for day in progress(ordered, len(ordered)) if progress else ordered:
-        candidates += plans.compute_candidates(con, day, options.default_tokens, fabrics)
-        cheapest += plans.compute_cheapest_plans(con, day)
-    changes = plans.compute_plan_changes_for_days(con, ordered, options.price_move_pct)
+        candidates += daily_plans.compute_candidates(con, day, options.default_tokens, fabrics)
+        cheapest += daily_plans.compute_cheapest_plans(con, day)
+    changes = daily_plans.compute_plan_changes_for_days(con, ordered, options.price_move_pct)
     return PlannedDays(tuple(ordered), sized, candidates, cheapest, changes)

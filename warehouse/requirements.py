@@ -27,7 +27,7 @@ from sizing.jobs import Job, job_requirements
 from sizing.planner import requirements
 from sizing.results import Requirement
 from sizing.setup import TrainingSetup
-from warehouse import plans, queries
+from warehouse import daily_plans, queries
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +48,7 @@ class SizedDays:
 
 
 def plan_gpu_counts(
-    gpus_per_node: int, unit_gpu_counts: Iterable[int], limit: int = plans.MAX_PLAN_GPU_COUNT
+    gpus_per_node: int, unit_gpu_counts: Iterable[int], limit: int = daily_plans.MAX_PLAN_GPU_COUNT
 ) -> list[int]:
     """Every job size a plan on this GPU model can take (`plan_shapes`), up to `limit`.
 
@@ -112,7 +112,7 @@ def requirements_frame(
     """
     import pandas as pd  # the daily path's frames; see the module's docstring
 
-    groups = _count_groups(gpus, _offered(_pairs(unit_sizes)), plans.MAX_PLAN_GPU_COUNT)
+    groups = _count_groups(gpus, _offered(_pairs(unit_sizes)), daily_plans.MAX_PLAN_GPU_COUNT)
     found = (
         requirement
         for model in models
@@ -129,7 +129,7 @@ def job_requirement_rows(job: Job, unit_sizes: Iterable[tuple[str, int]]) -> lis
     offers allow up to the job's `max_gpus`. Empty when nothing is on offer."""
     offered = _offered(unit_sizes)
     gpus = [gpu for gpu in load_gpus() if gpu.gpu_model in offered]
-    groups = _count_groups(gpus, offered, job.max_gpus or plans.MAX_PLAN_GPU_COUNT)
+    groups = _count_groups(gpus, offered, job.max_gpus or daily_plans.MAX_PLAN_GPU_COUNT)
     found = (
         requirement
         for counts, names in groups.items()
@@ -224,7 +224,7 @@ def size_days(
 
     if not days:
         return SizedDays(
-            requirements=pd.DataFrame(columns=list(plans.REQUIREMENT_COLUMNS)),
+            requirements=pd.DataFrame(columns=list(daily_plans.REQUIREMENT_COLUMNS)),
             gpu_models_on_offer=(),
             rows_stored=0,
         )
@@ -252,10 +252,10 @@ def size_days(
                 )
             ),
         ),
-        columns=[*plans.REQUIREMENT_COLUMNS, *plans.CLUSTER_REQUIREMENT_DEFAULTS],
+        columns=[*daily_plans.REQUIREMENT_COLUMNS, *daily_plans.CLUSTER_REQUIREMENT_DEFAULTS],
     )
     stored = sum(
-        plans.store_requirements(
+        daily_plans.store_requirements(
             con,
             day,
             pd.concat(
