@@ -9,7 +9,7 @@ active ones (experts at k of E) the FLOPs.
 
 The file itself is read by the edge with the one reader of a user's files
 (`config.model_files`, on `config.user_files`): this package reads no file a user names. Every
-value the shape is built from is checked (issue 29: `intermediate_size: -11008` was planned, with
+value the shape is built from is checked (`intermediate_size: -11008` was planned, with
 negative parameters and a total of $0): sizes are whole numbers of at least 1 (a few of at least
 0), flags are true or false, the activation is one transformers knows, KV heads divide the
 heads, a token's experts are among the experts; a problem names its key, in one line.

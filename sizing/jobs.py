@@ -25,7 +25,7 @@ _AMOUNT = re.compile(
     r"^\s*(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII
 )
 DURATION_HOURS = {"h": 1.0, "d": 24.0, "w": 168.0}
-# Upper bounds of a job's amounts (issue 29: `tokens: 1e30` reached DuckDB as an interval out of
+# Upper bounds of a job's amounts (`tokens: 1e30` reached DuckDB as an interval out of
 # range and failed every job's plans). 1e15 tokens is a thousand times the largest pretraining
 # runs (GPUPLAN_DEFAULT_TOKENS has the same bound, config/settings.py); 1,000 epochs and a
 # deadline of ten years are past any fine-tuning job. Past them is a typo, said with the bound.

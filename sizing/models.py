@@ -24,7 +24,7 @@ MODELS_PATH = Path(__file__).with_name("data") / "models.csv"
 # further away, the nearest preset's layer count is scaled to the asked size.
 _SAME_SIZE_TOLERANCE = 0.10
 # A bare size past 100T parameters (fifty times the largest model announced, ~2T) is a typo
-# (issue 29: `100000000B` was sized as a model of 1e17 parameters).
+# (`100000000B` was sized as a model of 1e17 parameters).
 MAX_PARAMS = 1e14
 _BARE_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bm])\s*$", re.IGNORECASE)
 _SIZE_IN_NAME = re.compile(r"(\d+(?:\.\d+)?)b$")

@@ -25,16 +25,28 @@ from sizing.catalog import GpuSpec, find_gpu, load_gpus
 from sizing.memory import Breakdown
 from sizing.models import resolve
 from sizing.parallel import DATA_PARALLEL, Layout, Shard, candidate_layouts, check_layout, stage_shards
-from sizing.results import SECONDS_PER_DAY, Estimate, Ladder, Option, Requirement
+from sizing.results import SECONDS_PER_DAY, Ladder, Option, Requirement
 from sizing.setup import TrainingSetup, check_method
 from sizing.shapes import ModelSpec
 
 DEFAULT_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 # The most GPUs one plan may count: the largest training clusters announced hold ~100,000 GPUs;
-# a larger count is a typo (issue 29), said in one line with the bound.
+# a larger count is a typo, said in one line with the bound.
 MAX_GPUS = 100_000
 # The layouts whose options fit one GPU at one count, those options, and their ZeRO stages.
 Fitting = tuple[tuple[Layout, ...], tuple[tuple[Option, ...], ...], tuple[tuple[int, ...], ...]]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One configuration: `requirement` is None when no GPU was named (memory only)."""
+
+    sizing: Sizing
+    gpu_count: int
+    zero_stage: int
+    per_gpu: Breakdown
+    requirement: Requirement | None
+    layout: Layout = DATA_PARALLEL
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from sizing.memory import Breakdown
-from sizing.parallel import DATA_PARALLEL, Layout
-
-if TYPE_CHECKING:
-    from sizing.planner import Sizing
+from sizing.parallel import Layout
 
 SECONDS_PER_DAY = 86_400
 
@@ -94,15 +90,3 @@ class Ladder:
     def first_fitting(self, usable: float) -> Option | None:
         index = bisect_left(self.negated_running_min, -usable)
         return self.options[index] if index < len(self.options) else None
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """One configuration: `requirement` is None when no GPU was named (memory only)."""
-
-    sizing: Sizing
-    gpu_count: int
-    zero_stage: int
-    per_gpu: Breakdown
-    requirement: Requirement | None
-    layout: Layout = DATA_PARALLEL

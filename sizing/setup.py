@@ -36,7 +36,7 @@ INTERNODE_GB_PER_S = 50.0
 # at PP8 VP5 is two layers a chunk, at PP4 VP5 four; the LoRA recipe's one-layer chunks are the
 # exception).
 MIN_LAYERS_PER_VIRTUAL_STAGE = 2
-# Upper bounds of the counts a user gives (issue 29: `--seq-len 1e20` printed a table of nonsense;
+# Upper bounds of the counts a user gives (`--seq-len 1e20` printed a table of nonsense;
 # an absurd number is a typo, said in one line with the bound). Each is far past any real run:
 # 10M tokens is the longest context a released model claims (Llama 4 Scout); 65,536 sequences in
 # one micro-batch, or micro-batches in one step, or a LoRA rank of 65,536 (wider than any model's

@@ -177,3 +177,40 @@ def test_the_private_name_rule_sees_one(tmp_path: Path) -> None:
     )
     hits = [hit.split(": ", 1)[1] for hit in _private_dagster_names(module, tmp_path)]
     assert hits == ["dagster._u", "dg._c", "dagster_shared._x"]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_imports(path: Path, known: frozenset[str]) -> set[str]:
+    """The modules of ours that `path` imports: `from a import b` is a.b when b is a module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
+    return {module for module in found if module in known}
+
+
+def test_no_module_imports_itself_round_a_cycle() -> None:
+    """Every import counts (one under TYPE_CHECKING or in a function too): a cycle means neither
+    module can be read, tested or moved without the other."""
+    paths = {_module_name(path): path for package in OURS for path in _modules(package)}
+    known = frozenset(paths)
+    graph = {name: _module_imports(path, known) - {name} for name, path in paths.items()}
+    cycles = []
+    for start in sorted(graph):
+        # depth-first from `start`, reporting each cycle once (at its smallest module)
+        stack = [(start, (start,))]
+        while stack:
+            module, trail = stack.pop()
+            for nxt in sorted(graph[module]):
+                if nxt == start:
+                    cycles.append(" -> ".join((*trail, start)))
+                elif nxt > start and nxt not in trail and len(trail) < 6:
+                    stack.append((nxt, (*trail, nxt)))
+    assert cycles == []
