@@ -34,8 +34,8 @@ import duckdb
 
 from config.settings import Settings
 from scrapers.history import formats
-from warehouse import connect, daily_plans, history, plan_sequence
-from warehouse.history import backfill_plans
+from warehouse import backfill, connect, daily_plans, plan_sequence
+from warehouse.backfill import backfill_plans
 from warehouse.imports import import_file
 from warehouse.plan_sequence import PlanOptions
 
@@ -57,7 +57,7 @@ def _backfill_all(con, settings):
 def naive_backfill(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     """Every day as its own run of the plan assets: the plan sequence once per day, so requirements
     are sized per day."""
-    crawls = history.backfill_crawls(con, None, None)
+    crawls = backfill.backfill_crawls(con, None, None)
     for day, group in crawls.groupby("day"):
         daily_plans.record_plan_crawls(con, day, group[~group["already_recorded"]])
         plan_sequence.plan_days(con, [day], PlanOptions.from_settings(settings))

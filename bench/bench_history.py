@@ -6,7 +6,7 @@
 Builds a warehouse file (migrated, published by `warehouse.connect.writer`) holding `--days` days
 of SYNTHETIC history (bench/synthetic_offers.sql: every platform of the spider registry, the GPU
 catalog, seasonal prices), loaded through the history bulk path `gpuplan import` uses
-(`warehouse.history.load_imported`, one call per CHUNK_OFFERS offers, 30 days at 20k a day:
+(`warehouse.imports.load_imported`, one call per CHUNK_OFFERS offers, 30 days at 20k a day:
 pricing, FX, duplicate and outlier rules all run). Then, on the published
 file, each question with a fresh read-only connection per run, as `gpuplan history` opens one:
 
@@ -43,7 +43,7 @@ import pandas as pd
 from config.settings import Settings
 from scrapers import registry
 from sizing.catalog import load_gpus
-from warehouse import connect, history
+from warehouse import connect, history, imports
 
 LAST_DAY = dt.date(2026, 11, 30)  # the day bench_plans plans; any fixed day keeps runs comparable
 TREND_GPU = "H100 SXM 80GB"
@@ -142,7 +142,7 @@ def synthetic_offers(
 def load_history(
     con: duckdb.DuckDBPyConnection, first_day: dt.date, day_offset: int, days: int, offers_per_day: int
 ) -> int:
-    """Load SYNTHETIC days [first_day + day_offset, + days) with `history.load_imported`; returns offers."""
+    """Load SYNTHETIC days [first_day + day_offset, + days) with `imports.load_imported`; returns offers."""
     loaded = 0
     chunk_days = max(1, CHUNK_OFFERS // offers_per_day)
     for start in range(day_offset, day_offset + days, chunk_days):
@@ -155,8 +155,8 @@ def load_history(
             .rename(columns={"size": "items_yielded"})
             .assign(rows_refused=0, problem=None)
         )
-        refused = pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS), dtype=object)
-        result = history.load_imported(
+        refused = pd.DataFrame(columns=list(imports.IMPORT_REFUSED_COLUMNS), dtype=object)
+        result = imports.load_imported(
             con, IMPORT_SOURCE, "bench/synthetic_offers.sql", runs, offers, refused
         )
         if (result["status"] != "ok").any():
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             f"history: {args.days} days x {args.offers_per_day:,} offers = {rows:,} offers loaded, "
             f"{first_day}..{LAST_DAY}"
         )
-        print(f"built in {build_s:.1f} s ({rows / build_s:,.0f} offers/s through history.load_imported)")
+        print(f"built in {build_s:.1f} s ({rows / build_s:,.0f} offers/s through imports.load_imported)")
         print(
             f"warehouse on disk: {size_mb:,.1f} MB published ({size_mb * 1e6 / max(rows, 1):.0f} bytes/offer)"
         )

@@ -14,7 +14,7 @@ gpuhunt` one provider's gpuhunt catalog CSV (SYNTHETIC H100 rows, 1 in 1,000 pri
 in a fresh child process so that each peak RSS is its own:
 
 - yardstick: DuckDB's `CREATE TABLE ... AS SELECT * FROM read_csv(file)` into a fresh database file,
-  with the import's memory limit (`warehouse.history.IMPORT_SETTINGS`);
+  with the import's memory limit (`warehouse.imports.IMPORT_SETTINGS`);
 - import: `warehouse.imports.import_file` (what `gpuplan import` calls) on a fresh migrated warehouse
   opened by `warehouse.connect.writer` (publish off: publishing is the same for every writer).
 
@@ -105,7 +105,7 @@ FILE_NAME = {
 
 YARDSTICK = """
 import json, resource, sys, time, duckdb
-from warehouse.history import IMPORT_SETTINGS
+from warehouse.imports import IMPORT_SETTINGS
 con = duckdb.connect(sys.argv[2])
 con.execute("SET memory_limit = $v", {"v": IMPORT_SETTINGS["memory_limit"]})
 con.execute("SET preserve_insertion_order = $v", {"v": IMPORT_SETTINGS["preserve_insertion_order"]})

@@ -1,7 +1,7 @@
 """The plan sequence: one function that plans days, for every caller.
 
 The daily graph and the Dagster `backfill_plans` job (one multi-asset, pipelines/assets/plans.py)
-and `gpuplan backfill` (warehouse.history.backfill_plans) all plan through `plan_days`, so a day
+and `gpuplan backfill` (warehouse.backfill.backfill_plans) all plan through `plan_days`, so a day
 gets the same plans whichever of them ran it, with the same settings (`PlanOptions`, every field
 required: none can be left to a default by one caller and not another). The steps, each replacing
 exactly its days' rows: the sizing model's requirements (sized once for all days), candidates and

@@ -1,7 +1,7 @@
 """`gpuplan backfill`: cheapest plans and plan changes for every past day with data.
 
 The CLI equivalent of the Dagster `backfill_plans` job over a range of daily partitions, run
-in-process with the same functions (`warehouse.history.backfill_plans`), oldest day first so
+in-process with the same functions (`warehouse.backfill.backfill_plans`), oldest day first so
 each day's changes compare with the day before. A day's offers are the crawls the pipeline
 recorded for it, and for platforms it has none, the run that stands for the platform that day
 (`daily_runs`: our own crawl, else an imported day); crawls are never re-run. Unlike the Dagster
@@ -19,7 +19,7 @@ import typer
 from config.days import today
 from config.settings import Settings
 from gpuplan import display
-from warehouse import connect, history
+from warehouse import backfill, connect
 from warehouse.plan_sequence import PlanOptions
 
 
@@ -55,7 +55,7 @@ def backfill_command(
     started = time.perf_counter()
     out = display.console()
     with connect.writer(settings.warehouse) as con:
-        days = history.backfill_plans(
+        days = backfill.backfill_plans(
             con,
             PlanOptions.from_settings(settings),
             first_day,

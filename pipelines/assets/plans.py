@@ -22,7 +22,7 @@ from pipelines import markdown
 from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import WarehouseResource
 from sizing import gpu_names
-from warehouse import daily_plans, history, plan_sequence
+from warehouse import backfill, daily_plans, plan_sequence
 from warehouse.plan_sequence import PlannedDays, PlanOptions
 
 GROUP = "plans"
@@ -279,7 +279,7 @@ def _changes_result(
             else "_No change against the previous day with plans (or no previous day)._"
         )
     else:
-        frame = history.planned_days(con, requested[0], requested[-1])
+        frame = backfill.planned_days(con, requested[0], requested[-1])
         summary = markdown.table(frame, ["plan_date", "plans_ok", "plans", "changes", "offers_excluded"])
     return dg.MaterializeResult(
         asset_key="plan_changes",

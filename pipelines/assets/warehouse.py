@@ -15,7 +15,7 @@ from pipelines.partitions import SINGLE_RUN, partition_days
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers.crawl.lock import crawl_folder_lock
 from scrapers.crawl.summary import SummaryError
-from warehouse import daily_plans, fx, gpus, history
+from warehouse import backfill, daily_plans, fx, gpus
 from warehouse.loading import load_crawl
 
 GROUP = "warehouse"
@@ -57,7 +57,7 @@ def _record_day(
         )
     elif not summaries and not is_current(day, timezone):
         # no crawl of ours that day: what was imported for it stands in (a backfill of history)
-        added = history.record_history_crawls(con, day, day)
+        added = backfill.record_history_crawls(con, day, day)
         context.log.info(f"{day}: no crawl folder; {int((~added['already_recorded']).sum())} imported run(s)")
 
 

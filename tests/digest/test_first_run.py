@@ -23,7 +23,7 @@ from digest.render import render
 from gpuplan.cli import app
 from scrapers.history import formats
 from scrapers.registry import fixture_dir, platforms
-from warehouse.history import backfill_plans
+from warehouse.backfill import backfill_plans
 from warehouse.imports import import_file
 from warehouse.plan_sequence import PlanOptions
 

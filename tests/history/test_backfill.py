@@ -13,7 +13,7 @@ from config.settings import Settings
 from scrapers.history import formats
 from sizing.catalog import load_gpus
 from warehouse import queries
-from warehouse.history import backfill_plans
+from warehouse.backfill import backfill_plans
 from warehouse.imports import import_file
 from warehouse.plan_sequence import PlanOptions
 from warehouse.requirements import requirements_frame

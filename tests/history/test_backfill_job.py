@@ -21,7 +21,7 @@ from config.settings import Settings
 from pipelines.definitions import build_defs
 from scrapers import registry
 from scrapers.history import formats
-from warehouse import connect, history
+from warehouse import backfill, connect
 from warehouse.imports import import_file
 from warehouse.plan_sequence import PlanOptions
 
@@ -110,7 +110,7 @@ def test_the_job_and_gpuplan_backfill_compute_the_same_plans(backfilled, lambda_
     cli = Settings.from_env({"GPUPLAN_WAREHOUSE": str(tmp_path / "cli.duckdb")})
     _import(cli, lambda_catalogs[:2])
     with connect.writer(cli.warehouse) as con:
-        days = history.backfill_plans(con, PlanOptions.from_settings(cli), FIRST, LAST)
+        days = backfill.backfill_plans(con, PlanOptions.from_settings(cli), FIRST, LAST)
     assert [day.day for day in days] == [FIRST, LAST]
     tables = {}
     for name, path in (("job", settings.warehouse), ("cli", cli.warehouse)):

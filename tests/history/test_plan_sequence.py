@@ -21,7 +21,7 @@ import pytest
 from config.settings import Settings
 from pipelines.definitions import build_defs
 from pipelines.runs import execute_day
-from warehouse import connect, history
+from warehouse import backfill, connect
 from warehouse.plan_sequence import PlanOptions
 
 pytestmark = pytest.mark.slow
@@ -82,7 +82,7 @@ def test_the_daily_run_and_both_backfills_give_the_same_plans(tmp_path: Path) ->
     days = _without_plans(daily, cli)
     assert len(days) == 2 and days[-1] == DAY  # the offline run replays the day before first
     with connect.writer(cli.warehouse) as con:
-        backfilled = history.backfill_plans(con, PlanOptions.from_settings(cli), days[0], days[-1])
+        backfilled = backfill.backfill_plans(con, PlanOptions.from_settings(cli), days[0], days[-1])
     assert [day.day for day in backfilled] == days
     assert _plans(cli) == expected
 

@@ -20,7 +20,7 @@ from warehouse_template import migrated
 
 from gpuplan.cli import app
 from scrapers.history.paths import latest_real_day
-from warehouse import connect, history
+from warehouse import connect, imports
 
 pytestmark = pytest.mark.faults
 
@@ -96,13 +96,13 @@ def test_history_dated_in_the_future_is_refused(tmp_path: Path) -> None:
         "observed_at": "2099-12-31T00:00:00Z",
     }
     with connect.writer(migrated(warehouse)) as con:
-        history.load_imported(
+        imports.load_imported(
             con,
             "import:observations",
             "old.csv",
             runs,
             pd.DataFrame([offer]),
-            pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS)),
+            pd.DataFrame(columns=list(imports.IMPORT_REFUSED_COLUMNS)),
         )
     backfilled = _run(warehouse, "backfill")
     assert backfilled.exit_code == 0, backfilled.output

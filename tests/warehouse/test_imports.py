@@ -10,7 +10,7 @@ import pytest
 import warehouse_template
 
 from scrapers.history import formats
-from warehouse import history
+from warehouse import history, imports
 from warehouse.imports import import_file
 
 OBSERVATIONS = "price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv"
@@ -219,7 +219,7 @@ def test_a_load_past_the_memory_limit_is_a_clear_error_and_stores_nothing(
     sample, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     con = warehouse_template.scratch()
-    monkeypatch.setitem(history.IMPORT_SETTINGS, "memory_limit", "2MB")
+    monkeypatch.setitem(imports.IMPORT_SETTINGS, "memory_limit", "2MB")
     report = import_file(con, formats.get("observations"), sample(OBSERVATIONS))
     assert report.error is not None and "of DuckDB memory; nothing stored" in report.error, report
     assert con.execute("SELECT count(*) FROM crawl_runs").fetchall() == [(0,)]

@@ -18,7 +18,7 @@ from warehouse_template import scratch
 
 from digest.content import build_digest
 from pipelines.assets.plans import _changes_result
-from warehouse import connect, daily_plans, history
+from warehouse import backfill, connect, daily_plans
 from warehouse.migrate import available, migrate
 from warehouse.plan_sequence import PlannedDays
 from warehouse.requirements import SizedDays
@@ -233,7 +233,7 @@ def test_a_plan_change_of_several_kinds_counts_once_everywhere() -> None:
             ["lowest_run_total", "new_platform, price_up"],
         ]
         assert all(";" in detail for detail in frame["detail"])  # both kinds' details, joined
-        days = history.planned_days(con, DAY1, DAY2)
+        days = backfill.planned_days(con, DAY1, DAY2)
         assert days["changes"].tolist() == [0, 2]
         # the Dagster plan_changes asset: its count and its table, one row per plan change
         planned = PlannedDays((DAY2,), SizedDays(pd.DataFrame(), (), 0), 0, 0, changed)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
-from warehouse import gpus, history, migrate
+from warehouse import gpus, imports, migrate
 from warehouse.loading import load_crawl
 
 H100 = "H100 SXM 80GB"
@@ -67,8 +67,8 @@ def _import(con: duckdb.DuckDBPyConnection, offer: dict, day: str = "2026-10-03"
     )
     imported = {"crawl_id": "import-1", "row_no": 0, "item_json": "{}"}
     offers = pd.DataFrame([{"gpu_form": "SXM", "min_term_periods": 1, **offer, **imported}])
-    refused = pd.DataFrame(columns=list(history.IMPORT_REFUSED_COLUMNS))
-    history.load_imported(con, "import:test", "synthetic.csv", runs, offers, refused)
+    refused = pd.DataFrame(columns=list(imports.IMPORT_REFUSED_COLUMNS))
+    imports.load_imported(con, "import:test", "synthetic.csv", runs, offers, refused)
 
 
 def test_a_lone_price_under_a_tenth_of_the_other_platforms_is_implausible_and_kept(

@@ -1,7 +1,7 @@
 -- The FX rate of each (observation day, quoted currency) in the temp table fx_days, into the temp
 -- table fx_day_rates: the ECB rate of that day or the nearest earlier one, for the currency and for
 -- CNY; fx_date is the older of the two, fx_source names both when they differ. One rule for every
--- loader (crawls: loading.py; history imports: history.py). The ASOF joins run on the distinct
+-- loader (crawls: loading.py; history imports: imports.py). The ASOF joins run on the distinct
 -- pairs, a handful of rows; offers then take their rate with an equality join.
 CREATE OR REPLACE TEMP TABLE fx_day_rates AS
 WITH cny AS (

@@ -1,4 +1,4 @@
--- Stage an import given as frames (warehouse.history.load_imported; registered frames
+-- Stage an import given as frames (warehouse.imports.load_imported; registered frames
 -- import_frame_runs, import_frame_offers, import_frame_refused) as a file is staged: the runs as
 -- import_runs, the offers and refused rows in import_rows under their run's (platform, day). An
 -- offer's record is its columns that are offer fields (offer_fields), by name, with the fields of

@@ -1,4 +1,4 @@
--- The staging table of a history import (warehouse.history.ImportStaging): every row of the file a
+-- The staging table of a history import (warehouse.imports.ImportStaging): every row of the file a
 -- reader passed on, appended as it is read, so the process holds at most one chunk and DuckDB spills
 -- the rest to disk. An offer is a record (`item`, of the type feed_records gives a crawl feed's
 -- records: offer_record); a row the reader refused has `raw` (the row as read) and `reason` (never
