@@ -34,7 +34,7 @@ from warehouse import connect
 # for under half an hour, a daily run for a minute.
 WRITER_WAIT_S = 1800.0
 # The writing steps, in the order a run executes them. Publishing copies the whole warehouse file,
-# so a run publishes the read snapshot twice, not after every step (issue 16): after `offers` (the
+# so a run publishes the read snapshot twice, not after every step: after `offers` (the
 # checks on offers read the snapshot) and after the last of these steps the run executes.
 WRITING_STEPS = (
     "fx_rates",
