@@ -58,7 +58,7 @@ def notify_command(
             dry_run=dry_run,
         )
         if not results:
-            typer.echo(f"{chosen}: no plans that day, nothing to push")
+            typer.echo(f"{chosen}: nothing to push (no plans that day, or no news the channels take)")
     for result in results:
         where = f"{result.channel} ({result.kind}, {result.host})"
         state = {"already": "sent before, not again", "dry-run": "would send:"}.get(

@@ -45,6 +45,14 @@ def watch_command(
         typer.Option("--every", help="Minutes between cycles: 10, 10m or 1h (default GPUPLAN_WATCH_EVERY)."),
     ] = None,
     once: Annotated[bool, typer.Option("--once", help="Run one cycle and stop.")] = False,
+    origin_override: Annotated[
+        str | None,
+        typer.Option(
+            "--origin-override",
+            hidden=True,
+            help="Send every crawl request to this URL instead of the platform (tests, recordings).",
+        ),
+    ] = None,
 ) -> None:
     from config.jobs_file import read_jobs
     from config.notify_file import read_channels
@@ -53,6 +61,7 @@ def watch_command(
     from pipelines.intraday import run_cycle
     from scrapers.crawl.runner import CrawlJob, CrawlSummary, crawl
     from scrapers.middlewares import CONTACT_SETTING
+    from scrapers.platform import ORIGIN_OVERRIDE_SETTING
     from scrapers.registry import platforms
 
     settings: Settings = ctx.obj
@@ -72,7 +81,10 @@ def watch_command(
         return crawl(
             [CrawlJob(name) for name in names],
             out_dir,
-            settings={CONTACT_SETTING: settings.crawler_contact or ""},
+            settings={
+                CONTACT_SETTING: settings.crawler_contact or "",
+                **({ORIGIN_OVERRIDE_SETTING: origin_override} if origin_override else {}),
+            },
         )
 
     typer.echo(

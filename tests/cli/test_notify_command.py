@@ -1,16 +1,19 @@
-"""`gpuplan notify --test` (gpuplan/commands/notify.py) run as people run it, against loopback
-channels (tests/push_server.py): one line per channel, secrets never shown, exit 1 when a push
-failed."""
+"""`gpuplan notify --test` and `--dry-run` (gpuplan/commands/notify.py) run as people run them,
+against loopback channels (tests/push_server.py): one line per channel, secrets never shown, exit 1
+when a push failed; a dry run shows what each channel would get and sends and records nothing."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
 from push_server import PushServer
+from reliability.fault_days import day_settings, run_day
+from reliability.synthetic_crawls import write_crawl
 
 pytestmark = pytest.mark.slow  # each test starts `gpuplan` in a child process
 
@@ -25,14 +28,16 @@ NOTIFY = """\
 SECRET = "s3cr3t-sign-key"
 
 
-def _notify(tmp_path: Path, base: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _notify(
+    tmp_path: Path, base: str, *args: str, channels: str = NOTIFY
+) -> subprocess.CompletedProcess[str]:
     notify = tmp_path / "notify.yaml"
-    notify.write_text(NOTIFY, "utf-8")
+    notify.write_text(channels, "utf-8")
     return subprocess.run(
         [
             str(Path(sys.executable).with_name("gpuplan")),
             "--warehouse",
-            str(tmp_path / "w.duckdb"),
+            str(tmp_path / "warehouse.duckdb"),
             "notify",
             *args,
         ],
@@ -85,3 +90,37 @@ def test_a_channel_that_is_down_is_one_line_and_exit_1(tmp_path: Path) -> None:
 def _days(stdout: str) -> list[str]:
     """The day each line names (today where the schedule runs, which the test does not fix)."""
     return [line.split(" test:")[1].split(":")[0] for line in stdout.splitlines()]
+
+
+def test_a_dry_run_shows_each_channel_what_it_would_get_and_sends_nothing(tmp_path: Path) -> None:
+    day = date(2026, 11, 30)
+    settings = day_settings(tmp_path)
+    write_crawl(settings.crawl_dir / day.isoformat(), day, 40)
+    run_day(settings, day)  # the day's plans, made by the daily run's steps; a first day: no news
+    summaries = NOTIFY.replace("/slack\n", "/slack\n  send: [summary]\n") + "  send: [summary]\n"
+    server = PushServer()
+    try:
+        no_news = _notify(tmp_path, server.url, "--dry-run", "--date", day.isoformat())
+        dry = _notify(tmp_path, server.url, "--dry-run", "--date", day.isoformat(), channels=summaries)
+        received_by_dry_runs = list(server.requests)
+        sent = _notify(tmp_path, server.url, "--date", day.isoformat(), channels=summaries)
+    finally:
+        server.close()
+    assert no_news.returncode == 0, no_news.stderr
+    assert no_news.stdout.splitlines() == [
+        f"{day}: nothing to push (no plans that day, or no news the channels take)"
+    ]
+    assert dry.returncode == 0, dry.stderr
+    assert received_by_dry_runs == []
+    heads = [line for line in dry.stdout.splitlines() if not line.startswith("    ")]
+    assert heads == [
+        f"slack-1 (slack, 127.0.0.1) summary:{day}: would send:",
+        f"feishu-2 (feishu, 127.0.0.1) summary:{day}: would send:",
+    ]
+    slack, feishu = (text.strip() for text in dry.stdout.split("would send:")[1:])
+    assert day.isoformat() in slack and day.isoformat() in feishu  # each message, under its line
+    assert slack != feishu  # feishu's is in Chinese (lang: zh)
+    assert SECRET not in dry.stdout + dry.stderr and server.url not in dry.stdout
+    assert sent.returncode == 0, sent.stderr  # the dry run recorded nothing: the real push sends it all
+    assert sent.stdout.splitlines() == [head.replace("would send:", "sent") for head in heads]
+    assert [request.path for request in server.requests] == ["/slack", "/feishu"]

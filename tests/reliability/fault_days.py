@@ -167,6 +167,19 @@ def crawl_day(
         ]
 
 
+def day_settings(root: Path, env: Mapping[str, str] | None = None) -> Settings:
+    """Settings of a warehouse and crawl folder in `root` that plan only MODELS and METHODS."""
+    return Settings.from_env(
+        {
+            **(env or {}),
+            "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
+            "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
+            "GPUPLAN_MODELS": ",".join(MODELS),
+            "GPUPLAN_METHODS": ",".join(METHODS),
+        }
+    )
+
+
 def run_day(settings: Settings, day: date, carry_uncrawled: bool = False) -> list[LoadResult]:
     """The daily run after the crawls, in one writer session: the steps of the `offers`, `gpus`
     and plan assets for one day (load every crawl summary of the day, record them as the day's
@@ -217,15 +230,7 @@ def read_state(settings: Settings, day: date) -> DayState:
 
 def build_matrix(root: Path, env: Mapping[str, str]) -> FaultMatrix:
     """Crawl every scheduled (fault, platform), then run the days in order (see the module doc)."""
-    settings = Settings.from_env(
-        {
-            **env,
-            "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
-            "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
-            "GPUPLAN_MODELS": ",".join(MODELS),
-            "GPUPLAN_METHODS": ",".join(METHODS),
-        }
-    )
+    settings = day_settings(root, env)
     matrix = FaultMatrix(settings)
     days = schedule(web_platforms())
     by_day: dict[date, list[tuple[CrawlFault, str]]] = {}

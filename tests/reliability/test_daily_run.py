@@ -27,7 +27,7 @@ from pipelines.assets.crawls import GROUP as CRAWLS
 from pipelines.definitions import build_defs
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from reliability.fake_secrets import FAKE_SECRETS
-from reliability.fault_days import CRAWL_TIMEOUT_S, LOOPBACK_SETTINGS, METHODS, MODELS, http_date, run_day
+from reliability.fault_days import CRAWL_TIMEOUT_S, LOOPBACK_SETTINGS, day_settings, http_date, run_day
 from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapshot, web_platforms
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 from scrapers.crawl.runner import CrawlJob, Progress, iter_crawls
@@ -92,14 +92,7 @@ def _holdings(settings: Settings) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def daily_run(tmp_path_factory: pytest.TempPathFactory) -> DailyRun:
     root = tmp_path_factory.mktemp("daily-run")
-    settings = Settings.from_env(
-        {
-            "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
-            "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
-            "GPUPLAN_MODELS": ",".join(MODELS),
-            "GPUPLAN_METHODS": ",".join(METHODS),
-        }
-    )
+    settings = day_settings(root)
     write_crawl(settings.crawl_dir / HISTORY_DAY.isoformat(), HISTORY_DAY, 40)
     run_day(settings, HISTORY_DAY)
     history = _holdings(settings)
