@@ -4,7 +4,7 @@
 
 The file is ../shared/samples/price_history/cherielilili_observations_2026-02-11_to_2026-07-20.csv
 (33,654 rows, 3,305 platform-days, 159 days; real data). Steps, on a warehouse file written by
-`warehouse.connect.writer` as `gpuplan import` and `gpuplan backfill` do:
+`warehouse.engine.connect.writer` as `gpuplan import` and `gpuplan backfill` do:
 
 - import: `warehouse.imports.import_file` (read, price, one bulk load of every run), once;
 - backfill (product): `gpuplan.commands.backfill.backfill_plans` over all 159 days, `--repeat`
@@ -34,8 +34,9 @@ import duckdb
 
 from config.settings import Settings
 from scrapers.history import formats
-from warehouse import backfill, connect, daily_plans, plan_sequence
+from warehouse import backfill, daily_plans, plan_sequence
 from warehouse.backfill import backfill_plans
+from warehouse.engine import connect
 from warehouse.imports import import_file
 from warehouse.plan_sequence import PlanOptions
 

@@ -168,7 +168,7 @@ def running_daemon(root: Path, base_env: dict[str, str] | None = None) -> Iterat
 
 
 def plans_of(folder: Path, day: dt.date) -> list[tuple[object, ...]]:
-    from warehouse import connect
+    from warehouse.engine import connect
 
     with connect.reader(folder / "warehouse.duckdb") as con:
         return con.execute(

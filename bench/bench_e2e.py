@@ -233,7 +233,7 @@ def one_day(root: Path, platforms: list[str]) -> Path:
 def seed_history(template: Path, days: int, offers_per_day: int) -> int:
     """A warehouse with `days` days of SYNTHETIC history (`offers_per_day` over every platform) in
     `template`, published twice, so it has a `.prev` as after any daily run; returns the offers."""
-    from warehouse import connect
+    from warehouse.engine import connect
 
     settings = Settings.from_env({"GPUPLAN_WAREHOUSE": str(template / "warehouse.duckdb")})
     first_day = bench_history.LAST_DAY - dt.timedelta(days=days - 1)

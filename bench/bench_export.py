@@ -25,7 +25,8 @@ from pathlib import Path
 import bench_history
 
 from config.settings import Settings
-from warehouse import connect, export
+from warehouse import export
+from warehouse.engine import connect
 
 RATIO_TARGET = 1.5
 FIRST_DAY = dt.date(2026, 1, 1)

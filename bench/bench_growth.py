@@ -50,7 +50,8 @@ import pandas as pd
 from config.settings import Settings
 from pipelines.resources import PUBLISHED_AFTER, WRITING_STEPS
 from scrapers.crawl.summary import digest_feed
-from warehouse import connect, daily_plans, fx, gpus, plan_sequence
+from warehouse import daily_plans, fx, gpus, plan_sequence
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 from warehouse.plan_sequence import PlanOptions
 

@@ -3,7 +3,7 @@
     /work/venv/bin/python bench/bench_history.py [--quick] [--days 730] [--offers-per-day 20000]
                                                  [--repeat 7] [--dir DIR] [--keep]
 
-Builds a warehouse file (migrated, published by `warehouse.connect.writer`) holding `--days` days
+Builds a warehouse file (migrated, published by `warehouse.engine.connect.writer`) holding `--days` days
 of SYNTHETIC history (bench/synthetic_offers.sql: every platform of the spider registry, the GPU
 catalog, seasonal prices), loaded through the history bulk path `gpuplan import` uses
 (`warehouse.imports.load_imported`, one call per CHUNK_OFFERS offers, 30 days at 20k a day:
@@ -43,7 +43,8 @@ import pandas as pd
 from config.settings import Settings
 from scrapers import registry
 from sizing.catalog import load_gpus
-from warehouse import connect, history, imports
+from warehouse import history, imports
+from warehouse.engine import connect
 
 LAST_DAY = dt.date(2026, 11, 30)  # the day bench_plans plans; any fixed day keeps runs comparable
 TREND_GPU = "H100 SXM 80GB"

@@ -16,7 +16,7 @@ in a fresh child process so that each peak RSS is its own:
 - yardstick: DuckDB's `CREATE TABLE ... AS SELECT * FROM read_csv(file)` into a fresh database file,
   with the import's memory limit (`warehouse.imports.IMPORT_SETTINGS`);
 - import: `warehouse.imports.import_file` (what `gpuplan import` calls) on a fresh migrated warehouse
-  opened by `warehouse.connect.writer` (publish off: publishing is the same for every writer).
+  opened by `warehouse.engine.connect.writer` (publish off: publishing is the same for every writer).
 
 Prints wall time, the ratio to the yardstick, peak RSS of each, and the offers, refusals and runs
 stored. Targets: peak RSS <= 2 GiB at 7M rows; time <= 3x the yardstick. Exits 1 when missed
@@ -124,7 +124,7 @@ IMPORT = """
 import json, resource, sys, time
 from pathlib import Path
 from scrapers.history import formats
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.imports import import_file
 file_format, path, warehouse, chunk_rows = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
 with connect.writer(warehouse, publish=False) as con:

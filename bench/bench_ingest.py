@@ -40,7 +40,8 @@ import duckdb
 
 from config.settings import Settings
 from scrapers.crawl.summary import digest_feed
-from warehouse import connect, queries
+from warehouse import queries
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 PLATFORM = "synthbench"

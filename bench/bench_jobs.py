@@ -40,8 +40,9 @@ import pandas as pd
 
 from sizing.catalog import load_gpus
 from sizing.jobs import Job, job_requirements
-from warehouse import connect, job_plans
+from warehouse import job_plans
 from warehouse.daily_plans import MAX_PLAN_GPU_COUNT
+from warehouse.engine import connect
 
 TARGET_S = 1.0  # the bar: the whole process
 ARGS = ["--model", "13B", "--method", "lora", "--tokens", "2B", "--within", "3d"]

@@ -25,7 +25,7 @@ import pandas as pd
 from sizing.catalog import load_gpus
 from sizing.setup import METHODS
 from warehouse import daily_plans
-from warehouse.connect import in_memory
+from warehouse.engine.connect import in_memory
 from warehouse.requirements import requirements_frame
 
 DAY = date(2026, 11, 30)

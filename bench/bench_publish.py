@@ -9,10 +9,10 @@ platform, 50,000 offers a day: 365 days are ~1.6 GB), published twice so it has 
 daily run finds it. Each repeat copies it to a fresh folder, appends one more SYNTHETIC day with
 the writer (no publish), then times, on that same state:
 
-- yardstick: a durable copy of the writer file (`warehouse.layout.copy_durably`), the floor of any
+- yardstick: a durable copy of the writer file (`warehouse.engine.layout.copy_durably`), the floor of any
   publish that copies;
-- now: `warehouse.publishing.publish` of this tree: copy, verify every block of the copy
-  (`warehouse.integrity.check_file`), keep the replaced snapshot as `.prev`, rename into place;
+- now: `warehouse.engine.publishing.publish` of this tree: copy, verify every block of the copy
+  (`warehouse.engine.integrity.check_file`), keep the replaced snapshot as `.prev`, rename into place;
 - before: `publish` of `--before` (default: the commit before the whole-copy publish), which
   brought the unused `.prev` up to date in place, writing only the blocks that differ, after
   comparing it with the writer file block by block; run on its own copy of the folder;
@@ -47,7 +47,7 @@ import bench_e2e
 import bench_history
 
 from config.settings import Settings
-from warehouse import connect, integrity, layout, publishing
+from warehouse.engine import connect, integrity, layout, publishing
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "19e2850"  # main before the whole-copy publish: the in-place block diff into `.prev`
@@ -55,7 +55,8 @@ OLD_MODULES = ("layout", "blocks", "integrity", "publishing")
 
 
 def old_publishing(rev: str, folder: Path) -> ModuleType:
-    """`warehouse.publishing` as it was at `rev`, importable beside this tree's as `old_warehouse`."""
+    """The publishing modules as they were at `rev` (then in warehouse/), importable beside this
+    tree's as `old_warehouse`."""
     package = folder / "old_warehouse"
     package.mkdir()
     (package / "__init__.py").write_text("", "utf-8")

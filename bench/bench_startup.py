@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from config.settings import Settings
-from warehouse import connect
+from warehouse.engine import connect
 
 GPUPLAN = Path(sys.executable).with_name("gpuplan")
 YARDSTICK_IMPORTS = "import typer, rich, duckdb"

@@ -39,7 +39,7 @@ from pipelines.intraday import run_cycle
 from scrapers import registry
 from scrapers.crawl.summary import CrawlSummary
 from sizing.jobs import Job
-from warehouse import connect
+from warehouse.engine import connect
 
 TARGET_RATIO = 1.2
 PLATFORMS = 5

@@ -33,7 +33,7 @@ import bench_jobs
 
 from config.watches_file import JobWatch, PriceWatch, StockWatch, Watch
 from digest.watches import evaluate_watches
-from warehouse import connect
+from warehouse.engine import connect
 
 TARGET_S = 60.0  # the bar for 20,000 watches
 TARGET_RSS_MB = 2048.0

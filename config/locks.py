@@ -1,5 +1,5 @@
 """An exclusive advisory file lock taken with a deadline: the one primitive under the writer's lock
-(`warehouse.connect`) and the crawl folder's (`scrapers.crawl.lock`).
+(`warehouse.engine.connect`) and the crawl folder's (`scrapers.crawl.lock`).
 
 flock, not fcntl/lockf record locks: two opens of the file in one process also exclude each
 other, and the kernel drops the lock when its holder dies however it dies (SIGKILL included), so

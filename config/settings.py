@@ -294,7 +294,7 @@ class Settings:
     # `gpuplan sql` stops a query after this long; a day is the longest a question may sensibly take
     sql_timeout_s: Annotated[float, Field(strict=True, gt=0, le=86_400)] = 300.0
     sql_memory_limit: str | None = (
-        None  # DuckDB memory_limit of `gpuplan sql`; None: warehouse.sandbox's default
+        None  # DuckDB memory_limit of `gpuplan sql`; None: warehouse.engine.sandbox's default
     )
     digest_lang: str = "en"  # en | zh: the digest's catalogue (checked where it is used)
     watches_file: Path | None = None  # GPUPLAN_WATCHES: YAML list of watches (config/watches_file.py)

@@ -35,7 +35,8 @@ from digest import mailer
 from digest.catalogue import DEFAULT_LANGUAGE
 from digest.content import build_digest
 from digest.render import render
-from warehouse import connect, queries
+from warehouse import queries
+from warehouse.engine import connect
 
 log = logging.getLogger(__name__)
 

@@ -237,7 +237,7 @@ def run() -> None:
     """Console entry point: user errors print one line, never a traceback or a box.
 
     Usage errors (a bad option or argument) say where help is; other errors are the exception's
-    message, which names what to do (`warehouse.connect.NoWarehouseError`: the command that makes
+    message, which names what to do (`warehouse.engine.connect.NoWarehouseError`: the command that makes
     a warehouse; a refused platform token: the variable to set). The message is one line whatever
     the terminal width (cron mail and CI logs must not wrap paths), and made safe: it may quote a
     platform's answer or a file.

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from config.shown_text import visible
 from gpuplan import sql_tables
-from warehouse.sandbox import Answer, Sandbox
+from warehouse.engine.sandbox import Answer, Sandbox
 
 TABLE_MAX_ROWS = 1000  # rows a table shows unless --max-rows says otherwise
 _FORMULA_START = ("=", "+", "-", "@")

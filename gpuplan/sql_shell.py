@@ -1,6 +1,6 @@
 """The SQL shell of `gpuplan sql` with no query: a prompt on a terminal, a script reader otherwise.
 
-Every statement runs through `gpuplan.sql_answers.run_query` in the same `warehouse.sandbox`
+Every statement runs through `gpuplan.sql_answers.run_query` in the same `warehouse.engine.sandbox`
 as a one-off query (read-only, bounded in time and memory, output neutralized): the shell adds
 a loop, not a second way to run SQL.
 
@@ -38,7 +38,7 @@ from rich.console import Console
 
 from config.shown_text import one_line, visible
 from gpuplan.sql_answers import FOR_PEOPLE, OutputFormat, run_query
-from warehouse.sandbox import Sandbox, SqlError
+from warehouse.engine.sandbox import Sandbox, SqlError
 
 PROMPT, CONTINUATION = "sql> ", "...> "
 HISTORY_FILE = "sql_history"  # beside the warehouse: the shell's statements, one a line

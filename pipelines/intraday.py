@@ -26,7 +26,7 @@ from digest.push.delivery import Channels, PushResult, push
 from pipelines.resources import CrawlerResource, MailerResource, WarehouseResource
 from scrapers.crawl.summary import WORKED_STATUSES, CrawlSummary
 from sizing.jobs import Job
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import LoadResult, load_crawl
 
 # Crawls `platforms` into a folder, their summaries in order (CrawlerResource.crawl, runner.crawl).

@@ -9,7 +9,8 @@ import dagster as dg
 import duckdb
 
 from config import days
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 # The first day any partition may start on. Live crawls only observe the present (see
 # assets/crawls.py); earlier days are filled from imported history (`gpuplan import`), whose oldest

@@ -27,7 +27,7 @@ from scrapers.crawl.summary import CrawlSummary
 from scrapers.middlewares import CONTACT_SETTING
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
 from scrapers.registry import fixture_dir
-from warehouse import connect
+from warehouse.engine import connect
 
 # How long a writing step waits for the warehouse writer held by someone else (another run, a
 # `gpuplan load`) before it fails naming the holder: a backfill of every day since 2024 writes
@@ -102,7 +102,7 @@ class WarehouseResource(dg.ConfigurableResource):
         """The single writer connection of the step running in `context`. When the block ends cleanly
         it publishes the read snapshot if the step is `offers` or the run's last writing step.
 
-        The writer is one file lock (`warehouse.connect.writer`: the kernel frees it when its holder
+        The writer is one file lock (`warehouse.engine.connect.writer`: the kernel frees it when its holder
         dies, however it dies). A step that finds it held logs who holds it, waits up to
         `writer_wait_s`, and records how long it waited in its materialization's metadata
         (`writer_waited_s`, `writer_held_by`); past the bound it fails with WriterBusyError naming

@@ -8,7 +8,7 @@ when set (the run then shows in the UI beside the schedule's), else on a throwaw
   whole run; another refresh of the day waits for it up to `wait_s`, then RunBlocked names it.
   (A run the daemon launched holds the folder while it crawls and while it loads, so neither
   ever reads or clears the other's half-written files.)
-- **One writer.** Every writing step takes the warehouse's writer lock (`warehouse.connect`),
+- **One writer.** Every writing step takes the warehouse's writer lock (`warehouse.engine.connect`),
   waiting up to `wait_s` (`WarehouseResource.writer_wait_s`) for another holder, whom the step's log
   names; a step that gives up ends the refresh with RunBlocked naming the holder. Both locks
   are flocks: the kernel frees them when their holder dies, SIGKILL included, so a killed run
@@ -53,13 +53,14 @@ from pipelines.resources import WarehouseResource
 from scrapers import registry
 from scrapers.crawl.lock import CrawlFolderBusy, crawl_folder_lock
 from scrapers.crawl.runner import OnProgress
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 JOB = "daily_refresh"
 # The tag a run launched here carries, with the command's name: runs the schedule or the UI
 # launched have none.
 ORIGIN_TAG = "gpuplan/origin"
-# What a step that gave up waiting for the writer raises (warehouse.connect): the run was blocked.
+# What a step that gave up waiting for the writer raises (warehouse.engine.connect): the run was blocked.
 BLOCKED_BY = connect.WriterBusyError.__name__
 
 __all__ = ["DayResult", "RunBlocked", "execute_day"]

@@ -15,7 +15,7 @@ from warehouse_template import migrated
 from config.settings import Settings
 from gpuplan import commands
 from gpuplan.cli import app, declared_commands
-from warehouse import connect
+from warehouse.engine import connect
 
 # Each costs from half a second (Scrapy, pandas) to a second and a half (Dagster) to import.
 HEAVY = frozenset({"scrapy", "twisted", "dagster", "pandas", "matplotlib"})

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import warehouse_template
 
-from warehouse import connect
+from warehouse.engine import connect
 
 # What differs by construction between two warehouses prepared apart: when each migration was
 # applied (TIMESTAMP columns) and how many writer sessions the file has counted (the template's one).

@@ -40,7 +40,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import connect, integrity
+from warehouse.engine import connect, integrity
 
 # The session setting connect._prepare gives every connection: timestamps are UTC, and naive
 # ISO strings are read as UTC. (The test of this module fails if connect sets another one.)

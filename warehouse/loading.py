@@ -39,7 +39,7 @@ Contract:
   error writing the warehouse (a full disk...) is raised and leaves nothing of the crawl: the
   transaction rolls back, and loading it again later is not a no-op.
 
-Call it on the writer connection (`warehouse.connect.writer`), one load at a time.
+Call it on the writer connection (`warehouse.engine.connect.writer`), one load at a time.
 """
 
 from __future__ import annotations

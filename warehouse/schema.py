@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.migrate import available, migrate
+from warehouse.engine.migrate import available, migrate
 
 PATH = Path(__file__).with_name("schema.sql")
 
@@ -46,7 +46,9 @@ def _migrations_of(table: str) -> str:
     altered = re.compile(rf"\bALTER\s+TABLE\s+{table}\b", re.IGNORECASE)
     created = [f"{m.version:03d}" for m in available() if made.search(m.sql)]
     changed = [f"{m.version:03d}" for m in available() if altered.search(m.sql)]
-    said = f"-- made by migration {', '.join(created)}" if created else "-- made by warehouse/migrate.py"
+    said = (
+        f"-- made by migration {', '.join(created)}" if created else "-- made by warehouse/engine/migrate.py"
+    )
     return said + (f"; altered by {', '.join(changed)}" if changed else "")
 
 

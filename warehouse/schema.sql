@@ -376,7 +376,7 @@ CREATE TABLE rejected_offers (
     rejected_at  TIMESTAMP NOT NULL
 );
 
--- made by warehouse/migrate.py
+-- made by warehouse/engine/migrate.py
 CREATE TABLE schema_definitions (
     name        VARCHAR NOT NULL,
     sha256      VARCHAR NOT NULL,
@@ -385,7 +385,7 @@ CREATE TABLE schema_definitions (
     PRIMARY KEY("name")
 );
 
--- made by warehouse/migrate.py
+-- made by warehouse/engine/migrate.py
 CREATE TABLE schema_migrations (
     version     INTEGER NOT NULL,
     name        VARCHAR NOT NULL,

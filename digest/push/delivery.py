@@ -32,7 +32,8 @@ import httpx
 from config.shown_text import one_line
 from digest.push import kinds
 from digest.push.messages import Event
-from warehouse import connect, queries
+from warehouse import queries
+from warehouse.engine import connect
 
 log = logging.getLogger(__name__)
 

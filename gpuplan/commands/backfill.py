@@ -19,7 +19,8 @@ import typer
 from config.days import today
 from config.settings import Settings
 from gpuplan import display
-from warehouse import backfill, connect
+from warehouse import backfill
+from warehouse.engine import connect
 from warehouse.plan_sequence import PlanOptions
 
 

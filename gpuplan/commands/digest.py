@@ -18,7 +18,7 @@ from digest.content import build_digest
 from digest.export import digest_json
 from digest.render import embed_images, render
 from digest.sending import SendOptions, send_pending
-from warehouse import connect
+from warehouse.engine import connect
 
 # Exit status when a send failed or a day had no plans: the failure is recorded and retried,
 # but a script or cron job calling `--send` must see it.

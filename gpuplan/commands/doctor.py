@@ -1,6 +1,6 @@
 """`gpuplan doctor`: check the published warehouse, its previous snapshot and the writer file; repair.
 
-Every block of each file is checked (`warehouse.integrity.check_file`), so a damaged block shows
+Every block of each file is checked (`warehouse.engine.integrity.check_file`), so a damaged block shows
 here even when no query has touched it yet. `--fix` makes the warehouse whole from the newest good
 copy; `--restore` goes back to the previous snapshot. Nothing is deleted: a file replaced is kept
 beside the warehouse as `<name>.replaced-<time>` (or `.damaged-<time>`).
@@ -17,7 +17,7 @@ from config.settings import Settings
 from config.shown_text import one_line
 
 if TYPE_CHECKING:
-    from warehouse.integrity import FileCheck
+    from warehouse.engine.integrity import FileCheck
 
 # Exit status when a file is damaged (or nothing good is left): cron and scripts must see it.
 EXIT_DAMAGED = 1
@@ -52,7 +52,7 @@ def doctor_command(
         ),
     ] = False,
 ) -> None:
-    from warehouse import connect, layout
+    from warehouse.engine import connect, layout
 
     settings: Settings = ctx.obj
     if fix and restore:
@@ -84,7 +84,7 @@ def doctor_command(
 
 def _links_set_aside(warehouse: Path) -> list[str]:
     """Rename each link where a warehouse file belongs (the link itself, never its target)."""
-    from warehouse import layout
+    from warehouse.engine import layout
 
     done = []
     for path, target in layout.links(warehouse):
@@ -94,13 +94,13 @@ def _links_set_aside(warehouse: Path) -> list[str]:
 
 
 def _files(warehouse: Path) -> tuple[Path, Path, Path]:
-    from warehouse import connect
+    from warehouse.engine import connect
 
     return warehouse, connect.previous_path(warehouse), connect.writer_path(warehouse)
 
 
 def _checks(warehouse: Path) -> list[FileCheck]:
-    from warehouse.integrity import check_file
+    from warehouse.engine.integrity import check_file
 
     return [check_file(path) for path in _files(warehouse)]
 
@@ -147,7 +147,7 @@ def _verdict(checks: list[FileCheck]) -> tuple[str, bool]:
 
 
 def _fix(warehouse: Path) -> str:
-    from warehouse import connect, publishing
+    from warehouse.engine import connect, publishing
 
     published, previous, private = _checks(warehouse)
     if private.good and (not published.good or (private.generation or 0) >= (published.generation or 0)):
@@ -172,7 +172,7 @@ def _fix(warehouse: Path) -> str:
 
 
 def _restore(warehouse: Path) -> str:
-    from warehouse import publishing
+    from warehouse.engine import publishing
 
     previous = publishing.previous_path(warehouse)
     publishing.restore(previous, warehouse)

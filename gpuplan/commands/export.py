@@ -33,7 +33,8 @@ def export_command(
         bool, typer.Option("--verify", help="Write nothing: check every file against its manifest.")
     ] = False,
 ) -> None:
-    from warehouse import connect, export
+    from warehouse import export
+    from warehouse.engine import connect
 
     settings: Settings = ctx.obj
     if verify_only:

@@ -8,7 +8,8 @@ import typer
 
 from config.settings import Settings
 from config.shown_text import one_line
-from warehouse import connect, fx
+from warehouse import fx
+from warehouse.engine import connect
 
 fx_app = typer.Typer(
     help="Daily FX rates (ECB reference rates, units per USD) used to convert offers to USD and CNY.",

@@ -21,7 +21,8 @@ from config.settings import Settings
 from gpuplan import display
 from sizing import gpu_names
 from sizing.catalog import GpuSpec, load_gpus
-from warehouse import connect, queries
+from warehouse import queries
+from warehouse.engine import connect
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,8 @@ from digest.chart import legend_below, style_price_axes
 from gpuplan import display
 from scrapers.history.platforms import platform_slug
 from sizing import gpu_names
-from warehouse import connect, history
+from warehouse import history
+from warehouse.engine import connect
 
 PRICING_CHOICES = ("on_demand", "spot", "any")
 # Pixels = inches x dpi: 1000 x 450, wide enough for a year of daily points.

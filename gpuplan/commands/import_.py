@@ -17,7 +17,7 @@ from config.shown_text import one_line
 from gpuplan import display
 from scrapers.crawl.summary import WORKED_STATUSES
 from scrapers.history import formats
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.imports import FileReport, import_file
 
 

@@ -10,7 +10,7 @@ import typer
 from config.settings import Settings
 from config.shown_text import one_line
 from gpuplan import display
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import LoadResult, SummaryError, load_crawl
 
 

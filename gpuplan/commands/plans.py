@@ -49,7 +49,8 @@ from sizing.jobs import (
 )
 from sizing.planner import MAX_GPUS
 from sizing.setup import MAX_COUNT, MAX_SEQ_LEN
-from warehouse import connect, daily_plans, job_plans
+from warehouse import daily_plans, job_plans
+from warehouse.engine import connect
 
 T = TypeVar("T")
 

@@ -27,7 +27,8 @@ from gpuplan.crawl_display import CrawlBoard, offline_note, outcome_line
 from gpuplan.plan_tables import print_plans
 from scrapers.registry import platform_tokens
 from scrapers.spiders.quotes import QuotesSpider
-from warehouse import connect, daily_plans, drift
+from warehouse import daily_plans, drift
+from warehouse.engine import connect
 
 # Long enough for another run's crawls (one crawl's timeout) and its writing steps to finish.
 WAIT_S = 600.0

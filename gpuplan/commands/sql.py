@@ -3,7 +3,7 @@
 The query comes from the argument or from `-f FILE` (`-f -` is stdin), so a query of any length
 can be passed. With neither, `gpuplan sql` is a shell (`gpuplan.sql_shell`): a prompt on a
 terminal, else the statements on stdin, each run and answered in turn. Every statement runs in
-`warehouse.sandbox`: read-only, interrupted after `--timeout` seconds, within a memory limit,
+`warehouse.engine.sandbox`: read-only, interrupted after `--timeout` seconds, within a memory limit,
 spilling only to a private temp folder, fetching no more than `--max-rows`. The answer's formats,
 and what makes them safe to look at, are `gpuplan.sql_answers`'s.
 """
@@ -20,7 +20,7 @@ from config.settings import Settings
 from config.shown_text import one_line
 from gpuplan import sql_shell, sql_tables
 from gpuplan.sql_answers import TABLE_MAX_ROWS, OutputFormat, run_query
-from warehouse.sandbox import SqlError, sandbox
+from warehouse.engine.sandbox import SqlError, sandbox
 
 MAX_QUERY_BYTES = 16 * 1024 * 1024  # far past any query a person writes; stops `-f /dev/zero`
 

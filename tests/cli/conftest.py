@@ -12,7 +12,7 @@ from warehouse_template import migrated, published_copy
 from config.settings import Settings
 from scrapers.crawl.summary import CrawlSummary, digest_feed
 from scrapers.registry import fixture_dir, platforms
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 

@@ -10,7 +10,7 @@ import pytest
 from warehouse_template import migrated
 
 from config.settings import Settings
-from warehouse import connect
+from warehouse.engine import connect
 
 GOOD = "- gpu: H100\n  below_usd_per_gpu_hour: 2.0\n  platforms: [vastai]\n"
 BAD = "- gpu: H100\n  below_usd_per_gpu_hour: 2.0\n  platforms: [vast]\n"  # no such platform

@@ -16,7 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuplan.cli import app
-from warehouse import connect, export
+from warehouse import export
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.slow  # one offline refresh for the module
 

@@ -29,7 +29,7 @@ from gpuplan.crawl_display import CrawlBoard
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.registry import fixture_dir, platform_tokens
 from scrapers.replay import SNAPSHOT_FILE
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 # A hyperlink (OSC 8), the window title (OSC 0), clear screen and cursor home, a colour, a carriage

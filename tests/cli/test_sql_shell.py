@@ -17,7 +17,7 @@ from warehouse_template import migrated
 from config.settings import Settings
 from gpuplan.cli import app
 from gpuplan.sql_shell import HISTORY_FILE, statements
-from warehouse import connect
+from warehouse.engine import connect
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from warehouse_template import migrated, published_copy
 
 from gpuplan.cli import app
-from warehouse import connect
+from warehouse.engine import connect
 
 DAY = date(2026, 12, 1)
 

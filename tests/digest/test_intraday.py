@@ -25,7 +25,7 @@ from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
 from scrapers.replay import Exchange
 from sizing.jobs import Job
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.job_plans import plan_job
 from warehouse.loading import load_crawl
 

@@ -21,7 +21,8 @@ from config.settings import Settings
 from pipelines.definitions import build_defs
 from scrapers import registry
 from scrapers.history import formats
-from warehouse import backfill, connect
+from warehouse import backfill
+from warehouse.engine import connect
 from warehouse.imports import import_file
 from warehouse.plan_sequence import PlanOptions
 

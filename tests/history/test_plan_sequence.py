@@ -21,7 +21,8 @@ import pytest
 from config.settings import Settings
 from pipelines.definitions import build_defs
 from pipelines.runs import execute_day
-from warehouse import backfill, connect
+from warehouse import backfill
+from warehouse.engine import connect
 from warehouse.plan_sequence import PlanOptions
 
 pytestmark = pytest.mark.slow

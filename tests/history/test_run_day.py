@@ -12,10 +12,11 @@ import duckdb
 import warehouse_template
 
 from scrapers.history import formats
-from warehouse import connect, history
+from warehouse import history
+from warehouse.engine import connect
+from warehouse.engine.migrate import available, migrate
 from warehouse.imports import import_file
 from warehouse.loading import load_crawl
-from warehouse.migrate import available, migrate
 
 from .test_trend import _crawl
 
@@ -50,7 +51,7 @@ def test_the_migration_gives_existing_offers_their_run_day(tmp_path: Path) -> No
     before.mkdir()
     for migration in available():
         if migration.version < 31:
-            shutil.copy(Path(connect.__file__).with_name("migrations") / migration.name, before)
+            shutil.copy(Path(connect.__file__).parents[1] / "migrations" / migration.name, before)
     with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
         migrate(con, before)
         con.execute(

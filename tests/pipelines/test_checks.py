@@ -19,7 +19,8 @@ from pipelines.checks import build_checks, every_ask_has_a_plan, prices_believab
 from pipelines.partitions import daily_partitions
 from pipelines.resources import CrawlerResource, WarehouseResource
 from scrapers import registry
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 DAY = date(2026, 11, 30)
 PLATFORM = "vastai"

@@ -41,7 +41,7 @@ def test_definitions_load_with_one_crawl_per_platform(settings):
 
 
 def test_no_asset_waits_in_a_dagster_pool_and_every_run_is_one_process(settings):
-    """The writer is one file lock the kernel frees (warehouse.connect), not a pool slot that a
+    """The writer is one file lock the kernel frees (warehouse.engine.connect), not a pool slot that a
     killed run keeps; and a run's ~16 steps share one process instead of starting one each."""
     defs = build_defs(settings)
     graph = defs.resolve_asset_graph()

@@ -17,7 +17,8 @@ from pipelines.drift_checks import build_drift_checks
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 from scrapers.registry import platforms
-from warehouse import connect, daily_plans, drift
+from warehouse import daily_plans, drift
+from warehouse.engine import connect
 
 DAY = date(2026, 11, 30)
 

@@ -19,7 +19,8 @@ from pipelines.assets.jobs import build_job_assets, start_of
 from pipelines.checks import every_job_has_a_plan
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
-from warehouse import connect, daily_plans, job_plans
+from warehouse import daily_plans, job_plans
+from warehouse.engine import connect
 
 DAY = date(2026, 11, 30)
 OFFER = {

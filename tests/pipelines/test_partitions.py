@@ -9,7 +9,7 @@ from warehouse_template import migrated
 from config.settings import Settings
 from pipelines.definitions import build_defs
 from pipelines.partitions import FIRST_DAY, first_partition_day
-from warehouse import connect
+from warehouse.engine import connect
 
 TODAY = dt.date(2026, 11, 30)
 

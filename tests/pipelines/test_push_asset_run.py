@@ -17,7 +17,7 @@ from push_server import PushServer
 from config.settings import Settings
 from pipelines.definitions import build_defs
 from pipelines.runs import execute_day
-from warehouse import connect
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,8 @@ from warehouse_template import migrated
 from config.settings import Settings
 from pipelines.runs import execute_day, previous_demo_day
 from scrapers.crawl.summary import CrawlSummary
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 DAY = dt.date(2026, 11, 30)
 PLATFORMS = ["datacrunch", "quotes"]
@@ -81,12 +82,12 @@ def test_a_warehouse_published_by_an_older_gpuplan_is_migrated_not_refused(
 
     import duckdb
 
-    from warehouse.migrate import available, migrate
+    from warehouse.engine.migrate import available, migrate
 
     newest = max(migration.version for migration in available())
     older = tmp_path / "older_migrations"
     older.mkdir()
-    shipped = Path(connect.__file__).with_name("migrations")
+    shipped = Path(connect.__file__).parents[1] / "migrations"
     for migration in available():
         if migration.version < newest:
             shutil.copy(shipped / migration.name, older)

@@ -17,7 +17,8 @@ from warehouse_template import migrated
 from pipelines.partitions import daily_partitions
 from pipelines.resources import MailerResource, WarehouseResource
 from pipelines.watches import watches
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 DAY = date(2026, 11, 30)
 PREVIOUS = DAY - timedelta(days=1)

@@ -17,7 +17,7 @@ from loopback import serving
 from push_server import PushServer
 from reliability.faults import snapshot
 
-from warehouse import connect
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.slow
 

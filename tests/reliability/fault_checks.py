@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from reliability.fault_days import METHODS, MODELS, RANKINGS_PER_ASK, CrawlRun, FaultMatrix
-from warehouse import connect
+from warehouse.engine import connect
 
 
 def recorded(matrix: FaultMatrix, run: CrawlRun) -> pd.Series:

@@ -43,7 +43,8 @@ from reliability.faults import (
 from scrapers.crawl.runner import CrawlJob, crawl
 from scrapers.crawl.summary import CrawlSummary
 from scrapers.platform import CLOCK_TOLERANCE_SETTING, ORIGIN_OVERRIDE_SETTING
-from warehouse import connect, daily_plans, gpus, plan_sequence
+from warehouse import daily_plans, gpus, plan_sequence
+from warehouse.engine import connect
 from warehouse.loading import LoadResult, load_crawl
 from warehouse.plan_sequence import PlanOptions
 

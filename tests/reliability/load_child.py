@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from config.settings import Settings
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 

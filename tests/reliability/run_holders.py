@@ -28,7 +28,7 @@ import dagster as dg
 import duckdb
 
 from config.settings import Settings
-from warehouse import connect
+from warehouse.engine import connect
 
 ROOT = Path(__file__).parents[2]
 CLI = "from gpuplan.cli import run; run()"

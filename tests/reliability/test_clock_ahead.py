@@ -21,7 +21,8 @@ from pipelines.checks import build_checks
 from pipelines.resources import WarehouseResource
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 from reliability.warehouse_files import settings_in
-from warehouse import connect, daily_plans, job_plans
+from warehouse import daily_plans, job_plans
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults

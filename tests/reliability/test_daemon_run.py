@@ -40,7 +40,8 @@ from reliability.run_holders import (
     writer_holder,
 )
 from scrapers.registry import platforms
-from warehouse import connect, daily_plans, drift
+from warehouse import daily_plans, drift
+from warehouse.engine import connect
 
 # bench/ is no package: the daemon harness is the bench's, shared with these cases
 sys.path.insert(0, str(ROOT / "bench"))

@@ -32,7 +32,8 @@ from reliability.faults import BY_NAME, empty_list_error, platforms_for, snapsho
 from reliability.synthetic_crawls import PLATFORM, write_crawl
 from scrapers.crawl.runner import CrawlJob, Progress, iter_crawls
 from scrapers.platform import ORIGIN_OVERRIDE_SETTING
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

@@ -29,7 +29,7 @@ from gpuplan.cli import app
 from reliability.fake_secrets import FAKE_SECRETS
 from reliability.fault_days import METHODS, MODELS, run_day
 from reliability.synthetic_crawls import write_crawl
-from warehouse import connect
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

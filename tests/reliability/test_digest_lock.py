@@ -28,7 +28,7 @@ from config.settings import Settings
 from reliability.fault_days import METHODS, MODELS, run_day
 from reliability.synthetic_crawls import write_crawl
 from reliability.warehouse_files import CLI, THIRD_DAY, crawl
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults

@@ -20,7 +20,8 @@ from warehouse_template import migrated
 
 from gpuplan.cli import app
 from scrapers.history.paths import latest_real_day
-from warehouse import connect, imports
+from warehouse import imports
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

@@ -21,7 +21,8 @@ import pytest
 
 from gpuplan.cli import run
 from reliability.run_holders import DAY, finish, home_in, refresh, seed_warehouse, values
-from warehouse import connect, job_plans
+from warehouse import job_plans
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

@@ -23,7 +23,7 @@ from warehouse_template import migrated
 from reliability.synthetic_crawls import write_crawl
 from scrapers.crawl.runner import run_crawl
 from scrapers.crawl.summary import CrawlSummary
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults

@@ -29,7 +29,7 @@ from config.settings import Settings
 from gpuplan.cli import app
 from gpuplan.sql_shell import HISTORY_FILE
 from reliability.synthetic_crawls import write_crawl
-from warehouse import connect, sandbox
+from warehouse.engine import connect, sandbox
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults

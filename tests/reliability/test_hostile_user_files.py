@@ -34,7 +34,8 @@ from config.user_files import MAX_MESSAGE_CHARS
 from config.watches_file import JobWatch, PriceWatch, StockWatch, read_watches
 from gpuplan.cli import run
 from reliability.run_holders import CLI, DAY, SEED_DAY, finish, home_in, refresh, seed_warehouse
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

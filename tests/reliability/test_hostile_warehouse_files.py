@@ -27,7 +27,7 @@ from reliability.warehouse_files import (
     settings_in,
     sha256,
 )
-from warehouse import layout
+from warehouse.engine import layout
 
 pytestmark = pytest.mark.faults
 

@@ -19,7 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuplan.cli import app
-from warehouse import connect, gpus
+from warehouse import gpus
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

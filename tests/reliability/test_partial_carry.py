@@ -24,7 +24,7 @@ from digest.render import render
 from reliability.fake_secrets import secret_env
 from reliability.fault_days import FIRST_DAY, MODELS, crawl_day, run_day
 from reliability.faults import CLEAN, CrawlFault
-from warehouse import connect
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

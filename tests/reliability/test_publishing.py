@@ -37,7 +37,7 @@ from reliability.warehouse_files import (
     settings_in,
     sha256,
 )
-from warehouse import connect
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 
@@ -162,7 +162,7 @@ def test_writer_file_not_duckdb_says_what_it_is(tmp_path: Path, content: bytes, 
 # about to be replaced (before the new one is renamed into place).
 KILLED_IN_PUBLISH = """
 import os, signal, sys
-from warehouse import publishing
+from warehouse.engine import publishing
 step = getattr(publishing, sys.argv[2])
 def killed(*args, **kwargs):
     step(*args, **kwargs)

@@ -49,7 +49,8 @@ from reliability.run_holders import (
     writer_holder,
 )
 from scrapers.crawl.summary import CrawlSummary
-from warehouse import connect, daily_plans
+from warehouse import daily_plans
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

@@ -17,7 +17,7 @@ from reliability.fake_secrets import FAKE_SECRETS
 from reliability.fault_checks import recorded
 from reliability.fault_days import FaultMatrix
 from reliability.faults import BY_NAME, platforms_for, token_env
-from warehouse import connect
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

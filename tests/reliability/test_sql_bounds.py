@@ -29,7 +29,7 @@ from warehouse_template import migrated
 from config.settings import Settings
 from gpuplan.cli import app
 from reliability.synthetic_crawls import LINE, PLATFORM, write_crawl
-from warehouse import connect, sandbox
+from warehouse.engine import connect, sandbox
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults
@@ -137,7 +137,7 @@ def test_sql_spill_left_by_a_killed_query_is_removed_at_next_start(published: Se
     child = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from warehouse.sandbox import sandbox\n"
+        "from warehouse.engine.sandbox import sandbox\n"
         "with sandbox(Path(sys.argv[1]), memory_limit='40MB', spill_root=Path(sys.argv[2])) as box:\n"
         "    answer = box.rows(sys.argv[3], timeout_s=120, max_rows=1)\n"
         "    next(answer.batches)\n"

@@ -15,7 +15,7 @@ from warehouse_template import migrated
 from config.settings import Settings
 from gpuplan.cli import app
 from reliability.synthetic_crawls import write_crawl
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 pytestmark = pytest.mark.faults

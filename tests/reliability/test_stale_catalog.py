@@ -27,7 +27,8 @@ from reliability.fault_days import FIRST_DAY, MODELS, crawl_day, run_day
 from reliability.faults import CrawlFault
 from reliability.warehouse_files import cli
 from sizing.jobs import Job
-from warehouse import connect, job_plans
+from warehouse import job_plans
+from warehouse.engine import connect
 
 pytestmark = pytest.mark.faults
 

@@ -33,9 +33,9 @@ from reliability.warehouse_files import (
     settings_in,
     sha256,
 )
-from warehouse import connect
+from warehouse.engine import connect
+from warehouse.engine.migrate import MigrationError, available, migrate
 from warehouse.loading import load_crawl
-from warehouse.migrate import MigrationError, available, migrate
 
 pytestmark = pytest.mark.faults
 
@@ -44,7 +44,7 @@ HOLD_S = 2.0  # how long the first writer keeps working after the lock file is d
 FIRST_WRITER = f"""
 import sys, time
 from pathlib import Path
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 with connect.writer(Path(sys.argv[1])) as con:
     load_crawl(con, Path(sys.argv[2]))

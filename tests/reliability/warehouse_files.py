@@ -24,7 +24,7 @@ from warehouse_template import migrated
 from config.settings import Settings
 from gpuplan.cli import run
 from reliability.synthetic_crawls import write_crawl
-from warehouse import blocks, connect, integrity
+from warehouse.engine import blocks, connect, integrity
 from warehouse.loading import load_crawl
 
 CLI = "from gpuplan.cli import run; run()"  # the `gpuplan` console script

@@ -1,4 +1,4 @@
-"""warehouse/blocks.py: a block in use whose checksum fails is damage, whatever it holds; a free one
+"""warehouse/engine/blocks.py: a block in use whose checksum fails is damage, whatever it holds; a free one
 is not. A real migrated warehouse (the bundled ECB history gives fx_rates a primary-key index of a
 few blocks), damaged with noise as a disk would damage it."""
 
@@ -12,7 +12,7 @@ import duckdb
 from warehouse_template import migrated
 
 from config.settings import Settings
-from warehouse import blocks, connect, integrity
+from warehouse.engine import blocks, connect, integrity
 
 
 def _layout(path: Path) -> tuple[set[int], set[int], set[int]]:

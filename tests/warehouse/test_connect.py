@@ -1,4 +1,4 @@
-"""warehouse/connect.py: one writer publishing a snapshot, readers beside it, with real processes."""
+"""warehouse/engine/connect.py: one writer publishing a snapshot, readers beside it, with real processes."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from synthetic_crawls import WriteCrawl, synthetic_offer
 from warehouse_template import migrated
 
 from config.settings import Settings
-from warehouse import blocks, connect, integrity
+from warehouse.engine import blocks, connect, integrity
 from warehouse.loading import load_crawl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,7 @@ READER = """
 import sys, time
 from pathlib import Path
 from config.settings import Settings
-from warehouse import connect, integrity
+from warehouse.engine import connect, integrity
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
 with connect.reader(settings.warehouse) as con:
     first = con.execute("SELECT count(*), sum(price_amount) FROM offers").fetchall()
@@ -52,7 +52,7 @@ WRITER = """
 import sys, time
 from pathlib import Path
 from config.settings import Settings
-from warehouse import connect, integrity
+from warehouse.engine import connect, integrity
 settings = Settings.from_env({"GPUPLAN_WAREHOUSE": sys.argv[1]})
 with connect.writer(settings.warehouse) as con:
     print("ready", flush=True)

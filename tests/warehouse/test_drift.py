@@ -15,7 +15,8 @@ import warehouse_template
 from synthetic_crawls import WriteCrawl, crawl_writer, synthetic_offer
 
 from config.settings import Settings
-from warehouse import connect, daily_plans, drift
+from warehouse import daily_plans, drift
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 DAY = date(2026, 11, 30)

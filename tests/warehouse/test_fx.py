@@ -15,7 +15,7 @@ import pytest
 from warehouse_template import scratch
 
 from warehouse import fx
-from warehouse.migrate import migrate
+from warehouse.engine.migrate import migrate
 
 
 def _rates(con: duckdb.DuckDBPyConnection, day: str) -> dict[str, tuple[float, str]]:

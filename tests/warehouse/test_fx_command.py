@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from config.settings import Settings
 from gpuplan.cli import app
-from warehouse import connect
+from warehouse.engine import connect
 
 
 def test_offline_refresh_uses_the_bundled_history(settings: Settings) -> None:

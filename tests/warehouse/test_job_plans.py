@@ -17,7 +17,8 @@ from synthetic_offers import CNY_PER_USD, DAY1, DAY2, crawl, monthly_cny, offer
 from warehouse_template import migrated, scratch
 
 from sizing.jobs import Job, job_requirements
-from warehouse import connect, daily_plans, job_plans
+from warehouse import daily_plans, job_plans
+from warehouse.engine import connect
 
 START = datetime(2026, 12, 1, 8, 0)
 H100 = "H100 SXM 80GB"

@@ -9,7 +9,7 @@ from typer.testing import CliRunner, Result
 
 from config.settings import Settings
 from gpuplan.cli import app
-from warehouse import connect
+from warehouse.engine import connect
 
 
 def _load(settings: Settings, *paths: Path) -> Result:

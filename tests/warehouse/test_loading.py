@@ -14,7 +14,8 @@ from synthetic_crawls import WriteCrawl, synthetic_offer
 
 from scrapers.crawl.summary import CrawlSummary, SummaryError
 from scrapers.items import OfferItem
-from warehouse import connect, queries
+from warehouse import queries
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 
@@ -351,7 +352,7 @@ def test_the_loader_reads_every_offer_item_field() -> None:
     fields = [field.name for field in dataclasses.fields(OfferItem)]
     ((names,),) = warehouse_template.scratch().execute("SELECT offer_field_names()").fetchall()
     assert sorted(names) == sorted(fields) and len(names) == len(set(names))
-    records = (Path(connect.__file__).parent / "definitions" / "00_offer_records.sql").read_text("utf-8")
+    records = (Path(connect.__file__).parents[1] / "definitions" / "00_offer_records.sql").read_text("utf-8")
     assert "columns = offer_fields()" in records  # feed_records
     assert "to_json(offer_fields())" in queries.sql("load/unparsed_lines")
     assert "offer_field_names()" in queries.sql("load/insert_rejected")

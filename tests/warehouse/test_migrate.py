@@ -1,4 +1,4 @@
-"""warehouse/migrate.py on real DuckDB files: idempotent, recorded, never drops data silently.
+"""warehouse/engine/migrate.py on real DuckDB files: idempotent, recorded, never drops data silently.
 
 The definitions step (views and macros) has its own tests: test_migrate_definitions.py.
 """
@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.migrate import MigrationError, available, current, fingerprint, migrate
+from warehouse.engine.migrate import MigrationError, available, current, fingerprint, migrate
 
 
 def test_migrations_apply_once_and_are_recorded(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_an_edited_applied_migration_is_refused_and_the_fingerprint_moves(tmp_pa
 
 
 def test_an_edit_of_the_same_size_at_once_moves_the_fingerprint(tmp_path: Path) -> None:
-    # The files are read once per content (warehouse.migrate keeps what it parsed): an edit that keeps
+    # The files are read once per content (warehouse.engine.migrate keeps what it parsed): an edit that keeps
     # the size, made within the same clock tick as the last read, must still be seen.
     folder = _folder(tmp_path, {"001_a.sql": "CREATE TABLE a (x INTEGER);"})
     before = fingerprint(folder)

@@ -16,8 +16,8 @@ import pytest
 
 from config.settings import Settings
 from scrapers.crawl.summary import STATUSES, WORKED_STATUSES
-from warehouse import connect
-from warehouse.migrate import MigrationError, apply_definitions, available, current, migrate, pending
+from warehouse.engine import connect
+from warehouse.engine.migrate import MigrationError, apply_definitions, available, current, migrate, pending
 
 HANDOVER = 90  # migration 090_definitions_handover.sql
 
@@ -122,7 +122,7 @@ def _inlined(sql: object, macros: dict[str, tuple[object, ...]]) -> object:
 def _migrations_before(tmp_path: Path, version: int) -> Path:
     folder = tmp_path / f"before_{version:03d}"
     folder.mkdir()
-    shipped = Path(connect.__file__).with_name("migrations")
+    shipped = Path(connect.__file__).parents[1] / "migrations"
     for migration in available():
         if migration.version < version:
             shutil.copy(shipped / migration.name, folder)

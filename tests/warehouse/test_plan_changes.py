@@ -18,8 +18,9 @@ from warehouse_template import scratch
 
 from digest.content import build_digest
 from pipelines.assets.plans import _changes_result
-from warehouse import backfill, connect, daily_plans
-from warehouse.migrate import available, migrate
+from warehouse import backfill, daily_plans
+from warehouse.engine import connect
+from warehouse.engine.migrate import available, migrate
 from warehouse.plan_sequence import PlannedDays
 from warehouse.requirements import SizedDays
 
@@ -52,7 +53,7 @@ def _before(tmp_path: Path, version: int) -> Path:
     """A migrations folder of the shipped migrations before `version`."""
     folder = tmp_path / f"before_{version:03d}"
     folder.mkdir()
-    shipped = Path(connect.__file__).with_name("migrations")
+    shipped = Path(connect.__file__).parents[1] / "migrations"
     for migration in available():
         if migration.version < version:
             shutil.copy(shipped / migration.name, folder)

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from synthetic_crawls import WriteCrawl, synthetic_offer
 
-from warehouse import gpus, imports, migrate
+from warehouse import gpus, imports
+from warehouse.engine import migrate
 from warehouse.loading import load_crawl
 
 H100 = "H100 SXM 80GB"
@@ -180,7 +181,7 @@ def test_the_same_crawls_in_any_order_give_the_same_verdicts(
     """The old floor judged on load against what was loaded so far; now the order changes nothing."""
     from warehouse_template import migrated
 
-    from warehouse import connect
+    from warehouse.engine import connect
 
     days = [
         ("alpha", "2026-10-01", 2.0),

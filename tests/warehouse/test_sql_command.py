@@ -17,7 +17,7 @@ from config.shown_text import visible
 from gpuplan.cli import app
 from gpuplan.commands.sql import MAX_QUERY_BYTES
 from gpuplan.sql_answers import _csv_cell
-from warehouse import connect
+from warehouse.engine import connect
 from warehouse.loading import load_crawl
 
 

@@ -1,17 +1,17 @@
 """Publishing the writer's file as the read snapshot, so that publishing can never destroy history.
 
-Public API (stable; `warehouse.connect` calls it, `gpuplan doctor` too):
+Public API (stable; `warehouse.engine.connect` calls it, `gpuplan doctor` too):
     publish(warehouse, generation, keep_previous=True)   copy, verify, keep the previous, replace
     seed_writer(warehouse), replace_older_writer(warehouse, writer_generation, published)
         before a writer session: a writer file exists and is never older than the published snapshot
     published_generation(warehouse) -> int | None
     restore(source, warehouse)          make `source` (a good file) the published and the writer file
-    previous_path(warehouse), set_aside(path, why) -> Path   (from `warehouse.layout`)
+    previous_path(warehouse), set_aside(path, why) -> Path   (from `warehouse.engine.layout`)
     PublishError, WarehouseDamagedError
 
 The rules:
 - The copy is verified before it replaces anything: every block checked and the catalog read
-  (`warehouse.integrity.check_file`), and it must carry the generation of the session that wrote
+  (`warehouse.engine.integrity.check_file`), and it must carry the generation of the session that wrote
   it. A damaged writer file is never published; the published file stays as it was and the error
   says to run `gpuplan doctor`.
 - The snapshot it replaces is kept as `<warehouse>.prev` (a hard link: no copy), unless that
@@ -25,7 +25,7 @@ The rules:
   a backup, or the published file replaced by a newer copy) is never published over it: the writer
   session first sets the old writer file aside and starts from the snapshot (`replace_older_writer`).
   Nothing is deleted: files set aside keep their name plus why and when.
-- No file of the warehouse is written through a symbolic link (`warehouse.layout`): a
+- No file of the warehouse is written through a symbolic link (`warehouse.engine.layout`): a
   publish, a seed and a restore refuse a link where one of the files belongs, naming it, before
   they write anything; every file made here is new (O_EXCL | O_NOFOLLOW), and files are only
   renamed over `.prev` and the snapshot, never written through them.
@@ -43,8 +43,8 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse import integrity
-from warehouse.layout import (
+from warehouse.engine import integrity
+from warehouse.engine.layout import (
     copy_durably,
     create,
     fsync_dir,

@@ -1,5 +1,5 @@
 """DuckDB's file layout, read by us: the header, every block's checksum and the free list.
-`warehouse.integrity` gives the verdict on a file from what this finds.
+`warehouse.engine.integrity` gives the verdict on a file from what this finds.
 
 Why we read it ourselves: DuckDB stores an 8-byte checksum at the start of every block and
 verifies it when it reads one, but no query reads every block. A primary-key index is read

@@ -7,7 +7,7 @@ Public API (stable):
         exclusive OS lock and counts the session in the file's stamp (migration 060); migrates it
         and loads the bundled FX rates when this code's migrations or FX bundle are new to the file.
         On a clean exit it CHECKPOINTs and closes; with `publish` it then publishes a verified copy
-        to `warehouse` atomically (`warehouse.publishing`). Without it, the work stays committed in
+        to `warehouse` atomically (`warehouse.engine.publishing`). Without it, the work stays committed in
         the writer file and goes out with the next publish: a run of several writing steps
         publishes once or twice, not once per step.
         On an exception nothing is published and an open transaction is rolled back; work
@@ -21,7 +21,7 @@ Public API (stable):
         A migrated in-memory database with the bundled FX rates: tests and scratch work.
     locked(warehouse, lock_timeout_s, purpose="writer")   context manager: a lock alone (doctor, digest)
     WriterBusyError, WriterFileError, WarehouseLocationError, NoWarehouseError,
-    OutdatedWarehouseError, PublishError, WarehouseDamagedError, LinkedFileError (warehouse.layout:
+    OutdatedWarehouseError, PublishError, WarehouseDamagedError, LinkedFileError (warehouse.engine.layout:
     no file of the warehouse is ever written through a symbolic link)
 
 Why: DuckDB lets one process write a file or many read it, never both, and a reader that
@@ -54,10 +54,10 @@ from pathlib import Path
 import duckdb
 
 from config.locks import flock_by
-from warehouse import integrity, layout, publishing
-from warehouse.layout import LinkedFileError
-from warehouse.migrate import fingerprint, migrate, pending
-from warehouse.publishing import PublishError, WarehouseDamagedError, previous_path, writer_path
+from warehouse.engine import integrity, layout, publishing
+from warehouse.engine.layout import LinkedFileError
+from warehouse.engine.migrate import fingerprint, migrate, pending
+from warehouse.engine.publishing import PublishError, WarehouseDamagedError, previous_path, writer_path
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT_S",
@@ -148,7 +148,7 @@ def _exclusive_lock(
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        try:  # never through a link: the lock file is truncated and written (warehouse.layout)
+        try:  # never through a link: the lock file is truncated and written (warehouse.engine.layout)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             if exc.errno == errno.ELOOP:

@@ -46,7 +46,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import connect
+from warehouse.engine import connect
 
 # DuckDB's own default is 80% of RAM, for one process owning the machine. `gpuplan sql` shares it
 # with the daily run (whose writer uses DuckDB's default) and with other readers: a quarter keeps

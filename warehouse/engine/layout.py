@@ -1,6 +1,6 @@
 """The files beside a published warehouse, and how gpuplan writes them: never through a link.
 
-Public API (stable; `warehouse.publishing`, `warehouse.connect` and `gpuplan doctor` use it):
+Public API (stable; `warehouse.engine.publishing`, `warehouse.engine.connect` and `gpuplan doctor` use it):
     writer_path(warehouse), previous_path(warehouse), record_path(warehouse), lock_path(warehouse, purpose)
     files(warehouse)
     links(warehouse) -> [(file, where it points)], refuse_links(warehouse), LinkedFileError
@@ -39,7 +39,7 @@ def previous_path(warehouse: Path) -> Path:
 
 
 def record_path(warehouse: Path) -> Path:
-    """What the writer last published (`warehouse.publishing`)."""
+    """What the writer last published (`warehouse.engine.publishing`)."""
     private = writer_path(warehouse)
     return private.with_name(private.name + ".published")
 

@@ -8,7 +8,7 @@ Public API (stable):
 
 Why the blocks are checked here: DuckDB opens a file with a damaged block and fails only when a
 query reads that block (a load that touched other blocks once published the damage over the
-only good snapshot). So `check_file` checks every block's checksum itself (`warehouse.blocks`:
+only good snapshot). So `check_file` checks every block's checksum itself (`warehouse.engine.blocks`:
 a block in use that fails is damage, index blocks included, which no query scan reads), then opens
 the file read-only and reads its catalog, stamp and row counts. Where the block check cannot vouch
 for the file (another storage version, a free list it cannot read) DuckDB decides: every column of
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse import blocks
+from warehouse.engine import blocks
 
 # What other files people leave where a DuckDB file should be (first bytes -> what it is).
 _SIGNATURES = (
