@@ -27,7 +27,7 @@ from config.settings import Settings
 from digest import mailer
 from gpuplan.cli import app
 from reliability.fake_secrets import FAKE_SECRETS
-from reliability.fault_days import METHODS, MODELS, run_day
+from reliability.fault_days import day_settings, run_day
 from reliability.synthetic_crawls import write_crawl
 from warehouse.engine import connect
 
@@ -122,14 +122,7 @@ class SilentServer:
 def planned_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A warehouse with two days of SYNTHETIC crawls, loaded and planned by the daily run."""
     root = tmp_path_factory.mktemp("planned")
-    settings = Settings.from_env(
-        {
-            "GPUPLAN_WAREHOUSE": str(root / "warehouse.duckdb"),
-            "GPUPLAN_CRAWL_DIR": str(root / "crawls"),
-            "GPUPLAN_MODELS": ",".join(MODELS),
-            "GPUPLAN_METHODS": ",".join(METHODS),
-        }
-    )
+    settings = day_settings(root)
     for offers, day in ((40, FIRST_DAY), (30, SECOND_DAY)):  # fewer offers: the plans change
         write_crawl(settings.crawl_dir / day.isoformat(), day, offers)
         run_day(settings, day)
