@@ -25,7 +25,7 @@ when set (the run then shows in the UI beside the schedule's), else on a throwaw
   that day has none). The CLI draws its live display from it.
 
 The result lists the steps that failed ("step: cause"); platforms that failed are not steps that
-failed (their status is in the warehouse, `plans.day_crawls`).
+failed (their status is in the warehouse, `daily_plans.day_crawls`).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def backfill_plans(
     """Plans and changes for each day with data in [first, last] (None = open), oldest first.
 
     `con` is the writer. The day's crawls are recorded first (`record_history_crawls`), then the
-    days are planned by the one plan sequence the Dagster plan assets run (`planning.plan_days`,
+    days are planned by the one plan sequence the Dagster plan assets run (`plan_sequence.plan_days`,
     with the same `options`). Each day's rows are replaced (re-running a day changes nothing
     else). `progress(days, total)` may wrap the day sequence (a progress bar). No day after
     `latest_real_day()` is planned, whatever `last` says or the warehouse holds: an observation

@@ -183,7 +183,7 @@ def compute_candidates(
     (`judged_offers`) are left out and recorded in `plan_excluded_offers` for the day.
     Each candidate also gets `train_days` and `total_usd`/`total_cny` for a run of `job_tokens`
     tokens (by the offer's billing). `fabrics`: the cluster table's rows a candidate may join whole
-    nodes over (`plan_requirements.fabric_rows`; None: one machine), sized by `size_days` with the
+    nodes over (`requirements.fabric_rows`; None: one machine), sized by `size_days` with the
     same rows. Returns the number of candidates.
     """
     if not (job_tokens > 0 and math.isfinite(job_tokens)):

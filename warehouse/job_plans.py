@@ -5,7 +5,7 @@
 and how they can be rented are the daily plans' rules (`judged_offers`, `plan_shapes`); what a
 run costs is `billed_hours`. `compute_job_plans` stores every job's plans for a
 day in `job_plans`; what changed in each job's best plan since the previous day with job plans is
-the daily plans' one change detector (`plans.compute_plan_changes(..., subject="job")`, table
+the daily plans' one change detector (`daily_plans.compute_plan_changes(..., subject="job")`, table
 `plan_changes`, which the digest reports jobs first from). Every compute function replaces exactly
 its day's rows. Planning a job needs no pandas (plain rows in and out):
 the ad-hoc job plan's process would spend half its start importing it.
@@ -171,7 +171,7 @@ def plan_job(
     deadline is `job.within_days` after it. `fastest` ranks by train time instead of total. From the
     latest crawls, a platform's crawl carried past a later failed attempt stands (stale: its stock
     unknown) while at most `stale_hours` older than that attempt (GPUPLAN_STALE_HOURS; None: always);
-    a day's carried crawls were bounded when recorded (`plans.record_plan_crawls`). Reads
+    a day's carried crawls were bounded when recorded (`daily_plans.record_plan_crawls`). Reads
     only (the job's requirement rows are a bound parameter): works on the published read-only snapshot.
     A plan may join up to `max_nodes` whole nodes of an offer the cluster table lists
     (`sizing/data/clusters.csv`; GPUPLAN_MAX_NODES, 1: never).
