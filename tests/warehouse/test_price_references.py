@@ -117,6 +117,40 @@ def test_the_history_votes_count_each_platform_once_and_a_window_of_days(
     assert [row[:3] for row in _verdicts(writer_con)] == [("delta", "synthetic-1", 0.1)]
 
 
+def test_a_platforms_vote_is_the_median_of_its_daily_cheapest_over_the_30_days_to_the_day(
+    writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl
+) -> None:
+    """Hand-computed votes, loaded out of order: the day's cheapest of two crawls, an even count's
+    median (the mean of the middle two), and the window's edges (29 days before is in, 30 out)."""
+    _load_day(writer_con, write_crawl, "2026-10-01", synthetic_offer(1, price_amount=4.0), platform="omega")
+    _load_day(writer_con, write_crawl, "2026-09-16", synthetic_offer(2, price_amount=2.0), platform="omega")
+    _load_day(writer_con, write_crawl, "2026-09-30", synthetic_offer(3, price_amount=5.0), platform="omega")
+    _load_day(writer_con, write_crawl, "2026-09-01", synthetic_offer(4, price_amount=3.0), platform="omega")
+    noon = {"platform": "omega", "observed_at": "2026-09-16T12:00:00Z"}
+    second = [{**synthetic_offer(5, price_amount=1.0), **noon}]
+    load_crawl(
+        writer_con,
+        write_crawl(
+            second,
+            name="omega-2026-09-16-noon",
+            platform="omega",
+            started_at="2026-09-16T12:00:00Z",
+            finished_at="2026-09-16T12:05:00Z",
+        ),
+    )
+    votes = writer_con.execute(
+        "SELECT run_day, vote_usd_per_gpu_hour, days FROM price_reference_votes "
+        "WHERE platform = 'omega' AND gpu_model = $gpu AND pricing_type = 'on_demand' ORDER BY run_day",
+        {"gpu": H100},
+    ).fetchall()
+    assert votes == [
+        (dt.date(2026, 9, 1), 3.0, 1),  # [3.0]
+        (dt.date(2026, 9, 16), 2.0, 2),  # [3.0, min(2.0, 1.0)]
+        (dt.date(2026, 9, 30), 3.0, 3),  # [3.0, 1.0, 5.0]: 09-01 is 29 days before
+        (dt.date(2026, 10, 1), 4.0, 3),  # [1.0, 5.0, 4.0]: 09-01 is 30 days before, out
+    ]
+
+
 def test_spot_is_judged_against_spot(writer_con: duckdb.DuckDBPyConnection, write_crawl: WriteCrawl) -> None:
     _market(writer_con, write_crawl)
     for n, platform in enumerate(("alpha", "beta", "gamma")):  # their spot bids, about 0.6
