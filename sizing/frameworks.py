@@ -326,13 +326,16 @@ _PROFILES = (
         host_syncs=False,
         attention_kernel="cudnn",
         interleaved_pipeline=True,
-        tp_comm_overlap=True,
+        tp_comm_overlap=False,
         grouped_experts=True,
         sources=(
             "MoE: TEGroupedMLP, grouped GEMM with expert parallelism (--moe-grouped-gemm in MoE recipes)",
-            "kernels: Transformer Engine (fused norms, cuDNN attention); interleaved pipeline and "
-            "--tp-comm-overlap as its recipes run them (Megatron-Bridge perf recipes; README, Communication "
-            "optimizations)",
+            "kernels: Transformer Engine (fused norms, cuDNN attention); interleaved pipeline as its recipes "
+            "run it (Megatron-Bridge perf recipes)",
+            "TP collectives exposed: --tp-comm-overlap is store_true, off unless given "
+            "(megatron/training/arguments.py), and the published TP 8 runs (MindSpeed-LLM's GPU references, "
+            "Megatron-LM's 2021 weak-scaling table) ran without it; tp_comm_overlap=True for a run "
+            "that sets it",
             "loss: vocab_parallel_cross_entropy on an fp32 copy, softmax and gradient in place "
             "(megatron/core/tensor_parallel/cross_entropy.py)",
             "checkpointing: --recompute-granularity defaults to None; attention runs in fused/flash kernels, "

@@ -100,6 +100,14 @@ def holds_clock(gpu: GpuSpec) -> bool:
 
 
 COLLECTIVE_EFFICIENCY = collectives.COLLECTIVE_EFFICIENCY
+# Transformer Engine's userbuffers (Megatron's --tp-comm-overlap, sequence parallel) overlap each
+# collective with a GEMM by its default config (transformer_engine/pytorch/module/base.py,
+# `initialize_ub`): the all-gathers before QKV and FC1 (and of the gradients before the projection's
+# and FC2's dgrad) as "ring_exchange" in TP chunks, the backward reduce-scatters and input gathers
+# "bulk" behind the other backward GEMM, and the reduce-scatters after the projection and FC2 in
+# forward as "pipeline" with num_splits 4: each chunk's reduce-scatter runs behind the next chunk's
+# GEMM, so the last chunk's stays exposed: 1/4 of those reduce-scatters' bytes.
+TE_PIPELINE_SPLITS = 4
 
 
 @dataclass(frozen=True)
@@ -329,12 +337,22 @@ def gpu_rates(gpu: GpuSpec, stack_efficiency: float, attention_kernel: str) -> G
     )
 
 
+def pipelined_tail(w: Work) -> float:
+    """Share of a layer's TP bytes an overlapped schedule leaves exposed however long its GEMMs:
+    the last of TE_PIPELINE_SPLITS chunks of the reduce-scatters after the projection and FC2. Each
+    forward pass has two all-reduce equivalents (an all-gather and a reduce-scatter each), backward
+    two; so per forward pass one all-reduce's bytes are those two reduce-scatters."""
+    forward_passes = w.tp_collectives_per_layer // 2 - 1
+    return forward_passes / w.tp_collectives_per_layer / TE_PIPELINE_SPLITS
+
+
 def microbatch_seconds(
     w: Work, gpu: GpuSpec, rates: GpuRates, lw: LayoutWork, internode_gb_per_s: float
 ) -> float:
     """Seconds of one micro-batch of `lw` on `gpu` at its `rates`. Overlapped TP collectives
     (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap) hide behind the layer's
-    GEMMs; what does not fit behind them stays exposed. Hand-offs cross nodes once TP x PP
+    GEMMs; what does not fit behind them stays exposed, and never less than the pipelined
+    reduce-scatters' last chunk (`pipelined_tail`). Hand-offs cross nodes once TP x PP
     outgrows one."""
     layout = lw.layout
     gemm = lw.gemm_flops / rates.gemm_flops_per_s
@@ -345,7 +363,7 @@ def microbatch_seconds(
         comm = lw.tp_bytes / (collectives.collective_gb_per_s(gpu, layout.tp, internode_gb_per_s) * 1e9)
         # Transformer Engine's userbuffers are CUDA kernels; MindSpeed's counterpart (MC2) is opt-in
         overlapped = w.tp_comm_overlap and gpu.runs_cuda
-        exposed += max(0.0, comm - gemm) if overlapped else comm
+        exposed += max(pipelined_tail(w) * comm, comm - gemm) if overlapped else comm
     # pipeline hand-offs (none without a pipeline: layout_work gives them no bytes)
     spans_nodes = layout.model_parallel > gpu.gpus_per_node
     link = internode_gb_per_s if spans_nodes else gpu.interconnect_gb_per_s / 2

@@ -106,7 +106,9 @@ FIT: list[tuple[str, Any, str, str, str, int, int, int, int, dict[str, Any], flo
 #   packed 2048 (3,497 tokens/s over the 8 GPUs: 437 per GPU).
 # NVIDIA-NeMo/Automodel docs/performance-summary.mdx (36044ad3): LoRA r16, one H100, batch 2 of
 #   4096, accumulation 16, no activation checkpointing, Transformer Engine kernels.
-LF: dict[str, Any] = {}
+# The wiki's runs (2024-04) ran transformers < 4.48, whose LlamaForCausalLM shifted its fp32 logits
+# (`logits.float()`, then `shift_logits = logits[..., :-1, :].contiguous()`): the `fp32-copy` loss.
+LF: dict[str, Any] = {"loss": "fp32-copy"}
 LLAMA2 = "llama-2-7b"
 UNSLOTH: dict[str, Any] = {}
 SWIFT_DS = {"checkpointing": "full"}
@@ -219,3 +221,115 @@ def test_every_calibration_run_fits_the_gpus_it_ran_on():
             assert row.per_gpu_memory_gb == pytest.approx(row.usable_memory_gb, rel=0.05)
         else:
             assert row.fits, name
+
+
+# Tensor parallelism at TP 8, Megatron-style (docs/sizing.md, "TP 8"). Checked (they decided the
+# megatron profile's default, TP collectives not overlapped): MindSpeed-LLM (then ModelLink, commit
+# 27ac11d6, 2024-05-29) README.md "参考性能", the GPU reference figures in tokens/s per GPU beside
+# the Ascend ones, with examples/*/pretrain_*_ptd*.sh at the same commit: TP 8, sequence
+# parallelism, flash attention, no recompute, no --tp-comm-overlap (the scripts use MindSpeed's MC2
+# on Ascend only). The reference GPU is not named; A800, as for LLaMA2-7B (test_parallel.py).
+ML = {"checkpointing": "none", "sequence_parallel": True, "zero_stage": 1}
+# (id, model, GPUs, PP, sequence, micro-batch, global batch, virtual stages, published)
+TP8_CHECKED: list[tuple[str, Any, int, int, int, int, int, int, float]] = [
+    ("llama2-13b tp8", "llama-2-13b", 8, 1, 4096, 4, 512, 1, 1920),
+    ("codellama-34b tp8 pp2", hf_config.from_dict(
+        {"model_type": "llama", "num_hidden_layers": 48, "hidden_size": 8192, "num_attention_heads": 64,
+         "num_key_value_heads": 8, "intermediate_size": 22016, "vocab_size": 32000}, source="CodeLlama-34B"),
+     16, 2, 4096, 2, 1024, 1, 796),
+    ("llama3-8b tp8", "llama-3.1-8b", 8, 1, 8192, 2, 64, 1, 2674),
+    ("llama3-70b tp8 pp8", "llama-3.1-70b", 64, 8, 8192, 1, 512, 1, 355),
+    ("llama-65b tp8 pp4", "llama-65b", 32, 4, 2048, 2, 128, 1, 426),
+    ("yi-34b tp8 pp2", hf_config.from_dict(
+        {"model_type": "llama", "num_hidden_layers": 60, "hidden_size": 7168, "num_attention_heads": 56,
+         "num_key_value_heads": 8, "intermediate_size": 20480, "vocab_size": 64000}, source="Yi-34B"),
+     16, 2, 4096, 2, 1024, 1, 730),
+    # --num-layers-per-virtual-pipeline-stage 5 over 20 layers a stage: 4 virtual stages
+    ("llama2-70b tp8 pp4 vp4", "llama-2-70b", 32, 4, 4096, 1, 1024, 4, 430),
+    ("internlm-7b tp8", hf_config.from_dict(
+        {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+         "intermediate_size": 11008, "vocab_size": 103168, "attention_bias": True}, source="InternLM-7B"),
+     8, 1, 2048, 8, 64, 1, 2854),
+]  # fmt: skip
+
+
+def _gpt(layers: int, hidden: int, heads: int) -> ModelSpec:
+    """Narayanan et al.'s GPT: vocabulary 51,200, sequence 2048, learned positions, 4h GeLU MLP."""
+    config = {"model_type": "gpt2", "n_layer": layers, "n_embd": hidden, "n_head": heads, "vocab_size": 51200,
+              "n_positions": 2048}  # fmt: skip
+    return hf_config.from_dict(config, source=f"GPT ({layers} layers, hidden {hidden})")
+
+
+def _eq3_tokens(tflops: float, layers: int, hidden: int) -> float:
+    """Tokens/s/GPU from the paper's teraFLOP/s per GPU by its own count (Eq. 3: 96·B·s·l·h²·(1 +
+    s/6h + V/16lh) per iteration, the recomputed forward included), per token."""
+    seq, vocab = 2048, 51200
+    return (
+        tflops * 1e12 / (96 * layers * hidden**2 * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden)))
+    )
+
+
+# Held back (no part in choosing the default: they ran before Transformer Engine's overlap existed,
+# so they check the exposed TP time itself): Narayanan et al., "Efficient Large-Scale Language
+# Model Training on GPU Clusters Using Megatron-LM" (SC21), Table 1, the TP 8 rows: A100 80GB
+# (Selene), full recompute, no sequence parallelism or flash attention then. The micro-batch is not stated in Table 1: 1 assumed (the paper's §5.5 finds 1-2 best at
+# these sizes); plain 1F1B assumed.
+# (params in billions, heads, hidden, layers, PP, GPUs, global batch, teraFLOP/s per GPU)
+TP8_HELD_OUT = [
+    (18.4, 48, 6144, 40, 1, 256, 1024, 135),
+    (39.1, 64, 8192, 48, 2, 512, 1536, 138),
+    (76.1, 80, 10240, 60, 4, 1024, 1792, 140),
+    (145.6, 96, 12288, 80, 8, 1536, 2304, 148),
+    (310.1, 128, 16384, 96, 16, 1920, 2160, 155),
+    (529.6, 128, 20480, 105, 35, 2520, 2520, 163),
+    (1008.0, 160, 25600, 128, 64, 3072, 3072, 163),
+]
+
+
+def _tp8_row(run: tuple[str, Any, int, int, int, int, int, int, float], **settings: Any) -> Any:
+    name, model, count, pp, seq, micro, batch, virtual, _ = run
+    spec = resolve(model) if isinstance(model, str) else model
+    dp = count // (8 * pp)
+    setup = TrainingSetup(
+        framework="megatron", seq_len=seq, micro_batch=micro, grad_accum=batch // dp // micro, tp=8, pp=pp,
+        virtual_stages=virtual, **{**ML, **settings},
+    )  # fmt: skip
+    return Sizing(name, spec, "full", setup).requirement(find_gpu(A800), count)
+
+
+def _geometric(ratios: list[float]) -> float:
+    product = 1.0
+    for ratio in ratios:
+        product *= ratio
+    return product ** (1 / len(ratios))
+
+
+@pytest.mark.parametrize("run", TP8_CHECKED, ids=[run[0] for run in TP8_CHECKED])
+def test_tp8_runs_without_overlap(run):
+    row = _tp8_row(run)
+    assert row.fits and (row.tp, row.pp) == (8, run[3])
+    assert row.tokens_per_second / run[2] == pytest.approx(run[-1], rel=0.25)
+
+
+def test_tp8_runs_read_high_when_their_collectives_are_taken_as_hidden():
+    # The issue's "about 1.5x high": the same runs with Transformer Engine's overlap assumed
+    # (the profile's default before) read 1.00-1.47x, 1.15 in the geometric mean; as run 0.84-1.08, 0.92.
+    plain = [_tp8_row(run).tokens_per_second / run[2] / run[-1] for run in TP8_CHECKED]
+    hidden = [_tp8_row(run, tp_comm_overlap=True).tokens_per_second / run[2] / run[-1] for run in TP8_CHECKED]
+    assert _geometric(plain) == pytest.approx(0.92, abs=0.05)
+    assert _geometric(hidden) > 1.1 and max(hidden) > 1.4
+
+
+@pytest.mark.parametrize("run", TP8_HELD_OUT, ids=[f"{run[0]}B tp8 pp{run[4]}" for run in TP8_HELD_OUT])
+def test_tp8_runs_held_back(run):
+    params, heads, hidden, layers, pp, count, batch, tflops = run
+    dp = count // (8 * pp)
+    setup = TrainingSetup(
+        framework="megatron", seq_len=2048, micro_batch=1, grad_accum=batch // dp, checkpointing="full", tp=8,
+        pp=pp, sequence_parallel=False, flash_attention=False, virtual_stages=1, zero_stage=0,
+    )  # fmt: skip
+    row = Sizing(f"gpt {params}B", _gpt(layers, hidden, heads), "full", setup).requirement(
+        find_gpu(A100), count
+    )
+    assert row.fits and (row.tp, row.pp) == (8, pp)
+    assert row.tokens_per_second / count == pytest.approx(_eq3_tokens(tflops, layers, hidden), rel=0.25)
