@@ -272,8 +272,9 @@ def _eq3_tokens(tflops: float, layers: int, hidden: int) -> float:
 # Held back (no part in choosing the default: they ran before Transformer Engine's overlap existed,
 # so they check the exposed TP time itself): Narayanan et al., "Efficient Large-Scale Language
 # Model Training on GPU Clusters Using Megatron-LM" (SC21), Table 1, the TP 8 rows: A100 80GB
-# (Selene), full recompute, no sequence parallelism or flash attention then. The micro-batch is not stated in Table 1: 1 assumed (the paper's §5.5 finds 1-2 best at
-# these sizes); plain 1F1B assumed.
+# (Selene), full recompute, no sequence parallelism or flash attention then. The micro-batch is
+# not stated in Table 1: 1 assumed (the paper's §5.5 finds 1-2 best at these sizes); plain 1F1B
+# assumed.
 # (params in billions, heads, hidden, layers, PP, GPUs, global batch, teraFLOP/s per GPU)
 TP8_HELD_OUT = [
     (18.4, 48, 6144, 40, 1, 256, 1024, 135),
