@@ -230,26 +230,35 @@ def test_every_calibration_run_fits_the_gpus_it_ran_on():
 # parallelism, flash attention, no recompute, no --tp-comm-overlap (the scripts use MindSpeed's MC2
 # on Ascend only). The reference GPU is not named; A800, as for LLaMA2-7B (test_parallel.py).
 ML = {"checkpointing": "none", "sequence_parallel": True, "zero_stage": 1}
+
+
+def _llama(
+    layers: int, hidden: int, heads: int, kv_heads: int, ffn: int, vocab: int, name: str, bias: bool = False
+) -> ModelSpec:
+    """A Llama-shaped model from its config.json values (untied embeddings, SwiGLU, RMSNorm)."""
+    config = {"model_type": "llama", "num_hidden_layers": layers, "hidden_size": hidden,
+              "num_attention_heads": heads, "num_key_value_heads": kv_heads, "intermediate_size": ffn,
+              "vocab_size": vocab, "attention_bias": bias}  # fmt: skip
+    return hf_config.from_dict(config, source=name)
+
+
+CODELLAMA_34B = _llama(48, 8192, 64, 8, 22016, 32000, "CodeLlama-34B")
+YI_34B = _llama(60, 7168, 56, 8, 20480, 64000, "Yi-34B")
+# MHA with q/k/v/o biases ("bias": true in its config.json)
+INTERNLM_7B = _llama(32, 4096, 32, 32, 11008, 103168, "InternLM-7B", bias=True)
+
+
 # (id, model, GPUs, PP, sequence, micro-batch, global batch, virtual stages, published)
 TP8_CHECKED: list[tuple[str, Any, int, int, int, int, int, int, float]] = [
     ("llama2-13b tp8", "llama-2-13b", 8, 1, 4096, 4, 512, 1, 1920),
-    ("codellama-34b tp8 pp2", hf_config.from_dict(
-        {"model_type": "llama", "num_hidden_layers": 48, "hidden_size": 8192, "num_attention_heads": 64,
-         "num_key_value_heads": 8, "intermediate_size": 22016, "vocab_size": 32000}, source="CodeLlama-34B"),
-     16, 2, 4096, 2, 1024, 1, 796),
+    ("codellama-34b tp8 pp2", CODELLAMA_34B, 16, 2, 4096, 2, 1024, 1, 796),
     ("llama3-8b tp8", "llama-3.1-8b", 8, 1, 8192, 2, 64, 1, 2674),
     ("llama3-70b tp8 pp8", "llama-3.1-70b", 64, 8, 8192, 1, 512, 1, 355),
     ("llama-65b tp8 pp4", "llama-65b", 32, 4, 2048, 2, 128, 1, 426),
-    ("yi-34b tp8 pp2", hf_config.from_dict(
-        {"model_type": "llama", "num_hidden_layers": 60, "hidden_size": 7168, "num_attention_heads": 56,
-         "num_key_value_heads": 8, "intermediate_size": 20480, "vocab_size": 64000}, source="Yi-34B"),
-     16, 2, 4096, 2, 1024, 1, 730),
+    ("yi-34b tp8 pp2", YI_34B, 16, 2, 4096, 2, 1024, 1, 730),
     # --num-layers-per-virtual-pipeline-stage 5 over 20 layers a stage: 4 virtual stages
     ("llama2-70b tp8 pp4 vp4", "llama-2-70b", 32, 4, 4096, 1, 1024, 4, 430),
-    ("internlm-7b tp8", hf_config.from_dict(
-        {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-         "intermediate_size": 11008, "vocab_size": 103168, "attention_bias": True}, source="InternLM-7B"),
-     8, 1, 2048, 8, 64, 1, 2854),
+    ("internlm-7b tp8", INTERNLM_7B, 8, 1, 2048, 8, 64, 1, 2854),
 ]  # fmt: skip
 
 
