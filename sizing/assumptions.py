@@ -116,7 +116,12 @@ def describe(sizing: Sizing, layout: Layout = DATA_PARALLEL, gpu: catalog.GpuSpe
             + (", waited on every layer" if profile.host_syncs else ", overlapped")
             + f"; collectives at {throughput.COLLECTIVE_EFFICIENCY:.0%} of link bandwidth, overlapped "
             "with compute (pipeline hand-offs are not; tensor-parallel ones "
-            + ("hidden behind the GEMMs where they fit" if s.overlaps_tp_comm else "are not")
+            + (
+                "hidden behind the GEMMs where they fit, but for the last of "
+                f"{throughput.TE_PIPELINE_SPLITS} chunks of the forward reduce-scatters"
+                if s.overlaps_tp_comm
+                else "are not"
+            )
             + f"); {s.internode_gb_per_s * 8:g} Gb/s ({s.internode_gb_per_s:g} GB/s) per GPU between nodes, "
             "one direction (the fabric's; 400 when none is named, docs/sizing.md)"
         )
