@@ -48,7 +48,6 @@ import duckdb
 import pandas as pd
 
 from config.settings import Settings
-from pipelines.resources import PUBLISHED_AFTER, WRITING_STEPS
 from scrapers.crawl.summary import digest_feed
 from warehouse import daily_plans, fx, gpus, plan_sequence
 from warehouse.engine import connect
@@ -60,9 +59,9 @@ WINDOW_DAYS = 30
 YARDSTICK_EVERY = 5  # a yardstick refresh every 5th day: 6 in each window
 # 8 synthetic platforms (`bench-00`..), as when its figures were measured; 1 in 4 quotes CNY.
 PLATFORMS = [f"bench-{number:02d}" for number in range(8)]
-# The daily run's writing steps in order, and the two that publish: after offers, and the last.
-STEPS = WRITING_STEPS
-PUBLISHING = {PUBLISHED_AFTER, WRITING_STEPS[-1]}
+# The daily run's writing steps in order, each a writer session that publishes when it ends
+# (pipelines/assets/warehouse.py: `offers` makes fx_rates, gpus and offers; pipelines/assets/plans.py).
+STEPS = ("offers", "plans")
 FEED_COPY_SQL = (  # one platform's offers of the day as a crawl feed (OfferItem JSONL)
     "COPY (SELECT platform, offer_id, region, gpu_name_raw, gpu_model, gpu_form, gpu_memory_gb, gpu_count, "
     "price_amount, price_currency, price_per, billing_period, min_term_periods, pricing_type, "
@@ -138,6 +137,8 @@ def run_day(settings: Settings, day: dt.date, summaries: list[Path]) -> Day:
     result = Day(day)
 
     def offers(con: duckdb.DuckDBPyConnection) -> None:
+        fx.ensure_rates(con)
+        gpus.sync_catalog(con)
         loaded = [load_crawl(con, summary) for summary in summaries]
         frame = pd.DataFrame(
             [{"platform": r.platform, "crawl_id": r.crawl_id, "status": r.status} for r in loaded]
@@ -145,15 +146,13 @@ def run_day(settings: Settings, day: dt.date, summaries: list[Path]) -> Day:
         daily_plans.record_plan_crawls(con, day, frame)
 
     steps: dict[str, Callable[[duckdb.DuckDBPyConnection], object]] = {
-        "fx_rates": fx.ensure_rates,
-        "gpus": gpus.sync_catalog,
         "offers": offers,
         "plans": lambda con: plan_sequence.plan_days(con, [day], PlanOptions.from_settings(settings)),
     }
     for name in STEPS:
         reset_peak()
         start = time.perf_counter()
-        with connect.writer(settings.warehouse, publish=name in PUBLISHING) as con:
+        with connect.writer(settings.warehouse) as con:
             steps[name](con)
         result.steps_s[name] = time.perf_counter() - start
         result.peak_mb[name] = peak_mb()

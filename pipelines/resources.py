@@ -33,16 +33,6 @@ from warehouse.engine import connect
 # `gpuplan load`) before it fails naming the holder: a backfill of every day since 2024 writes
 # for under half an hour, a daily run for a minute.
 WRITER_WAIT_S = 1800.0
-# The writing steps, in the order a run executes them. Publishing copies the whole warehouse file,
-# so a run publishes the read snapshot twice, not after every step: after `offers` (the
-# checks on offers read the snapshot) and after the last of these steps the run executes.
-WRITING_STEPS = (
-    "fx_rates",
-    "gpus",
-    "offers",
-    "plans",  # plan_requirements, plan_candidates, cheapest_plans, plan_changes (pipelines/assets/plans.py)
-)
-PUBLISHED_AFTER = "offers"
 # The crawl folder of offline runs, under crawl_dir: demo data never lands beside live crawls.
 OFFLINE_FOLDER = "offline"
 
@@ -100,7 +90,8 @@ class WarehouseResource(dg.ConfigurableResource):
     @contextmanager
     def writer(self, context: dg.AssetExecutionContext) -> Iterator[duckdb.DuckDBPyConnection]:
         """The single writer connection of the step running in `context`. When the block ends cleanly
-        it publishes the read snapshot if the step is `offers` or the run's last writing step.
+        it publishes the read snapshot. A run has few writing steps (`offers`, which makes fx_rates,
+        gpus and offers; `plans`; `job_plans`), each one session: publishing copies the whole file.
 
         The writer is one file lock (`warehouse.engine.connect.writer`: the kernel frees it when its holder
         dies, however it dies). A step that finds it held logs who holds it, waits up to
@@ -120,17 +111,21 @@ class WarehouseResource(dg.ConfigurableResource):
         with connect.writer(
             self.path,
             self.writer_wait_s,
-            publish=_publishes(context),
             holder=f"{holder} in {this_process()}",
             on_wait=waiting,
         ) as con:
             if held_by:
                 waited_s = round(time.monotonic() - asked, 1)
                 context.log.info(f"got the warehouse writer after {waited_s:g} s")
-                for key in context.selected_asset_keys:  # one, or each of a multi-asset's
-                    context.add_asset_metadata(
-                        {"writer_waited_s": waited_s, "writer_held_by": held_by[0]}, asset_key=key
-                    )
+                # on the step's first asset (a multi-asset's first spec) that it makes: the wait is the step's
+                first = next(
+                    k
+                    for k in context.assets_def.keys_by_output_name.values()
+                    if k in context.selected_asset_keys
+                )
+                context.add_asset_metadata(
+                    {"writer_waited_s": waited_s, "writer_held_by": held_by[0]}, asset_key=first
+                )
             yield con
 
     def reader(self) -> duckdb.DuckDBPyConnection:
@@ -139,17 +134,6 @@ class WarehouseResource(dg.ConfigurableResource):
 
     def has_snapshot(self) -> bool:
         return self.path.exists()
-
-
-def _publishes(context: dg.AssetExecutionContext) -> bool:
-    step = context.op_def.name
-    if step == PUBLISHED_AFTER or step not in WRITING_STEPS:
-        return True
-    planned = context.run.step_keys_to_execute  # None: every step of the job
-    later = WRITING_STEPS[WRITING_STEPS.index(step) + 1 :]
-    if planned is None:
-        return not any(name in context.job_def.graph.node_dict for name in later)
-    return not any(name in planned for name in later)
 
 
 class CrawlerResource(dg.ConfigurableResource):

@@ -96,8 +96,8 @@ def build_job_assets(partitions: dg.DailyPartitionsDefinition) -> list[dg.Assets
         except UserFileError as exc:
             # before the writer opens: the day's job plans stay as they were; nothing downstream
             raise dg.Failure(description=str(exc), metadata={"jobs_file": warehouse.jobs_file}) from None
-        # Not one of WRITING_STEPS, so it publishes its own tables: a bad jobs file fails this step
-        # alone, and must never keep the daily plans (published by the last of those) unpublished.
+        # Its own step, publishing its own tables: a bad jobs file fails this step alone, and never
+        # keeps the daily plans (published by the `plans` step) unpublished.
         jobs = list(read.jobs)  # a job refused alone: the others are planned, then the step says it
         with warehouse.writer(context) as con:
             days = daily_plans.recorded_days(con, requested[0], requested[-1])

@@ -159,7 +159,9 @@ def test_daily_run_goes_on_past_failing_platforms(daily_run: DailyRun) -> None:
     assert crawled == {crawl_key(down): False, crawl_key(empty): False, crawl_key(healthy): True}
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations() if e.check_name != CRAWLED}
     assert checks["every_ask_has_a_plan"] and checks["prices_believable"]
-    offers = result.asset_materializations_for_node("offers")[0].metadata
+    (offers,) = [
+        m.metadata for m in result.asset_materializations_for_node("offers") if m.asset_key.path == ["offers"]
+    ]
     assert offers["failed_platforms"].value == ", ".join(sorted((down, empty)))
     with connect.reader(daily_run.settings.warehouse) as con:
         day_crawls = daily_plans.day_crawls(con, DAY).set_index("platform")

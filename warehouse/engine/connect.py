@@ -8,8 +8,7 @@ Public API (stable):
         and loads the bundled FX rates when this code's migrations or FX bundle are new to the file.
         On a clean exit it CHECKPOINTs and closes; with `publish` it then publishes a verified copy
         to `warehouse` atomically (`warehouse.engine.publishing`). Without it, the work stays committed in
-        the writer file and goes out with the next publish: a run of several writing steps
-        publishes once or twice, not once per step.
+        the writer file and goes out with the next publish (the intraday watch cycle, senders' records).
         On an exception nothing is published and an open transaction is rolled back; work
         already committed stays in the writer file and goes out with the next clean publish.
     reader(warehouse) -> connection
