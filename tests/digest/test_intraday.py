@@ -78,7 +78,9 @@ def test_a_listing_that_appears_stays_goes_and_comes_back_fires_twice(
 
         for n, listed in enumerate([False, True, True, False, True]):
             present[0] = listed
-            server.date_header = format_datetime(datetime.now(UTC), usegmt=True)  # the platform's clock
+            # the platform's clock, a second on per cycle: two cycles within one second would quote
+            # the same answer at the same Date, one crawl (its id is its feed's hash) loaded twice
+            server.date_header = format_datetime(datetime.now(UTC) + timedelta(seconds=n), usegmt=True)
             cycle = run_cycle(
                 warehouse, tmp_path / f"cycle{n}", watches, {}, ["runpod", "vastai"], crawl_loopback, channels
             )
