@@ -9,6 +9,7 @@ of reporting "zero offers".
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
@@ -92,21 +93,29 @@ def number(value: Any) -> float | None:
     thousands. None, "" and text that is no one number ("—", "N/A", "2-3") give None; NaN and
     infinities give None.
     """
+    if isinstance(value, str):
+        return _text_number(value)
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         result = float(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        if _PLAIN_NUMBER.fullmatch(text):
-            result = float(text)
-        else:
-            try:
-                result = read_price(text).amount
-            except PriceTextError:
-                return None
+        return result if math.isfinite(result) else None
+    return None
+
+
+# A catalog repeats a few hundred cells (prices, vCPUs, counts) over its rows: each distinct text is
+# read once. Sized for a large table's distinct cells; a miss only costs the reading itself.
+@functools.lru_cache(maxsize=65536)
+def _text_number(value: str) -> float | None:
+    """`number` of a text: a plain decimal read at once, anything else by `read_price`."""
+    text = value.strip()
+    if _PLAIN_NUMBER.fullmatch(text):
+        result = float(text)
     else:
-        return None
+        try:
+            result = read_price(text).amount
+        except PriceTextError:
+            return None
     return result if math.isfinite(result) else None
 
 
@@ -242,16 +251,26 @@ def memory_in_name(text: str) -> float | None:
 
 # A board form as a word of a machine name, count glued on or not: "crusoe_A100-80G-sxm4x8",
 # "gpu-h100-sxm_8gpu-128vcpu-1600gb", "A100_PCIE_80GB". "nvlink" is no form (bridged PCIe cards).
-_FORM_IN_NAME = (("SXM", re.compile(r"^sxm\d?(?:x\d+)?$")), ("PCIe", re.compile(r"^pcie(?:x\d+)?$")))
+# A word is a whole run of [a-z0-9] of the lowered name: the lookarounds keep each pattern to one.
+_FORM_IN_NAME = (
+    ("SXM", "sxm", re.compile(r"(?<![a-z0-9])sxm[0-9]?(?:x[0-9]+)?(?![a-z0-9])")),
+    ("PCIe", "pcie", re.compile(r"(?<![a-z0-9])pcie(?:x[0-9]+)?(?![a-z0-9])")),
+)
 
 
 def form_in_name(*texts: str) -> str | None:
     """The board form ("SXM" or "PCIe") the machine names state, or None when they state none or
     both. For clouds whose card names drop the form their machine names keep (SkyPilot's Shadeform,
     Nebius and Prime Intellect catalogs: `H100` on `lambdalabs_H100-sxm5x8`)."""
-    words = {word for text in texts for word in re.split(r"[^a-z0-9]+", text.lower())}
-    forms = {form for form, word in _FORM_IN_NAME if any(word.match(w) for w in words)}
+    forms = {form for text in texts for form in _forms_in(text)}
     return forms.pop() if len(forms) == 1 else None
+
+
+@functools.lru_cache(maxsize=65536)
+def _forms_in(text: str) -> tuple[str, ...]:
+    """The forms one name states (a catalog repeats its names over regions: read once each)."""
+    lowered = text.lower()
+    return tuple(form for form, key, word in _FORM_IN_NAME if key in lowered and word.search(lowered))
 
 
 # --- time --------------------------------------------------------------------

@@ -159,17 +159,22 @@ _COUNT = re.compile(r"^\d+X$")  # "1x", "8x" in "gpu_1x_h100_sxm5", "8x A100"
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?) ?(?:GB|G|GIB)$")
 
 
+_SEPARATORS = re.compile(r"[_\-/(),×*:+]")
+# "RTX4090", "Ascend910B": a series word glued to the model number is two words.
+_GLUED_SERIES = re.compile(r"\b(RTX|ASCEND|TESLA)(?=\d)")
+# "80 GB" -> "80GB" so a memory figure is one token.
+_SPACED_MEMORY = re.compile(r"(\d)\s+(GB|G|GIB)\b")
+_SPACES = re.compile(r"\s+")
+
+
 def _normalize(raw: str) -> str:
     text = raw
     for word, replacement in _CHINESE_WORDS.items():
         text = text.replace(word, replacement)
-    text = text.upper()
-    text = re.sub(r"[_\-/(),×*:+]", " ", text)
-    # "RTX4090", "Ascend910B": a series word glued to the model number is two words.
-    text = re.sub(r"\b(RTX|ASCEND|TESLA)(?=\d)", r"\1 ", text)
-    # "80 GB" -> "80GB" so a memory figure is one token.
-    text = re.sub(r"(\d)\s+(GB|G|GIB)\b", r"\1\2", text)
-    return re.sub(r"\s+", " ", text).strip()
+    text = _SEPARATORS.sub(" ", text.upper())
+    text = _GLUED_SERIES.sub(r"\1 ", text)
+    text = _SPACED_MEMORY.sub(r"\1\2", text)
+    return _SPACES.sub(" ", text).strip()
 
 
 def _snap(memory_gb: float, sizes: set[float]) -> float | None:

@@ -37,12 +37,11 @@ from scrapers.history.offers import (
     ImportedChunk,
     PlatformDay,
     ReadOptions,
-    records,
     sorted_days,
 )
 from scrapers.history.paths import latest_real_day
 from scrapers.history.platforms import platform_slug
-from scrapers.items import feed_line
+from scrapers.items import OfferItem, feed_line
 from warehouse import queries
 
 # Columns of the frames `load_imported` takes (offers: any of OfferItem's fields, by name).
@@ -151,7 +150,7 @@ def _stage_chunks(staging: ImportStaging, file_format: Format, path: Path, optio
         refused = chunk.rejected.assign(
             day=chunk.rejected["day"].map(lambda day: day.isoformat() if pd.notna(day) else None)
         )
-        staging.add(records(chunk.items), refused)
+        staging.add(chunk.item_records(), refused)
     return read
 
 
@@ -296,9 +295,9 @@ class ImportStaging:
         for name, value in self._settings.items():
             self.con.execute(_SET[name], {"value": value})
 
-    def add(self, items: Iterable[Mapping[str, Any]], refused: pd.DataFrame) -> None:
-        """Append one chunk: `items`, OfferItems as dicts (scrapers.items.feed_line writes each as a
-        line of a crawl feed), and `refused` (platform, day, raw, reason)."""
+    def add(self, items: Iterable[OfferItem | Mapping[str, Any]], refused: pd.DataFrame) -> None:
+        """Append one chunk: `items`, OfferItems or their fields as dicts (scrapers.items.feed_line
+        writes each as a line of a crawl feed), and `refused` (platform, day, raw, reason)."""
         with tempfile.NamedTemporaryFile(
             "w", encoding="utf-8", suffix=".jsonl", dir=self.feeds, delete=False
         ) as feed:

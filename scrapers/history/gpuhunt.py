@@ -125,7 +125,7 @@ def _chunk(raw: pd.DataFrame, path: Path, slug: str, day: dt.date) -> ImportedCh
         rows.index,
     )
     return ImportedChunk(
-        items=items,
+        frame=items,
         rejected=rejected_frame(gpu_rows[~good], reasons, slug, day),
         days=(PlatformDay(slug, day),),
         rows_read=len(raw),

@@ -14,6 +14,7 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -86,22 +87,33 @@ class ImportedChunk:
     """Some rows of one history file read into offers (the fields of `ImportedFile`, for these rows).
 
     `days` are the (platform, day)s these rows speak for; a reader's last chunk carries the file's
-    `problem`, known once every row is read.
+    `problem`, known once every row is read. The items come as a frame (`frame`: a reader that
+    builds columns) or as OfferItems (`offers`: a row reader), staged as they are (`item_records`);
+    `items` is the frame either way, built from the OfferItems only when asked for.
     """
 
-    items: pd.DataFrame
     rejected: pd.DataFrame
     days: tuple[PlatformDay, ...]
     rows_read: int
     rows_not_gpu: int = 0
     problem: str | None = None
+    frame: pd.DataFrame | None = None
+    offers: Sequence[OfferItem] = ()
+
+    @cached_property
+    def items(self) -> pd.DataFrame:
+        """The chunk's items as a frame of ITEM_COLUMNS."""
+        return self.frame if self.frame is not None else item_frame(self.offers)
+
+    def item_records(self) -> Sequence[OfferItem | dict[str, Any]]:
+        """The items as `scrapers.items.feed_line` writes them: the OfferItems themselves, without a
+        frame between (building one and reading it back was a third of a row reader's import)."""
+        return records(self.frame) if self.frame is not None else self.offers
 
 
 def last_chunk(days: Sequence[PlatformDay], problem: str | None) -> ImportedChunk:
     """A reader's closing chunk: no rows, the (platform, day)s the file speaks for and its problem."""
-    return ImportedChunk(
-        item_frame([]), pd.DataFrame(columns=REJECTED_COLUMNS, dtype=object), tuple(days), 0, 0, problem
-    )
+    return ImportedChunk(pd.DataFrame(columns=REJECTED_COLUMNS, dtype=object), tuple(days), 0, 0, problem)
 
 
 def whole_file(path: Path, file_format: str, chunks: Iterable[ImportedChunk]) -> ImportedFile:

@@ -30,7 +30,6 @@ from scrapers.history.offers import (
     ImportedChunk,
     PlatformDay,
     ReadOptions,
-    item_frame,
     last_chunk,
 )
 from scrapers.history.paths import midnight_utc, observation_day
@@ -76,9 +75,7 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[ImportedChunk]:
                 else:
                     offers.append(result)
         rows_read, rows_not_gpu = rows_read + len(chunk), rows_not_gpu + len(chunk) - len(gpu_rows)
-        yield ImportedChunk(
-            item_frame(offers), _rejected(refused), days, len(chunk), len(chunk) - len(gpu_rows)
-        )
+        yield ImportedChunk(_rejected(refused), days, len(chunk), len(chunk) - len(gpu_rows), offers=offers)
     yield last_chunk(days, _problem(path, rows_read, rows_not_gpu))
 
 
