@@ -21,6 +21,7 @@ with the base (`CatalogTable.of`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -95,11 +96,10 @@ class CatalogTable:
         """Whether a GPU row carries what `offers_of` reads (else it is refused `record_incomplete`)."""
         return rows.is_complete(row, self.required, self.gpu_name_fields)
 
-    def read(self, row: Mapping[str, Any]) -> Iterator[Result]:
-        """What one row of a table is: nothing for a row that offers no GPU, else its offers or why
-        not. The importer's path; the spider kit checks completeness on its own (`split_complete`)."""
-        if not self.is_gpu_row(row):
-            return
+    def read_gpu_row(self, row: Mapping[str, Any]) -> Iterator[Result]:
+        """What one row that offers GPUs (`is_gpu_row`; the others are no offers, skipped and
+        counted) is: its offers or why not. The importer's path; the spider kit checks completeness
+        on its own (`split_complete`)."""
         if not self.is_complete(row):
             yield Refused("record_incomplete", row)
             return
@@ -133,8 +133,7 @@ class CatalogTable:
     def identity(self, names: Sequence[str], memory_gb: float | None) -> GpuIdentity:
         """The card, from its name with the form the machine names state (`parsing.form_in_name`),
         then from each name alone."""
-        form = parsing.form_in_name(*names)
-        return gpu_names.identify_first([*([f"{names[0]} {form}"] if form else []), *names], memory_gb)
+        return _identity(tuple(names), memory_gb)
 
     def memory_gb(self, row: Mapping[str, Any], count: int) -> float | None:
         """Per-GPU memory: `SizeInMiB` is MiB per GPU (SkyPilot divides it by 1024)."""
@@ -178,6 +177,14 @@ class CatalogTable:
         spot = parsing.spot_price(on_demand, spot)
         if spot is not None:
             yield self.offer(gpu, price_amount=spot, pricing_type="spot", **fields)
+
+
+# A catalog repeats each machine type over its regions and zones: its card is read once per
+# distinct (names, memory). GpuIdentity is frozen, so the rows share one.
+@functools.lru_cache(maxsize=65536)
+def _identity(names: tuple[str, ...], memory_gb: float | None) -> GpuIdentity:
+    form = parsing.form_in_name(*names)
+    return gpu_names.identify_first([*([f"{names[0]} {form}"] if form else []), *names], memory_gb)
 
 
 class ShadeformTable(CatalogTable):

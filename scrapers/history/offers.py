@@ -225,7 +225,7 @@ def canonical_gpus(candidates: Sequence[pd.Series], memory_gb: pd.Series | None)
     distinct = keys.drop_duplicates().reset_index(drop=True)
     identities = [
         gpu_names.identify_first(list(names), None if pd.isna(memory) else float(memory))
-        for *names, memory in distinct.itertuples(index=False)
+        for *names, memory in zip(*(distinct[column].tolist() for column in distinct.columns), strict=True)
     ]
     distinct["gpu_model"] = [identity.gpu_model for identity in identities]
     distinct["gpu_form"] = [identity.gpu_form for identity in identities]

@@ -69,7 +69,7 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[ImportedChunk]:
         refused: list[dict[str, Any]] = []
         gpu_rows = [row for row in chunk if table.is_gpu_row(row)]
         for row in gpu_rows:
-            for result in table.read(row):
+            for result in table.read_gpu_row(row):
                 if isinstance(result, Refused):
                     refused.append(_refused(result, slug, day))
                 else:
